@@ -1,0 +1,38 @@
+# DTI - Driver Tracing Interface.  The top level only delegates.
+#
+#   make          build dti.ko and the test modules for the guest kernel
+#   make deps     install the Debian packages everything here needs
+#   make demo     boot a guest, load DTI, write records, show merged-ts
+#   make check    lint the modules (W=1, sparse) and run the test suite
+#   make clean
+
+PYTHON  ?= /usr/bin/python3
+PYTEST  ?= $(PYTHON) -m pytest
+KVER    ?= $(shell ls -1 /lib/modules 2>/dev/null | sort -V | \
+	     while read v; do [ -d /lib/modules/$$v/build ] && echo $$v; done | tail -n1)
+export KVER
+
+MODULE_DIRS := kmod testsuite/modules
+
+all: modules
+
+modules:
+	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) || exit; done
+
+deps:
+	.ci/install-deps
+
+lint:
+	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) lint || exit; done
+
+demo: modules
+	cd testsuite && $(PYTHON) demo.py
+
+check: lint
+	cd testsuite && $(PYTEST) -q $(PYTEST_ARGS)
+
+clean:
+	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) clean; done
+	rm -rf testsuite/.build
+
+.PHONY: all modules deps lint demo check clean

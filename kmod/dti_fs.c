@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DTI debugfs files: /sys/kernel/debug/dti/<name>/
+ *
+ *   level           read: the level; write: 0..7, "off" (-1), "destroy" (-2)
+ *   reset_consumed  write "1": trace0..N return all records again
+ *   stats           per-CPU counters
+ *   info            buffer geometry, mode and record format
+ *   trace0..N       raw per-CPU relay files        (while buffers exist)
+ *   merged          records merged by time         (while buffers exist)
+ *   merged-ts       the same with time, CPU, level (while buffers exist)
+ *
+ * A write that is not exactly one of the accepted values fails with
+ * -EINVAL and changes nothing.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
+
+#include "dti_internal.h"
+
+#define DTI_ROOT_DIR		"dti"
+/* Longest text accepted by a control file ("destroy\n" and room to spare). */
+#define DTI_CTL_WRITE_MAX	15
+
+static struct dentry *dti_root;
+
+struct dentry *dti_fs_root(void)
+{
+	return dti_root;
+}
+
+/*
+ * Copy a control-file write into @kbuf as a NUL-terminated string.
+ * Partial writes at an offset and overlong writes are refused.
+ */
+static int dti_ctl_copy(char *kbuf, const char __user *ubuf, size_t count,
+			loff_t *ppos)
+{
+	if (*ppos || count == 0 || count > DTI_CTL_WRITE_MAX)
+		return -EINVAL;
+	if (copy_from_user(kbuf, ubuf, count))
+		return -EFAULT;
+	kbuf[count] = '\0';
+	return 0;
+}
+
+static ssize_t dti_level_read(struct file *file, char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	struct dti_channel *ch = file->private_data;
+	char kbuf[16];
+	int len;
+
+	len = scnprintf(kbuf, sizeof(kbuf), "%d\n", READ_ONCE(ch->info.level));
+	return simple_read_from_buffer(ubuf, count, ppos, kbuf, len);
+}
+
+static ssize_t dti_level_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos)
+{
+	struct dti_channel *ch = file->private_data;
+	char kbuf[DTI_CTL_WRITE_MAX + 1];
+	int level, ret;
+
+	ret = dti_ctl_copy(kbuf, ubuf, count, ppos);
+	if (ret)
+		return ret;
+	ret = dti_parse_level(kbuf, &level);
+	if (ret)
+		return ret;
+	ret = dti_set_level(&ch->info, level);
+	return ret ? ret : count;
+}
+
+static const struct file_operations dti_level_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= dti_level_read,
+	.write	= dti_level_write,
+	.llseek	= default_llseek,
+};
+
+/*
+ * Make every record still held in @buf readable again through its trace
+ * file: move the consumed count back to the oldest sub-buffer holding
+ * data.  The relay read path runs under the file's inode lock.
+ */
+static void dti_reset_consumed_buf(struct rchan_buf *buf, size_t n_subbufs)
+{
+	struct inode *inode = d_inode(buf->dentry);
+	size_t produced, oldest = 0;
+
+	inode_lock(inode);
+	produced = READ_ONCE(buf->subbufs_produced);
+	if (produced >= n_subbufs)
+		oldest = produced - n_subbufs +
+			 (buf->offset <= buf->chan->subbuf_size);
+	buf->subbufs_consumed = oldest;
+	buf->bytes_consumed = 0;
+	inode_unlock(inode);
+}
+
+static ssize_t dti_reset_consumed_write(struct file *file,
+					const char __user *ubuf, size_t count,
+					loff_t *ppos)
+{
+	struct dti_channel *ch = file->private_data;
+	char kbuf[DTI_CTL_WRITE_MAX + 1];
+	struct rchan_buf *buf;
+	struct rchan *rchan;
+	unsigned int cpu;
+	int ret;
+
+	ret = dti_ctl_copy(kbuf, ubuf, count, ppos);
+	if (ret)
+		return ret;
+	if (!sysfs_streq(kbuf, "1"))
+		return -EINVAL;
+
+	mutex_lock(&ch->buf_lock);
+	rchan = rcu_dereference_protected(ch->rchan,
+					  lockdep_is_held(&ch->buf_lock));
+	if (!rchan) {
+		ret = -ENODEV;
+		goto out_unlock;
+	}
+	for_each_possible_cpu(cpu) {
+		buf = *per_cpu_ptr(rchan->buf, cpu);
+		if (buf && buf->dentry)
+			dti_reset_consumed_buf(buf, ch->n_subbufs);
+	}
+out_unlock:
+	mutex_unlock(&ch->buf_lock);
+	return ret ? ret : count;
+}
+
+static const struct file_operations dti_reset_consumed_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.write	= dti_reset_consumed_write,
+	.llseek	= noop_llseek,
+};
+
+static void dti_stats_line(struct seq_file *m, const char *label,
+			   const struct dti_cpu_stats *s)
+{
+	seq_printf(m, "%-6s %12llu %12llu %12llu %12llu %12llu %12llu %12llu\n",
+		   label, s->written, s->filtered, s->overwritten, s->dropped,
+		   s->rejected, s->nmi, s->seq);
+}
+
+static int dti_stats_show(struct seq_file *m, void *unused)
+{
+	struct dti_channel *ch = m->private;
+	struct dti_cpu_stats total = {}, snap;
+	char label[16];
+	unsigned int cpu;
+
+	seq_printf(m, "%-6s %12s %12s %12s %12s %12s %12s %12s\n", "cpu",
+		   "written", "filtered", "overwritten", "dropped", "rejected",
+		   "nmi", "next_seq");
+	for_each_possible_cpu(cpu) {
+		snap = *per_cpu_ptr(ch->info.stats, cpu);
+		total.written += snap.written;
+		total.filtered += snap.filtered;
+		total.overwritten += snap.overwritten;
+		total.dropped += snap.dropped;
+		total.rejected += snap.rejected;
+		total.nmi += snap.nmi;
+		total.seq += snap.seq;
+		snprintf(label, sizeof(label), "%u", cpu);
+		dti_stats_line(m, label, &snap);
+	}
+	dti_stats_line(m, "total", &total);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dti_stats);
+
+static int dti_info_show(struct seq_file *m, void *unused)
+{
+	struct dti_channel *ch = m->private;
+	bool buffers;
+
+	rcu_read_lock();
+	buffers = rcu_dereference(ch->rchan) != NULL;
+	rcu_read_unlock();
+
+	seq_printf(m, "name: %s\n", ch->name);
+	seq_printf(m, "level: %d\n", READ_ONCE(ch->info.level));
+	seq_printf(m, "mode: %s\n", ch->flags & DTI_F_NO_OVERWRITE ?
+		   "no-overwrite" : "overwrite");
+	seq_printf(m, "subbuf_size: %zu\n", ch->subbuf_size);
+	seq_printf(m, "n_subbufs: %zu\n", ch->n_subbufs);
+	seq_printf(m, "max_payload: %zu\n", dti_max_payload(ch));
+	seq_printf(m, "buffers: %s\n", buffers ? "allocated" : "none");
+	seq_printf(m, "record_version: %u\n", DTI_RECORD_VERSION);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dti_info);
+
+/**
+ * dti_fs_create_control - create the files a channel always has
+ * @ch: channel with @ch->dir set
+ */
+void dti_fs_create_control(struct dti_channel *ch)
+{
+	debugfs_create_file("level", 0600, ch->dir, ch, &dti_level_fops);
+	debugfs_create_file("reset_consumed", 0200, ch->dir, ch,
+			    &dti_reset_consumed_fops);
+	debugfs_create_file("stats", 0444, ch->dir, ch, &dti_stats_fops);
+	debugfs_create_file("info", 0444, ch->dir, ch, &dti_info_fops);
+}
+
+/**
+ * dti_fs_create_views - create the merged views of a channel's buffers
+ * @ch: channel whose buffers were just created
+ */
+void dti_fs_create_views(struct dti_channel *ch)
+{
+	lockdep_assert_held(&ch->ctl_lock);
+	ch->merged = debugfs_create_file("merged", 0444, ch->dir, ch,
+					 &dti_merged_fops);
+	ch->merged_ts = debugfs_create_file("merged-ts", 0444, ch->dir, ch,
+					    &dti_merged_ts_fops);
+}
+
+/**
+ * dti_fs_remove_views - remove the merged views
+ * @ch: channel whose buffers are going away
+ *
+ * Waits for operations on the views that are in progress.
+ */
+void dti_fs_remove_views(struct dti_channel *ch)
+{
+	lockdep_assert_held(&ch->ctl_lock);
+	debugfs_remove(ch->merged);
+	debugfs_remove(ch->merged_ts);
+	ch->merged = NULL;
+	ch->merged_ts = NULL;
+}
+
+int dti_fs_init(void)
+{
+	dti_root = debugfs_create_dir(DTI_ROOT_DIR, NULL);
+	if (IS_ERR(dti_root)) {
+		pr_err("cannot create debugfs directory %s: %ld\n",
+		       DTI_ROOT_DIR, PTR_ERR(dti_root));
+		return PTR_ERR(dti_root);
+	}
+	return 0;
+}
+
+void dti_fs_exit(void)
+{
+	debugfs_remove_recursive(dti_root);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private to dti.ko: the channel bookkeeping and the interfaces between
+ * the module's source files.
+ */
+#ifndef _DTI_INTERNAL_H
+#define _DTI_INTERNAL_H
+
+#include <linux/dti.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/relay.h>
+
+#define DTI_MARKER_PREFIX_LEN	(sizeof(DTI_MARKER_PREFIX) - 1)
+#define DTI_MARKER_LEN		(DTI_MARKER_PREFIX_LEN + DTI_NAME_MAX + 1)
+
+/* Base name of the per-CPU relay files: trace0, trace1, ... */
+#define DTI_TRACE_FILE_BASE	"trace"
+
+/**
+ * struct dti_channel - a DTI channel
+ * @info:	the part drivers see; must stay first
+ * @marker:	"__DTI__<name>", NUL-terminated, so a memory dump can find
+ *		the channel; @name points into it
+ * @name:	channel name
+ * @subbuf_size: relay sub-buffer size
+ * @n_subbufs:	relay sub-buffers per CPU
+ * @flags:	DTI_F_* registration flags
+ * @rchan:	relay channel, NULL while the buffers are destroyed.  Writers
+ *		run with interrupts off and read it under RCU; process-context
+ *		readers hold @buf_lock.
+ * @ctl_lock:	serialises level changes and unregistration; held while
+ *		debugfs files are removed, so file operations never take it
+ * @buf_lock:	held by file operations that use @rchan; taken only briefly
+ *		by level changes, to publish or detach @rchan
+ * @dying:	set by dti_unregister(); level changes then fail
+ * @dir:	debugfs directory of the channel
+ * @merged:	the "merged" file, present while the buffers are
+ * @merged_ts:	the "merged-ts" file, present while the buffers are
+ * @list:	entry in the list of all channels
+ */
+struct dti_channel {
+	struct dti_info info;
+	char marker[DTI_MARKER_LEN];
+	const char *name;
+	size_t subbuf_size;
+	size_t n_subbufs;
+	unsigned int flags;
+	struct rchan __rcu *rchan;
+	struct mutex ctl_lock;
+	struct mutex buf_lock;
+	bool dying;
+	struct dentry *dir;
+	struct dentry *merged;
+	struct dentry *merged_ts;
+	struct list_head list;
+};
+
+static inline struct dti_channel *to_dti_channel(struct dti_info *info)
+{
+	return container_of(info, struct dti_channel, info);
+}
+
+/**
+ * struct dti_meta - what a writer knows about a record besides its payload
+ * @ts_ns:	timestamp
+ * @caller:	return address of the logging call
+ * @cpu:	CPU the record was logged on
+ * @level:	record level
+ * @flags:	DTI_REC_* flags
+ */
+struct dti_meta {
+	u64 ts_ns;
+	unsigned long caller;
+	u16 cpu;
+	s8 level;
+	u8 flags;
+};
+
+/* dti_core.c */
+int __dti_set_level(struct dti_channel *ch, int level);
+int dti_parse_level(const char *buf, int *level);
+
+/* dti_write.c */
+extern const struct rchan_callbacks dti_relay_callbacks;
+void *dti_store(struct dti_channel *ch, const struct dti_meta *meta,
+		size_t len);
+size_t dti_max_payload(const struct dti_channel *ch);
+
+/* dti_fs.c */
+int dti_fs_init(void);
+void dti_fs_exit(void);
+struct dentry *dti_fs_root(void);
+void dti_fs_create_control(struct dti_channel *ch);
+void dti_fs_create_views(struct dti_channel *ch);
+void dti_fs_remove_views(struct dti_channel *ch);
+
+/* dti_merged.c */
+extern const struct file_operations dti_merged_fops;
+extern const struct file_operations dti_merged_ts_fops;
+
+#endif /* _DTI_INTERNAL_H */

@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DTI merged views: "merged" and "merged-ts".
+ *
+ * Opening a view takes a snapshot of every CPU's buffer and merges the
+ * records by timestamp (ties go to the lower CPU; each CPU keeps its own
+ * order).  Reading never consumes: every open shows all records the
+ * buffers hold at that moment, and reset_consumed does not affect it.
+ *
+ * The snapshot is consistent without stopping writers.  A closed
+ * sub-buffer does not change until the ring wraps onto it, so closed
+ * sub-buffers are copied while tracing goes on, and afterwards those the
+ * writer may have reached in the meantime are discarded.  The sub-buffer
+ * being written is copied by a function call on its CPU: writers run with
+ * interrupts off, so the copy sees whole records only.
+ *
+ *   merged:     the text of text records, as logged (a newline is added
+ *               if the text has none); binary payloads as hex bytes.
+ *   merged-ts:  the same, each line prefixed with
+ *               "[seconds.nanoseconds] cpuN Llevel #seq caller: "
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/fs.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+
+#include "dti_internal.h"
+
+/* Bytes of binary payload per "%*ph" conversion (its limit). */
+#define DTI_HEX_CHUNK	64
+
+/**
+ * struct dti_snap_cpu - copy of one CPU's buffer
+ * @buf:	the relay buffer copied
+ * @data:	copy of the whole ring
+ * @padding:	copy of relay's per-sub-buffer padding
+ * @produced:	sub-buffers produced when the current one was copied
+ * @offset:	write offset in the current sub-buffer at that moment
+ * @produced_after: sub-buffers produced after the closed ones were copied
+ * @first:	index into dti_view.recs of this CPU's first record
+ * @nr:		number of this CPU's records
+ */
+struct dti_snap_cpu {
+	struct rchan_buf *buf;
+	void *data;
+	size_t *padding;
+	size_t produced;
+	size_t offset;
+	size_t produced_after;
+	size_t first;
+	size_t nr;
+};
+
+/**
+ * struct dti_view - a merged snapshot, the private data of an open view
+ * @with_ts:	merged-ts format
+ * @nr_cpus:	entries in @cpus
+ * @cpus:	per-CPU snapshots
+ * @recs:	all records, grouped by CPU in buffer order
+ * @order:	all records in merged order
+ * @nr_recs:	number of records
+ */
+struct dti_view {
+	bool with_ts;
+	unsigned int nr_cpus;
+	struct dti_snap_cpu *cpus;
+	const struct dti_record **recs;
+	const struct dti_record **order;
+	size_t nr_recs;
+};
+
+struct dti_snap_args {
+	struct dti_snap_cpu *sc;
+	size_t subbuf_size;
+	size_t n_subbufs;
+};
+
+/* Runs on the buffer's CPU with interrupts off: no writer is mid-record. */
+static void dti_snap_current(void *arg)
+{
+	struct dti_snap_args *a = arg;
+	struct dti_snap_cpu *sc = a->sc;
+	struct rchan_buf *buf = sc->buf;
+	size_t idx, len;
+
+	sc->produced = buf->subbufs_produced;
+	sc->offset = buf->offset;
+	memcpy(sc->padding, buf->padding, a->n_subbufs * sizeof(*sc->padding));
+	if (sc->offset > a->subbuf_size)
+		return;		/* full no-overwrite buffer: no current one */
+	idx = sc->produced % a->n_subbufs;
+	len = sc->offset;
+	memcpy(sc->data + idx * a->subbuf_size,
+	       buf->start + idx * a->subbuf_size, len);
+}
+
+static void dti_snap_produced(void *arg)
+{
+	struct dti_snap_cpu *sc = ((struct dti_snap_args *)arg)->sc;
+
+	sc->produced_after = sc->buf->subbufs_produced;
+}
+
+/* Run @fn on @cpu; an offline CPU has no writers, so run it here. */
+static void dti_on_cpu(unsigned int cpu, smp_call_func_t fn, void *arg)
+{
+	if (smp_call_function_single(cpu, fn, arg, 1))
+		fn(arg);
+}
+
+/* Range of sub-buffer numbers holding data: [*first, *last]. */
+static void dti_snap_range(const struct dti_snap_cpu *sc, size_t n_subbufs,
+			   bool *partial, size_t *first, size_t *last)
+{
+	size_t oldest;
+
+	*partial = sc->offset <= sc->buf->chan->subbuf_size;
+	/* A full no-overwrite buffer has produced at least one sub-buffer. */
+	*last = *partial || !sc->produced ? sc->produced : sc->produced - 1;
+	oldest = *last + 1 >= n_subbufs ? *last + 1 - n_subbufs : 0;
+	/*
+	 * If the writer started new sub-buffers while the closed ones were
+	 * copied, it may have reused the oldest of them.
+	 */
+	if (sc->produced_after > sc->produced &&
+	    sc->produced_after >= n_subbufs &&
+	    oldest < sc->produced_after - n_subbufs + 1)
+		oldest = sc->produced_after - n_subbufs + 1;
+	*first = oldest;
+}
+
+static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
+			struct dti_snap_cpu *sc)
+{
+	size_t size = ch->subbuf_size, n = ch->n_subbufs;
+	struct dti_snap_args args = { sc, size, n };
+	size_t s, idx, first, last;
+	bool partial;
+
+	sc->data = kvmalloc(size * n, GFP_KERNEL);
+	sc->padding = kvmalloc_array(n, sizeof(*sc->padding), GFP_KERNEL);
+	if (!sc->data || !sc->padding)
+		return -ENOMEM;
+
+	dti_on_cpu(cpu, dti_snap_current, &args);
+	/* Closed sub-buffers do not change until the ring reaches them. */
+	sc->produced_after = sc->produced;
+	dti_snap_range(sc, n, &partial, &first, &last);
+	for (s = first; s < sc->produced && s <= last; s++) {
+		idx = s % n;
+		memcpy(sc->data + idx * size, sc->buf->start + idx * size, size);
+	}
+	dti_on_cpu(cpu, dti_snap_produced, &args);
+	return 0;
+}
+
+/*
+ * Walk the records of sub-buffer data [start, start + len) and hand each
+ * trace record to @emit (when not NULL).  Stops at the first header that
+ * does not parse, which in our own buffers only the end of data can be.
+ */
+static size_t dti_walk(const void *start, size_t len,
+		       void (*emit)(struct dti_view *, const struct dti_record *),
+		       struct dti_view *v)
+{
+	const struct dti_record *rec;
+	size_t pos = 0, size, count = 0;
+
+	while (len - pos >= sizeof(*rec)) {
+		rec = start + pos;
+		if (rec->magic != DTI_RECORD_MAGIC ||
+		    rec->version != DTI_RECORD_VERSION ||
+		    rec->hdr_len != sizeof(*rec))
+			break;
+		size = DTI_RECORD_SIZE(rec->len);
+		if (size > len - pos)
+			break;
+		if (!(rec->flags & DTI_REC_SUBBUF)) {
+			if (emit)
+				emit(v, rec);
+			count++;
+		}
+		pos += size;
+	}
+	return count;
+}
+
+static void dti_view_add(struct dti_view *v, const struct dti_record *rec)
+{
+	v->recs[v->nr_recs++] = rec;
+}
+
+/* Walk every sub-buffer of a snapshot that holds data, oldest first. */
+static size_t dti_walk_snap(struct dti_channel *ch, struct dti_snap_cpu *sc,
+			    struct dti_view *v)
+{
+	size_t size = ch->subbuf_size, n = ch->n_subbufs;
+	size_t s, idx, first, last, len, count = 0;
+	bool partial;
+
+	dti_snap_range(sc, n, &partial, &first, &last);
+	for (s = first; s <= last && s <= sc->produced; s++) {
+		idx = s % n;
+		if (s == sc->produced)
+			len = partial ? sc->offset : 0;
+		else
+			len = size - min(sc->padding[idx], size);
+		count += dti_walk(sc->data + idx * size, len,
+				  v ? dti_view_add : NULL, v);
+	}
+	return count;
+}
+
+static int dti_rec_before(const struct dti_record *a,
+			  const struct dti_record *b)
+{
+	return a->ts_ns < b->ts_ns;
+}
+
+/* k-way merge of the per-CPU record lists into @v->order. */
+static void dti_view_merge(struct dti_view *v)
+{
+	size_t *next, i, out;
+	unsigned int c, best;
+
+	next = kcalloc(v->nr_cpus, sizeof(*next), GFP_KERNEL);
+	if (!next)
+		return;
+	for (out = 0; out < v->nr_recs; out++) {
+		best = v->nr_cpus;
+		for (c = 0; c < v->nr_cpus; c++) {
+			if (next[c] >= v->cpus[c].nr)
+				continue;
+			i = v->cpus[c].first + next[c];
+			if (best == v->nr_cpus ||
+			    dti_rec_before(v->recs[i], v->recs[v->cpus[best].first +
+							       next[best]]))
+				best = c;
+		}
+		v->order[out] = v->recs[v->cpus[best].first + next[best]];
+		next[best]++;
+	}
+	kfree(next);
+}
+
+static void dti_view_free(struct dti_view *v)
+{
+	unsigned int c;
+
+	if (!v)
+		return;
+	for (c = 0; c < v->nr_cpus; c++) {
+		kvfree(v->cpus[c].data);
+		kvfree(v->cpus[c].padding);
+	}
+	kfree(v->cpus);
+	kvfree(v->recs);
+	kvfree(v->order);
+	kfree(v);
+}
+
+static int dti_view_fill(struct dti_channel *ch, struct rchan *rchan,
+			 struct dti_view *v)
+{
+	struct rchan_buf *buf;
+	unsigned int cpu;
+	size_t total = 0, c;
+	int ret;
+
+	v->cpus = kcalloc(num_possible_cpus(), sizeof(*v->cpus), GFP_KERNEL);
+	if (!v->cpus)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		buf = *per_cpu_ptr(rchan->buf, cpu);
+		if (!buf)
+			continue;
+		v->cpus[v->nr_cpus].buf = buf;
+		ret = dti_snap_cpu(ch, cpu, &v->cpus[v->nr_cpus++]);
+		if (ret)
+			return ret;
+	}
+	for (c = 0; c < v->nr_cpus; c++)
+		total += dti_walk_snap(ch, &v->cpus[c], NULL);
+	v->recs = kvmalloc_array(max_t(size_t, total, 1), sizeof(*v->recs),
+				 GFP_KERNEL);
+	v->order = kvmalloc_array(max_t(size_t, total, 1), sizeof(*v->order),
+				  GFP_KERNEL);
+	if (!v->recs || !v->order)
+		return -ENOMEM;
+	for (c = 0; c < v->nr_cpus; c++) {
+		v->cpus[c].first = v->nr_recs;
+		dti_walk_snap(ch, &v->cpus[c], v);
+		v->cpus[c].nr = v->nr_recs - v->cpus[c].first;
+	}
+	if (v->nr_recs)
+		dti_view_merge(v);
+	return 0;
+}
+
+static struct dti_view *dti_view_create(struct dti_channel *ch, bool with_ts)
+{
+	struct dti_view *v;
+	struct rchan *rchan;
+	int ret;
+
+	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return ERR_PTR(-ENOMEM);
+	v->with_ts = with_ts;
+
+	mutex_lock(&ch->buf_lock);
+	rchan = rcu_dereference_protected(ch->rchan,
+					  lockdep_is_held(&ch->buf_lock));
+	if (rchan) {
+		cpus_read_lock();
+		ret = dti_view_fill(ch, rchan, v);
+		cpus_read_unlock();
+	} else {
+		ret = -ENODEV;
+	}
+	mutex_unlock(&ch->buf_lock);
+
+	if (ret) {
+		dti_view_free(v);
+		return ERR_PTR(ret);
+	}
+	return v;
+}
+
+static void *dti_merged_start(struct seq_file *m, loff_t *pos)
+{
+	struct dti_view *v = m->private;
+
+	return *pos < v->nr_recs ? &v->order[*pos] : NULL;
+}
+
+static void *dti_merged_next(struct seq_file *m, void *p, loff_t *pos)
+{
+	++*pos;
+	return dti_merged_start(m, pos);
+}
+
+static void dti_merged_stop(struct seq_file *m, void *p)
+{
+}
+
+static void dti_show_payload(struct seq_file *m, const struct dti_record *rec)
+{
+	const u8 *data = (const u8 *)(rec + 1);
+	size_t pos, chunk;
+
+	if (rec->flags & DTI_REC_TEXT) {
+		seq_write(m, data, rec->len);
+		if (!rec->len || data[rec->len - 1] != '\n')
+			seq_putc(m, '\n');
+		return;
+	}
+	for (pos = 0; pos < rec->len; pos += chunk) {
+		chunk = min_t(size_t, rec->len - pos, DTI_HEX_CHUNK);
+		seq_printf(m, "%s%*ph", pos ? " " : "", (int)chunk, data + pos);
+	}
+	seq_putc(m, '\n');
+}
+
+static int dti_merged_show(struct seq_file *m, void *p)
+{
+	const struct dti_record *rec = *(const struct dti_record **)p;
+	struct dti_view *v = m->private;
+	u32 nsec;
+	u64 sec;
+
+	if (v->with_ts) {
+		sec = div_u64_rem(rec->ts_ns, NSEC_PER_SEC, &nsec);
+		seq_printf(m, "[%5llu.%09u] cpu%u L%d #%llu %pS: ", sec, nsec,
+			   rec->cpu, rec->level, rec->seq,
+			   (void *)(unsigned long)rec->caller);
+	}
+	dti_show_payload(m, rec);
+	return 0;
+}
+
+static const struct seq_operations dti_merged_seq_ops = {
+	.start	= dti_merged_start,
+	.next	= dti_merged_next,
+	.stop	= dti_merged_stop,
+	.show	= dti_merged_show,
+};
+
+static int dti_view_open(struct inode *inode, struct file *file, bool with_ts)
+{
+	struct dti_view *v;
+	int ret;
+
+	v = dti_view_create(inode->i_private, with_ts);
+	if (IS_ERR(v))
+		return PTR_ERR(v);
+	ret = seq_open(file, &dti_merged_seq_ops);
+	if (ret) {
+		dti_view_free(v);
+		return ret;
+	}
+	((struct seq_file *)file->private_data)->private = v;
+	return 0;
+}
+
+static int dti_merged_open(struct inode *inode, struct file *file)
+{
+	return dti_view_open(inode, file, false);
+}
+
+static int dti_merged_ts_open(struct inode *inode, struct file *file)
+{
+	return dti_view_open(inode, file, true);
+}
+
+static int dti_view_release(struct inode *inode, struct file *file)
+{
+	dti_view_free(((struct seq_file *)file->private_data)->private);
+	return seq_release(inode, file);
+}
+
+const struct file_operations dti_merged_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dti_merged_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= dti_view_release,
+};
+
+const struct file_operations dti_merged_ts_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dti_merged_ts_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= dti_view_release,
+};

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DTI writers and the relay callbacks that frame sub-buffers.
+ *
+ * Every record is written with interrupts disabled on the local CPU into
+ * that CPU's relay buffer.  That makes relay_reserve() safe against
+ * interrupt handlers logging on the same CPU (relay itself does no
+ * locking), makes the region an RCU read-side critical section for the
+ * buffer pointer, and lets a snapshot taken by an IPI on that CPU see
+ * only whole records.  NMI handlers could interrupt a writer anywhere,
+ * so records from NMI context are refused and counted.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/debugfs.h>
+#include <linux/err.h>
+#include <linux/hardirq.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+
+#include "dti_internal.h"
+
+/* Formatting space for dti_printk_raw(), used with interrupts off. */
+static DEFINE_PER_CPU(char [DTI_TEXT_MAX], dti_text_buf);
+
+static struct dti_subbuf_info *dti_subbuf_info(void *subbuf)
+{
+	return subbuf + sizeof(struct dti_record);
+}
+
+static void dti_fill_record(struct dti_record *rec, const struct dti_meta *meta,
+			    size_t len, u64 seq)
+{
+	rec->magic = DTI_RECORD_MAGIC;
+	rec->version = DTI_RECORD_VERSION;
+	rec->flags = meta->flags;
+	rec->level = meta->level;
+	rec->hdr_len = sizeof(*rec);
+	rec->cpu = meta->cpu;
+	rec->len = len;
+	rec->reserved = 0;
+	rec->seq = seq;
+	rec->ts_ns = meta->ts_ns;
+	rec->caller = meta->caller;
+}
+
+static void dti_write_subbuf_header(struct dti_channel *ch,
+				    struct rchan_buf *buf, void *subbuf)
+{
+	struct dti_subbuf_info *info = dti_subbuf_info(subbuf);
+	struct dti_meta meta = {
+		.ts_ns = ktime_get_mono_fast_ns(),
+		.cpu = buf->cpu,
+		.flags = DTI_REC_SUBBUF,
+	};
+
+	dti_fill_record(subbuf, &meta, sizeof(*info), buf->subbufs_produced);
+	memset(info, 0, sizeof(*info));
+	info->subbuf_size = ch->subbuf_size;
+	info->n_subbufs = ch->n_subbufs;
+	info->state = DTI_SUBBUF_OPEN;
+	strscpy(info->name, ch->name, sizeof(info->name));
+}
+
+/*
+ * Called by relay with the writer's interrupts off whenever a new
+ * sub-buffer is started, and once per buffer when it is created.
+ * Closes the previous sub-buffer's header, accounts for the records a
+ * wrapped buffer is about to overwrite, and frames the new one.
+ */
+static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf,
+			    void *prev_subbuf, size_t prev_padding)
+{
+	struct dti_channel *ch = buf->chan->private_data;
+	struct dti_subbuf_info *info;
+
+	if (prev_subbuf) {
+		info = dti_subbuf_info(prev_subbuf);
+		info->padding = prev_padding;
+		info->state = DTI_SUBBUF_CLOSED;
+	}
+
+	if (ch->flags & DTI_F_NO_OVERWRITE) {
+		/* Unread sub-buffers are kept; the new record is dropped. */
+		if (relay_buf_full(buf))
+			return 0;
+	} else if (buf->subbufs_produced >= ch->n_subbufs) {
+		/* The ring wrapped: this sub-buffer holds the oldest records. */
+		info = dti_subbuf_info(subbuf);
+		per_cpu_ptr(ch->info.stats, buf->cpu)->overwritten +=
+			info->records;
+	}
+
+	dti_write_subbuf_header(ch, buf, subbuf);
+	subbuf_start_reserve(buf, DTI_SUBBUF_HEADER_SIZE);
+	return 1;
+}
+
+static struct dentry *dti_create_buf_file(const char *filename,
+					  struct dentry *parent, umode_t mode,
+					  struct rchan_buf *buf, int *is_global)
+{
+	return debugfs_create_file(filename, mode, parent, buf,
+				   &relay_file_operations);
+}
+
+static int dti_remove_buf_file(struct dentry *dentry)
+{
+	debugfs_remove(dentry);
+	return 0;
+}
+
+const struct rchan_callbacks dti_relay_callbacks = {
+	.subbuf_start		= dti_subbuf_start,
+	.create_buf_file	= dti_create_buf_file,
+	.remove_buf_file	= dti_remove_buf_file,
+};
+
+/**
+ * dti_max_payload - largest payload a record of this channel can carry
+ * @ch: channel
+ *
+ * Return: bytes that fit in a sub-buffer after its header.
+ */
+size_t dti_max_payload(const struct dti_channel *ch)
+{
+	return ch->subbuf_size - DTI_SUBBUF_HEADER_SIZE -
+	       sizeof(struct dti_record);
+}
+
+/**
+ * dti_store - reserve a record in the local CPU's buffer and fill its header
+ * @ch: channel
+ * @meta: record metadata
+ * @len: payload length
+ *
+ * Context: interrupts disabled.
+ * Return: the payload area, or ERR_PTR(-EBUSY) from NMI context,
+ * ERR_PTR(-EMSGSIZE) if @len cannot fit a sub-buffer, ERR_PTR(-ENODEV)
+ * if the buffers are being destroyed, ERR_PTR(-ENOSPC) if a
+ * no-overwrite buffer is full.
+ */
+void *dti_store(struct dti_channel *ch, const struct dti_meta *meta,
+		size_t len)
+{
+	struct dti_cpu_stats *stats;
+	struct rchan_buf *buf;
+	struct dti_record *rec;
+	struct rchan *rchan;
+	u64 seq;
+
+	lockdep_assert_irqs_disabled();
+	if (unlikely(in_nmi())) {
+		this_cpu_inc(ch->info.stats->nmi);
+		return ERR_PTR(-EBUSY);
+	}
+	stats = this_cpu_ptr(ch->info.stats);
+	if (unlikely(len > dti_max_payload(ch))) {
+		stats->rejected++;
+		return ERR_PTR(-EMSGSIZE);
+	}
+	rchan = rcu_dereference_sched(ch->rchan);
+	if (unlikely(!rchan)) {
+		/* Raced with "destroy": the level check passed just before. */
+		stats->filtered++;
+		return ERR_PTR(-ENODEV);
+	}
+
+	seq = stats->seq++;
+	rec = relay_reserve(rchan, DTI_RECORD_SIZE(len));
+	if (unlikely(!rec)) {
+		stats->dropped++;
+		return ERR_PTR(-ENOSPC);
+	}
+	dti_fill_record(rec, meta, len, seq);
+	buf = *this_cpu_ptr(rchan->buf);
+	dti_subbuf_info(buf->data)->records++;
+	stats->written++;
+	return rec + 1;
+}
+
+static bool dti_level_ok(struct dti_channel *ch, int level)
+{
+	if (likely(level >= 0 && level <= DTI_LEVEL_MAX))
+		return true;
+	this_cpu_inc(ch->info.stats->rejected);
+	return false;
+}
+
+static void dti_meta_init(struct dti_meta *meta, int level, u8 flags,
+			  unsigned long caller)
+{
+	meta->ts_ns = ktime_get_mono_fast_ns();
+	meta->caller = caller;
+	meta->cpu = smp_processor_id();
+	meta->level = level;
+	meta->flags = flags;
+}
+
+/**
+ * dti_printk_raw - format a text record and store it
+ * @trace: channel
+ * @level: record level, 0..DTI_LEVEL_MAX
+ * @fmt: printf format
+ *
+ * Usually called through __dti_printk() or dti_printk(), which check the
+ * level inline first; this function does not check it again.  Text longer
+ * than DTI_TEXT_MAX - 1 bytes is cut and flagged DTI_REC_TRUNCATED.
+ *
+ * Context: any but NMI.
+ * Return: 0 if stored; -EINVAL for a bad level; otherwise as dti_store().
+ */
+int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
+{
+	struct dti_channel *ch = to_dti_channel(trace);
+	struct dti_meta meta;
+	unsigned long flags;
+	va_list args;
+	char *text;
+	void *data;
+	int len;
+
+	if (!dti_level_ok(ch, level))
+		return -EINVAL;
+	local_irq_save(flags);
+	dti_meta_init(&meta, level, DTI_REC_TEXT, _RET_IP_);
+	if (unlikely(in_nmi())) {
+		data = dti_store(ch, &meta, 0);
+		goto out;
+	}
+	text = this_cpu_ptr(dti_text_buf);
+	va_start(args, fmt);
+	len = vsnprintf(text, DTI_TEXT_MAX, fmt, args);
+	va_end(args);
+	if (len >= DTI_TEXT_MAX) {
+		len = DTI_TEXT_MAX - 1;
+		meta.flags |= DTI_REC_TRUNCATED;
+	}
+	data = dti_store(ch, &meta, len);
+	if (!IS_ERR(data))
+		memcpy(data, text, len);
+out:
+	local_irq_restore(flags);
+	return PTR_ERR_OR_ZERO(data);
+}
+EXPORT_SYMBOL_GPL(dti_printk_raw);
+
+/**
+ * dti_event_raw - store a binary record
+ * @trace: channel
+ * @level: record level, 0..DTI_LEVEL_MAX
+ * @buf: payload
+ * @len: payload length; at most the sub-buffer size less the headers
+ *
+ * Usually called through __dti_event() or dti_event(), which check the
+ * level inline first.
+ *
+ * Context: any but NMI.
+ * Return: 0 if stored; -EINVAL for a bad level or a NULL @buf with a
+ * non-zero @len; otherwise as dti_store().
+ */
+int dti_event_raw(struct dti_info *trace, int level, const void *buf,
+		  size_t len)
+{
+	struct dti_channel *ch = to_dti_channel(trace);
+	struct dti_meta meta;
+	unsigned long flags;
+	void *data;
+
+	if (!dti_level_ok(ch, level))
+		return -EINVAL;
+	if (unlikely(!buf && len)) {
+		this_cpu_inc(ch->info.stats->rejected);
+		return -EINVAL;
+	}
+	local_irq_save(flags);
+	dti_meta_init(&meta, level, 0, _RET_IP_);
+	data = dti_store(ch, &meta, len);
+	if (!IS_ERR(data))
+		memcpy(data, buf, len);
+	local_irq_restore(flags);
+	return PTR_ERR_OR_ZERO(data);
+}
+EXPORT_SYMBOL_GPL(dti_event_raw);
+
+/**
+ * dti_reserve_raw - reserve a binary record for the caller to fill in
+ * @trace: channel
+ * @level: record level, 0..DTI_LEVEL_MAX
+ * @len: payload length
+ *
+ * Usually called through __dti_reserve() or dti_reserve().  The caller
+ * must keep interrupts disabled until it has written the payload: that
+ * is what keeps another writer on this CPU, a snapshot of the buffer and
+ * the destruction of the buffer away from the half-written record.
+ *
+ * Context: interrupts disabled, not NMI.
+ * Return: pointer to @len bytes of payload, or NULL if not stored (the
+ * reason is counted in the channel's stats).
+ */
+void *dti_reserve_raw(struct dti_info *trace, int level, size_t len)
+{
+	struct dti_channel *ch = to_dti_channel(trace);
+	struct dti_meta meta;
+	void *data;
+
+	if (WARN_ON_ONCE(!irqs_disabled()) || !dti_level_ok(ch, level))
+		return NULL;
+	dti_meta_init(&meta, level, DTI_REC_RESERVED, _RET_IP_);
+	data = dti_store(ch, &meta, len);
+	return IS_ERR(data) ? NULL : data;
+}
+EXPORT_SYMBOL_GPL(dti_reserve_raw);

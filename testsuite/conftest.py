@@ -1,0 +1,153 @@
+"""pytest fixtures for DTI's VM tests (see harness/ for the machinery).
+
+Fixtures:
+  kernel     (session) harness.Kernel: the newest installed kernel with headers
+  build_dir  (session) Path: $DTI_BUILD_DIR or testsuite/.build
+  modules    (session) list[Path]: .ko files built from MODULE_DIRS
+  guest      (function) harness.Guest: guest.run(script, smp=2, ...) -> Result
+  dti_guest  (function) the same Guest, with `modules` installed by default
+
+After each test, every console of the test's boots is searched for kernel
+splats (harness.logcheck.find_splats); any splat fails the test.  Opt out
+with @pytest.mark.allow_splat(regex, ...), guest.allow_splat(regex),
+guest.expect_splat(regex) or guest.run(..., allow=[regex]).
+
+A test that ended in harness.VMLost (panic, timeout, no exit status) is
+reported as "VM-LOST" (letter L) and listed in a summary section of its own,
+apart from ordinary assertion failures.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness import initramfs
+from harness.kernel import KernelNotFound, find_kernel
+from harness.vm import DEFAULT_TIMEOUT, Guest, VMLost, VMPanic
+
+pytest_plugins = ["pytester"]   # for harness/tests/test_plugin.py
+
+REPO = Path(__file__).resolve().parent.parent
+
+# Directories (relative to the repo root) whose Makefile builds guest kernel
+# modules; called as `make -C DIR KVER=<kver> KDIR=<build dir>`.  A directory
+# without a Makefile is skipped.  Add e.g. "examples/foo" here.
+MODULE_DIRS: list[str] = [
+    "kmod",
+    "testsuite/modules",
+]
+
+_GUESTS = pytest.StashKey[list]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("dti", "DTI VM tests")
+    group.addoption("--dti-timeout", type=float,
+                    default=float(os.environ.get("DTI_TIMEOUT", DEFAULT_TIMEOUT)),
+                    help="host timeout per VM boot in seconds (env DTI_TIMEOUT; "
+                         f"default {DEFAULT_TIMEOUT:.0f})")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "allow_splat(*regex): kernel splat lines matching any regex "
+                   "do not fail the test")
+
+
+@pytest.fixture(scope="session")
+def kernel():
+    try:
+        return find_kernel()
+    except KernelNotFound as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def build_dir() -> Path:
+    d = initramfs.default_build_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def build_module_dir(path: Path, kernel) -> list[Path]:
+    """Run make in `path` for `kernel`; return the .ko files found under it."""
+    cmd = ["make", "-C", str(path), f"KVER={kernel.release}",
+           f"KDIR={kernel.build_dir}", f"-j{os.cpu_count() or 1}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        out = "\n".join((r.stdout + r.stderr).splitlines()[-80:])
+        pytest.fail(f"module build failed: {' '.join(cmd)}\n{out}", pytrace=False)
+    return sorted(path.rglob("*.ko"))
+
+
+@pytest.fixture(scope="session")
+def modules(kernel) -> list[Path]:
+    kos: list[Path] = []
+    for d in MODULE_DIRS:
+        path = REPO / d
+        if (path / "Makefile").is_file():
+            kos.extend(build_module_dir(path, kernel))
+    return kos
+
+
+@pytest.fixture
+def guest(request, kernel, build_dir) -> Guest:
+    allow = [rx for m in request.node.iter_markers("allow_splat") for rx in m.args]
+    g = Guest(request.node.nodeid, kernel=kernel, build_dir=build_dir, allow=allow,
+              timeout=request.config.getoption("--dti-timeout"))
+    request.node.stash.setdefault(_GUESTS, []).append(g)
+    return g
+
+
+@pytest.fixture
+def dti_guest(guest, modules) -> Guest:
+    guest.modules = list(modules)
+    return guest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    guests = item.stash.get(_GUESTS, [])
+    if call.when != "call" or not guests:
+        return
+    if call.excinfo is not None and call.excinfo.errisinstance(VMLost):
+        rep.dti_vm_lost = True
+    runs = [str(b.run_dir) for g in guests for b in g.boots]
+    if runs:
+        rep.sections.append(("dti guest run dirs", "\n".join(runs)))
+    splats = [s for g in guests for s in g.splats(with_context=True)]
+    if not splats or rep.skipped:
+        return
+    msg = ("kernel splat(s) in the guest console (opt out with "
+           "@pytest.mark.allow_splat(regex) or guest.expect_splat(regex)):\n\n"
+           + "\n\n".join(splats))
+    if rep.passed:
+        rep.outcome = "failed"
+        rep.longrepr = msg
+    elif not (call.excinfo and call.excinfo.errisinstance(VMPanic)):  # that one shows it
+        rep.sections.append(("dti kernel splats", msg))
+
+
+def pytest_report_teststatus(report, config):
+    if getattr(report, "dti_vm_lost", False) and report.failed:
+        return "failed", "L", "VM-LOST"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter):
+    lost = [r for r in terminalreporter.stats.get("failed", [])
+            if getattr(r, "dti_vm_lost", False)]
+    if not lost:
+        return
+    terminalreporter.section("DTI: VM lost (panic/timeout/no exit status), "
+                             "not an assertion failure", red=True)
+    for r in lost:
+        crash = getattr(getattr(r, "longrepr", None), "reprcrash", None)
+        msg = crash.message if crash else str(r.longrepr)
+        terminalreporter.write_line(f"{r.nodeid}: {msg.strip().splitlines()[0]}")

@@ -1,0 +1,116 @@
+"""Find kernel splats (WARN, BUG, Oops, lockdep, hung task, RCU stall...) in a console log.
+
+`find_splats(console_text, allow=())` returns the offending lines (with the
+printk timestamp stripped), in order.  Boot noise is not flagged: in
+particular the taint lines printed whenever an unsigned out-of-tree module
+is loaded, and CPU-bug notices such as "RETBleed: WARNING: ..." where
+"WARNING:" does not start the message.  `allow` is a list of regexes; a
+line matching any of them (re.search) is not reported.
+
+`panic_text(console_text)` returns the "Kernel panic - not syncing" line and
+the lines leading up to it, or None.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+# "[    1.234567] " and optional caller id "[    T1] " / "[  C0] ".
+_PREFIX = re.compile(r"^(?:<\d+>)?(?:\[\s*\d+\.\d+\]\s?)?(?:\[\s*[TC]\d+\]\s?)?")
+
+# Matched against the message with the timestamp prefix removed.
+SPLAT_PATTERNS: list[str] = [
+    r"^WARNING:",                       # WARN(), lockdep, RCU-lockdep ...
+    r"\bWARNING: CPU: \d+ PID: \d+",    # WARN() even if something precedes it
+    r"\bBUG: ",                         # BUG: kernel NULL pointer ..., soft lockup, KASAN ...
+    r"\bBUG:$",
+    r"\bkernel BUG at ",
+    r"^Oops\b",
+    r"\bOops: [0-9a-f]{4} \[#\d+\]",
+    r"\binvalid opcode: [0-9a-f]{4} \[#\d+\]",
+    r"general protection fault",
+    r"Kernel panic",
+    r"possible circular locking",
+    r"possible recursive locking",
+    r"inconsistent lock state",
+    r"INFO: task .* blocked for more than",
+    r"INFO: task .* blocked",
+    r"UBSAN:",
+    r"KASAN:",
+    r"KFENCE:",
+    r"rcu_\w+ (self-)?detected (expedited )?stalls?",
+    r"RCU stall",
+    r"sleeping function called from invalid context",
+    r"scheduling while atomic",
+    r"list_(add|del) corruption",
+    r"refcount_t: ",
+    r"NMI watchdog: .*(hard|soft) LOCKUP",
+    r"\bhard LOCKUP\b",
+    r"Unable to handle kernel",
+    r"unchecked MSR access error",
+    r"stack-protector: Kernel stack is corrupted",
+]
+
+_SPLAT_RE = re.compile("|".join(f"(?:{p})" for p in SPLAT_PATTERNS))
+_PANIC_RE = re.compile(r"Kernel panic - not syncing")
+
+
+def strip_prefix(line: str) -> str:
+    """The printk message without its "[  12.345678] " timestamp prefix."""
+    return _PREFIX.sub("", line.rstrip("\r\n"), count=1)
+
+
+def find_splats(console_text: str, allow: Iterable[str] = ()) -> list[str]:
+    """Lines of `console_text` that show a kernel splat, minus allowed ones."""
+    allow_re = [re.compile(a) for a in allow]
+    found = []
+    for raw in console_text.splitlines():
+        msg = strip_prefix(raw).strip()
+        if not msg or not _SPLAT_RE.search(msg):
+            continue
+        if any(a.search(msg) for a in allow_re):
+            continue
+        found.append(msg)
+    return found
+
+
+def splat_context(console_text: str, splat: str, after: int = 25) -> str:
+    """The console lines around the first line containing `splat`, for reports.
+
+    Starts at a "[ cut here ]" line just above (so a WARN()'s message shows).
+    """
+    lines = console_text.splitlines()
+    for i, raw in enumerate(lines):
+        if splat in raw:
+            start = i
+            for j in range(i - 1, max(-1, i - 4), -1):   # WARN(): "cut here" + message
+                if "[ cut here ]" in lines[j]:
+                    start = j
+                    break
+            return "\n".join(lines[start: i + after + 1])
+    return splat
+
+
+def panic_text(console_text: str, after: int = 40) -> str | None:
+    """The kernel panic with the splat that led to it, or None if no panic.
+
+    Starts at the first splat line in the 150 lines before the panic line
+    (e.g. the BUG:/Oops that became a panic through oops=panic), else 5
+    lines before it, and runs `after` lines past it.
+    """
+    lines = console_text.splitlines()
+    for i, raw in enumerate(lines):
+        if _PANIC_RE.search(raw):
+            start = max(0, i - 5)
+            for j in range(max(0, i - 150), i):
+                if _SPLAT_RE.search(strip_prefix(lines[j])):
+                    start = min(start, j)
+                    break
+            return "\n".join(lines[start: i + after + 1])
+    return None
+
+
+def tail(text: str, n: int = 40) -> str:
+    """Last `n` lines of `text`."""
+    return "\n".join(text.splitlines()[-n:])

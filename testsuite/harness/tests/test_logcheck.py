@@ -1,0 +1,119 @@
+"""Unit tests of harness.logcheck on saved console logs (host only, fast).
+
+data/console-*.log are real consoles of this harness's guests (Debian 6.1
+kernel under QEMU TCG): a clean boot that loads and unloads an unsigned
+out-of-tree module, a WARN() from such a module, and a sysrq crash.
+data/synthetic/*.log are hand-made splats in the kernel's own formats.
+"""
+
+from pathlib import Path
+
+import pytest
+
+from harness.logcheck import find_splats, panic_text, splat_context, strip_prefix
+
+DATA = Path(__file__).parent / "data"
+SYN = DATA / "synthetic"
+
+
+def read(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def test_clean_boot_with_out_of_tree_module_has_no_splats():
+    log = read("console-clean-module.log")
+    assert "module verification failed: signature and/or required key missing" in log
+    assert "loading out-of-tree module taints kernel" in log
+    assert find_splats(log) == []
+    assert panic_text(log) is None
+
+
+def test_benign_noise_is_not_flagged():
+    assert find_splats((SYN / "benign-noise.log").read_text()) == []
+
+
+def test_real_warn_is_found():
+    log = read("console-warn.log")
+    splats = find_splats(log)
+    assert len(splats) == 1
+    assert splats[0].startswith("WARNING: CPU: 0 PID: ")
+    assert "dti_splat_init" in splats[0]
+    ctx = splat_context(log, splats[0])
+    assert "Call Trace:" in ctx
+    assert ctx.splitlines()[1].endswith("dti_splat: deliberate warning for the harness self-test")
+
+
+def test_real_panic_is_found():
+    log = read("console-panic.log")
+    assert find_splats(log) == ["Kernel panic - not syncing: sysrq triggered crash"]
+    assert find_splats(log, allow=[r"sysrq triggered crash"]) == []
+    p = panic_text(log)
+    assert p and "sysrq triggered crash" in p and "Call Trace:" in p
+
+
+EXPECTED = {
+    "lockdep-circular.log": r"^WARNING: possible circular locking dependency detected$",
+    "lockdep-inconsistent.log": r"^WARNING: inconsistent lock state$",
+    "warn.log": r"^WARNING: CPU: 1 PID: 99 at kmod/dti_ring.c:77",
+    "bug-null.log": r"^BUG: kernel NULL pointer dereference",
+    "kernel-bug-at.log": r"^kernel BUG at kmod/dti_core.c:99!",
+    "gpf.log": r"^general protection fault",
+    "sleep-atomic.log": r"sleeping function called from invalid context",
+    "sched-atomic.log": r"^BUG: scheduling while atomic",
+    "hung-task.log": r"^INFO: task dti-worker:150 blocked",
+    "rcu-stall.log": r"rcu_sched self-detected stall",
+    "rcu-stall-preempt.log": r"rcu_preempt detected stalls",
+    "ubsan.log": r"^UBSAN: shift-out-of-bounds",
+    "kasan.log": r"^BUG: KASAN: slab-out-of-bounds",
+    "list-corruption.log": r"^list_add corruption",
+    "refcount.log": r"^refcount_t: underflow",
+    "soft-lockup.log": r"BUG: soft lockup",
+}
+
+
+def test_every_synthetic_splat_has_an_expectation():
+    files = {p.name for p in SYN.glob("*.log")} - {"benign-noise.log"}
+    assert files == set(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_synthetic_splat_found(name):
+    import re
+    text = (SYN / name).read_text()
+    splats = find_splats(text)
+    assert any(re.search(EXPECTED[name], s) for s in splats), splats
+    # and inside a real clean boot log, only the snippet's lines are reported
+    clean = read("console-clean-module.log")
+    lines = clean.splitlines(keepends=True)
+    mixed = "".join(lines[:300]) + text + "".join(lines[300:])
+    assert find_splats(mixed) == splats
+
+
+def test_bug_null_reports_bug_oops_and_panic():
+    splats = find_splats((SYN / "bug-null.log").read_text())
+    assert splats == [
+        "BUG: kernel NULL pointer dereference, address: 0000000000000008",
+        "Oops: 0000 [#1] PREEMPT SMP NOPTI",
+        "Kernel panic - not syncing: Fatal exception",
+    ]
+    p = panic_text((SYN / "bug-null.log").read_text())
+    assert p.splitlines()[0].endswith("BUG: kernel NULL pointer dereference, address: 0000000000000008")
+
+
+def test_allow_list_filters_by_regex():
+    text = (SYN / "refcount.log").read_text()
+    assert len(find_splats(text)) == 2
+    assert find_splats(text, allow=[r"refcount"]) == []
+    assert find_splats(text, allow=[r"^refcount_t:"]) == [
+        "WARNING: CPU: 0 PID: 150 at lib/refcount.c:28 refcount_warn_saturate+0xba/0x110"]
+
+
+def test_strip_prefix():
+    assert strip_prefix("[    2.782849] WARNING: CPU: 0") == "WARNING: CPU: 0"
+    assert strip_prefix("[ 1234.000001] [    T1] BUG: x") == "BUG: x"
+    assert strip_prefix("no prefix\r\n") == "no prefix"
+
+
+def test_crlf_and_no_timestamps():
+    assert find_splats("WARNING: CPU: 0 PID: 1 at a.c:1 f\r\nok\r\n") == [
+        "WARNING: CPU: 0 PID: 1 at a.c:1 f"]

@@ -1,0 +1,351 @@
+"""Boot a test script in QEMU on Debian's installed kernel and collect the result.
+
+Modelled on drgn's vmtest.  `run(script, ...)` boots with -kernel/-initrd
+(base initramfs + a per-test cpio holding /test.sh), kernel log on ttyS0 ->
+console.log, script stdout+stderr on ttyS1 -> out.log.  /init writes the
+tar+base64 of /out and a line "@@DTI-EXIT@@ <rc>" on ttyS1, then powers off.
+The kernel runs with oops=panic panic=-1 and QEMU with -no-reboot, so an oops
+ends the VM at once instead of hanging it.
+
+A VM that panicked, timed out or ended without the exit marker raises
+VMLost (VMPanic / VMTimeout), never AssertionError: a lost VM is kept
+apart from a failing test.  `Result.check()` raises AssertionError if the
+script's exit status is not 0.
+
+`Guest` is the per-test object behind the pytest fixture `guest`: it runs
+scripts in named run directories and remembers every boot's console so the
+fixture can fail the test on kernel splats (see logcheck.find_splats).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import operator
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from . import initramfs, logcheck
+from .kernel import Kernel, find_kernel
+
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_MEM = 512
+DEFAULT_SMP = 2
+BASE_APPEND = ("console=ttyS0 oops=panic panic=-1 panic_on_warn=0 loglevel=7 "
+               "printk.devkmsg=on rdinit=/init")
+
+
+class VMLost(Exception):
+    """The VM did not report an exit status (panic, timeout, crash, bad setup).
+
+    Not an AssertionError: this is "the test could not run to the end", not
+    "the test's checks failed".  `.console` and `.stdout` hold what was captured.
+    """
+
+    def __init__(self, message: str, console: str = "", stdout: str = "",
+                 run_dir: Path | None = None):
+        super().__init__(message)
+        self.console = console
+        self.stdout = stdout
+        self.run_dir = run_dir
+
+
+class VMPanic(VMLost):
+    """The guest kernel panicked (an oops becomes a panic: oops=panic)."""
+
+
+class VMTimeout(VMLost):
+    """The VM did not power off within the host timeout and was killed."""
+
+
+@dataclass
+class Result:
+    rc: int                     # exit status of the guest script
+    stdout: str                 # script stdout+stderr (interleaved, as written)
+    console: str                # kernel console log (ttyS0)
+    outdir: Path | None         # files the script left in /out, or None
+    run_dir: Path               # console.log, out.log, qemu.log, out/ ...
+    duration: float             # wall-clock seconds of the boot
+    smp: int = DEFAULT_SMP
+    mem: int = DEFAULT_MEM
+    cmdline: list[str] = field(default_factory=list)
+
+    def check(self) -> "Result":
+        """Raise AssertionError unless the script exited 0; returns self."""
+        if self.rc != 0:
+            raise AssertionError(
+                f"guest script exited with status {self.rc} (run dir {self.run_dir})\n"
+                f"--- guest output (tail) ---\n{logcheck.tail(self.stdout, 60)}")
+        return self
+
+    def splats(self, allow: Iterable[str] = ()) -> list[str]:
+        return logcheck.find_splats(self.console, allow)
+
+
+def use_kvm() -> bool:
+    return os.environ.get("DTI_KVM", "") == "1"
+
+
+def qemu_binary() -> str:
+    q = os.environ.get("DTI_QEMU") or shutil.which("qemu-system-x86_64")
+    if not q:
+        raise VMLost("qemu-system-x86_64 not found: apt-get install qemu-system-x86")
+    return q
+
+
+def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: int,
+                 append: str = "", kvm: bool | None = None) -> list[str]:
+    kvm = use_kvm() if kvm is None else kvm
+    accel = ["-accel", "kvm", "-cpu", "host"] if kvm else ["-accel", "tcg", "-cpu", "max"]
+    return [
+        qemu_binary(), "-nodefaults", "-no-user-config", "-no-reboot",
+        "-display", "none", "-monitor", "none",
+        *accel, "-smp", str(smp), "-m", str(mem),
+        "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
+        "-append", f"{BASE_APPEND} {append}".strip(),
+        "-serial", f"file:{run_dir / 'console.log'}",
+        "-serial", f"file:{run_dir / 'out.log'}",
+        "-nic", "none",
+    ]
+
+
+def parse_output(text: str) -> tuple[int | None, str, bytes | None]:
+    """Split ttyS1 output into (rc or None, script stdout, /out tar.gz or None)."""
+    text = text.replace("\r\n", "\n")
+    exit_at = text.rfind(f"\n{initramfs.EXIT_MARKER} ")
+    if exit_at < 0:
+        return None, text, None
+    m = re.match(rf"\n{initramfs.EXIT_MARKER} (-?\d+)\n", text[exit_at:])
+    if not m:
+        return None, text, None
+    rc = int(m.group(1))
+    body = text[:exit_at]
+    tar = None
+    begin = body.rfind(f"\n{initramfs.OUT_BEGIN_MARKER}\n")
+    if begin >= 0:
+        end = body.find(f"\n{initramfs.OUT_END_MARKER}\n", begin)
+        if end < 0:
+            end = body.find(f"\n{initramfs.OUT_END_MARKER}", begin)
+        payload = body[begin + len(initramfs.OUT_BEGIN_MARKER) + 2: end if end >= 0 else None]
+        tar = base64.b64decode("".join(payload.split()))
+        body = body[:begin]
+    return rc, body, tar
+
+
+def _safe_extract(tar_bytes: bytes, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(tar_bytes), mode="r:*") as tf:
+        if hasattr(tarfile, "data_filter"):
+            tf.extractall(dest, filter="data")
+            return
+        root = dest.resolve()
+        for m in tf.getmembers():
+            target = (dest / m.name).resolve()
+            if root != target and root not in target.parents:
+                continue
+            if m.isdir():
+                target.mkdir(parents=True, exist_ok=True)
+            elif m.isfile():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                src = tf.extractfile(m)
+                target.write_bytes(src.read() if src else b"")
+                target.chmod(m.mode & 0o755 | 0o600)
+
+
+def _read(p: Path) -> str:
+    try:
+        return p.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+
+
+# pytest: hide harness frames when a VM is lost (the message says it all);
+# keep them for any other exception (a harness bug).
+_hide_vm_lost = operator.methodcaller("errisinstance", VMLost)
+
+
+def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        modules: Iterable[str | os.PathLike] = (),
+        extra_files: Mapping[str | os.PathLike, str] | None = None,
+        sh_opts: str = "-eu", append: str = "",
+        kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
+        run_dir: str | os.PathLike | None = None, kvm: bool | None = None) -> Result:
+    """Boot a VM, run `script` with `sh <sh_opts> /test.sh` as root, return a Result.
+
+    modules: .ko files or directories (searched for *.ko), installed in the guest
+      as /lib/modules/dti/<name>.ko ($DTI_MODDIR).
+    extra_files: {host_path: guest_path}; ELF files bring their shared libs.
+    sh_opts: "-eu" (default, like `set -eu`), "-u", "" ...
+    append: extra kernel command line.
+    run_dir: where console.log/out.log/qemu.log/out/, test.sh, stdout.txt, rc
+      and cmdline go (default: a new directory under <build_dir>/runs/);
+      emptied first if it exists.  initrd.cpio is kept if DTI_KEEP_INITRD=1.
+    /out travels as tar.gz+base64 over the emulated UART: fine for a few MB
+      (2 MB costs ~8 s under TCG), not for bulk data.
+    Raises VMLost (VMPanic, VMTimeout) if no exit status came back.
+    """
+    __tracebackhide__ = _hide_vm_lost
+    kernel = kernel or find_kernel()
+    build_dir = Path(build_dir or initramfs.default_build_dir())
+    if timeout is None:
+        timeout = DEFAULT_TIMEOUT
+    if run_dir is None:
+        (build_dir / "runs").mkdir(parents=True, exist_ok=True)
+        run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=build_dir / "runs"))
+    else:
+        run_dir = Path(run_dir)
+        if run_dir.exists():
+            shutil.rmtree(run_dir)
+        run_dir.mkdir(parents=True)
+
+    base = initramfs.build_base(build_dir, modules, extra_files)
+    initrd = run_dir / "initrd.cpio"
+    with open(initrd, "wb") as out, open(base, "rb") as src:
+        shutil.copyfileobj(src, out, 1 << 20)
+        out.write(initramfs.script_archive(script, sh_opts))
+    (run_dir / "test.sh").write_text(script)
+
+    cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=kvm)
+    (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")
+    t0 = time.monotonic()
+    timed_out = False
+    with open(run_dir / "qemu.log", "wb") as qlog:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
+                                stderr=subprocess.STDOUT)
+        try:
+            qrc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:            # also on KeyboardInterrupt: never leave qemu behind
+            if proc.poll() is None:
+                proc.kill()
+            qrc = proc.wait()
+    duration = time.monotonic() - t0
+    if os.environ.get("DTI_KEEP_INITRD") != "1":
+        initrd.unlink(missing_ok=True)      # ~2-10 MB each; cmdline has the qemu command
+
+    console = _read(run_dir / "console.log").replace("\r\n", "\n")
+    out_text = _read(run_dir / "out.log")
+    qemu_log = _read(run_dir / "qemu.log")
+    rc, stdout, tar = parse_output(out_text)
+
+    where = f"(run dir {run_dir}, {duration:.1f} s)"
+    panic = logcheck.panic_text(console)
+    if panic:
+        raise VMPanic(f"VM lost: kernel panic {where}\n--- console ---\n{panic}",
+                      console, stdout, run_dir)
+    if timed_out:
+        raise VMTimeout(
+            f"VM lost: no poweroff within {timeout:.0f} s, qemu killed {where}\n"
+            f"--- console tail ---\n{logcheck.tail(console)}\n"
+            f"--- guest output tail ---\n{logcheck.tail(stdout, 20)}",
+            console, stdout, run_dir)
+    if rc is None:
+        raise VMLost(
+            f"VM lost: no exit marker from the guest (qemu exit {qrc}) {where}\n"
+            f"--- qemu ---\n{logcheck.tail(qemu_log, 20)}\n"
+            f"--- console tail ---\n{logcheck.tail(console)}\n"
+            f"--- guest output tail ---\n{logcheck.tail(stdout, 20)}",
+            console, stdout, run_dir)
+    outdir = None
+    if tar is not None:
+        outdir = run_dir / "out"
+        _safe_extract(tar, outdir)
+    (run_dir / "stdout.txt").write_text(stdout)
+    (run_dir / "rc").write_text(f"{rc}\n")
+    return Result(rc=rc, stdout=stdout, console=console, outdir=outdir, run_dir=run_dir,
+                  duration=duration, smp=smp, mem=mem, cmdline=cmd)
+
+
+@dataclass
+class Boot:
+    """One boot made through a Guest: its console and the splat allow-list."""
+    run_dir: Path
+    console: str
+    allow: list[str]
+    lost: VMLost | None = None
+    result: Result | None = None
+
+
+class Guest:
+    """Per-test VM runner (the `guest` pytest fixture).
+
+    Every boot's console is kept; `splats()` lists kernel splats over all
+    boots of the test, minus the allowed ones (test-wide `allow`, the
+    `allow_splat` marker, `allow_splat()` calls, and per-run `allow=`).
+    """
+
+    def __init__(self, name: str, *, kernel: Kernel | None = None,
+                 build_dir: str | os.PathLike | None = None,
+                 modules: Iterable[str | os.PathLike] = (),
+                 extra_files: Mapping[str | os.PathLike, str] | None = None,
+                 allow: Iterable[str] = (), timeout: float | None = None):
+        self.name = re.sub(r"[^A-Za-z0-9_.=-]+", "_", name).strip("_")[:150] or "guest"
+        self.kernel = kernel or find_kernel()
+        self.build_dir = Path(build_dir or initramfs.default_build_dir())
+        self.modules = list(modules)
+        self.extra_files = dict(extra_files or {})
+        self.allowed = list(allow)
+        self.timeout = timeout
+        self.boots: list[Boot] = []
+
+    @property
+    def kver(self) -> str:
+        return self.kernel.release
+
+    def allow_splat(self, *regexes: str) -> None:
+        """Do not fail the test for splat lines matching any of `regexes`."""
+        self.allowed.extend(regexes)
+
+    def run(self, script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
+            timeout: float | None = None,
+            modules: Iterable[str | os.PathLike] | None = None,
+            extra_files: Mapping[str | os.PathLike, str] | None = None,
+            sh_opts: str = "-eu", append: str = "", allow: Iterable[str] = ()) -> Result:
+        """Like vm.run(); modules/extra_files default to the Guest's own.
+
+        `extra_files` is merged over the Guest's extra files.
+        """
+        __tracebackhide__ = _hide_vm_lost
+        mods = self.modules if modules is None else list(modules)
+        extra = {**self.extra_files, **(extra_files or {})}
+        run_dir = self.build_dir / "runs" / f"{self.name}-{len(self.boots) + 1}"
+        boot = Boot(run_dir, "", list(allow))
+        self.boots.append(boot)
+        try:
+            res = run(script, smp=smp, mem=mem,
+                      timeout=timeout if timeout is not None else self.timeout,
+                      modules=mods, extra_files=extra, sh_opts=sh_opts, append=append,
+                      kernel=self.kernel, build_dir=self.build_dir, run_dir=run_dir)
+        except VMLost as e:
+            boot.console, boot.lost = e.console, e
+            raise
+        boot.console, boot.result = res.console, res
+        return res
+
+    def splats(self, *, with_context: bool = False) -> list[str]:
+        """Splat lines over all boots of this test, minus allowed ones."""
+        found = []
+        for b in self.boots:
+            for s in logcheck.find_splats(b.console, self.allowed + b.allow):
+                if with_context:
+                    s = (f"[{b.run_dir}]\n"
+                         + logcheck.splat_context(b.console, s))
+                found.append(s)
+        return found
+
+    def expect_splat(self, regex: str) -> list[str]:
+        """Assert that a splat line matching `regex` was seen, then allow it."""
+        hits = [s for s in self.splats() if re.search(regex, s)]
+        assert hits, f"expected a kernel splat matching {regex!r}, saw {self.splats()}"
+        self.allow_splat(regex)
+        return hits
