@@ -114,16 +114,34 @@ static void dti_destroy_buffers(struct dti_channel *ch)
 }
 
 /**
+ * dti_probe_level - probe point: a channel's level changed
+ * @ch: channel
+ * @old_level: level before
+ * @new_level: level after
+ * @source: who changed it
+ *
+ * Does nothing; tapset/dti.stp probes it.
+ */
+noinline void dti_probe_level(struct dti_channel *ch, int old_level,
+			      int new_level, enum dti_level_source source)
+{
+	barrier();
+}
+
+/**
  * __dti_set_level - change a channel's level, with its lock held
  * @ch: channel
  * @level: new level, DTI_LEVEL_MIN..DTI_LEVEL_MAX
+ * @source: who asks, for dti_probe_level()
  *
  * Return: 0, -EINVAL for a level out of range, -ENODEV if the channel is
  * being unregistered, -ENOMEM if buffers were needed and could not be
  * allocated (the level is then unchanged).
  */
-int __dti_set_level(struct dti_channel *ch, int level)
+int __dti_set_level(struct dti_channel *ch, int level,
+		    enum dti_level_source source)
 {
+	int old = ch->info.level;
 	int ret;
 
 	lockdep_assert_held(&ch->ctl_lock);
@@ -134,14 +152,15 @@ int __dti_set_level(struct dti_channel *ch, int level)
 	if (level == DTI_LEVEL_DESTROY) {
 		WRITE_ONCE(ch->info.level, DTI_LEVEL_DESTROY);
 		dti_destroy_buffers(ch);
-		return 0;
+	} else {
+		if (level >= 0) {
+			ret = dti_create_buffers(ch);
+			if (ret)
+				return ret;
+		}
+		WRITE_ONCE(ch->info.level, level);
 	}
-	if (level >= 0) {
-		ret = dti_create_buffers(ch);
-		if (ret)
-			return ret;
-	}
-	WRITE_ONCE(ch->info.level, level);
+	dti_probe_level(ch, old, level, source);
 	return 0;
 }
 
@@ -188,16 +207,30 @@ int dti_parse_level(const char *buf, int *level)
  */
 int dti_set_level(struct dti_info *trace, int level)
 {
-	struct dti_channel *ch = to_dti_channel(trace);
+	return dti_change_level(to_dti_channel(trace), level, DTI_SRC_KERNEL);
+}
+EXPORT_SYMBOL_GPL(dti_set_level);
+
+/**
+ * dti_change_level - dti_set_level() on behalf of @source
+ * @ch: channel
+ * @level: new level
+ * @source: who asks
+ *
+ * Context: process context; may sleep.
+ * Return: as __dti_set_level().
+ */
+int dti_change_level(struct dti_channel *ch, int level,
+		     enum dti_level_source source)
+{
 	int ret;
 
 	might_sleep();
 	mutex_lock(&ch->ctl_lock);
-	ret = __dti_set_level(ch, level);
+	ret = __dti_set_level(ch, level, source);
 	mutex_unlock(&ch->ctl_lock);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(dti_set_level);
 
 static struct dti_channel *dti_alloc_channel(const char *name,
 					      size_t subbuf_size,
@@ -286,7 +319,7 @@ struct dti_info *dti_register_flags(const char *name, size_t subbuf_size,
 	mutex_lock(&ch->ctl_lock);
 	ret = init_level == DTI_LEVEL_DESTROY ? 0 : dti_create_buffers(ch);
 	if (!ret)
-		ret = __dti_set_level(ch, init_level);
+		ret = __dti_set_level(ch, init_level, DTI_SRC_REGISTER);
 	mutex_unlock(&ch->ctl_lock);
 	if (ret)
 		goto err_remove_dir;
@@ -369,7 +402,7 @@ void dti_unregister(struct dti_info *trace)
 	mutex_unlock(&dti_channels_lock);
 
 	mutex_lock(&ch->ctl_lock);
-	__dti_set_level(ch, DTI_LEVEL_DESTROY);
+	__dti_set_level(ch, DTI_LEVEL_DESTROY, DTI_SRC_KERNEL);
 	ch->dying = true;
 	mutex_unlock(&ch->ctl_lock);
 	/* Waits for control-file operations still running. */

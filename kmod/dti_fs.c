@@ -73,7 +73,7 @@ static ssize_t dti_level_write(struct file *file, const char __user *ubuf,
 	ret = dti_parse_level(kbuf, &level);
 	if (ret)
 		return ret;
-	ret = dti_set_level(&ch->info, level);
+	ret = dti_change_level(ch, level, DTI_SRC_FILE);
 	return ret ? ret : count;
 }
 

@@ -78,11 +78,26 @@ struct dti_meta {
 	u8 flags;
 };
 
+/* Who changed a level, as passed to dti_probe_level(). */
+enum dti_level_source {
+	DTI_SRC_REGISTER,	/* initial level at registration */
+	DTI_SRC_KERNEL,		/* dti_set_level() or dti_unregister() */
+	DTI_SRC_FILE,		/* a write to the "level" file */
+};
+
 /* dti_core.c */
-int __dti_set_level(struct dti_channel *ch, int level);
+int __dti_set_level(struct dti_channel *ch, int level,
+		    enum dti_level_source source);
+int dti_change_level(struct dti_channel *ch, int level,
+		     enum dti_level_source source);
+void dti_probe_level(struct dti_channel *ch, int old_level, int new_level,
+		     enum dti_level_source source);
 int dti_parse_level(const char *buf, int *level);
 
 /* dti_write.c */
+void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec);
+void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
+		    size_t len, int err);
 extern const struct rchan_callbacks dti_relay_callbacks;
 void *dti_store(struct dti_channel *ch, const struct dti_meta *meta,
 		size_t len);

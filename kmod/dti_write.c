@@ -120,6 +120,38 @@ const struct rchan_callbacks dti_relay_callbacks = {
 };
 
 /**
+ * dti_probe_stored - probe point: a record was stored
+ * @ch: channel
+ * @rec: the record, header and payload complete (for a record from
+ *	 dti_reserve_raw() the payload is not written yet)
+ *
+ * Does nothing; tapset/dti.stp probes it to see every record.
+ * Context: interrupts disabled.
+ */
+noinline void dti_probe_stored(struct dti_channel *ch,
+			       const struct dti_record *rec)
+{
+	barrier();
+}
+
+/**
+ * dti_probe_lost - probe point: a record passed the level check but was
+ * not stored
+ * @ch: channel
+ * @meta: the record's metadata
+ * @len: its payload length
+ * @err: why, as returned to the caller (see dti_store())
+ *
+ * Does nothing; tapset/dti.stp probes it.
+ * Context: interrupts disabled.
+ */
+noinline void dti_probe_lost(struct dti_channel *ch,
+			     const struct dti_meta *meta, size_t len, int err)
+{
+	barrier();
+}
+
+/**
  * dti_max_payload - largest payload a record of this channel can carry
  * @ch: channel
  *
@@ -150,6 +182,7 @@ void *dti_store(struct dti_channel *ch, const struct dti_meta *meta,
 	struct rchan_buf *buf;
 	struct dti_record *rec;
 	struct rchan *rchan;
+	int err;
 	u64 seq;
 
 	lockdep_assert_irqs_disabled();
@@ -160,7 +193,8 @@ void *dti_store(struct dti_channel *ch, const struct dti_meta *meta,
 	stats = this_cpu_ptr(ch->info.stats);
 	if (unlikely(len > dti_max_payload(ch))) {
 		stats->rejected++;
-		return ERR_PTR(-EMSGSIZE);
+		err = -EMSGSIZE;
+		goto lost;
 	}
 	rchan = rcu_dereference_sched(ch->rchan);
 	if (unlikely(!rchan)) {
@@ -173,13 +207,24 @@ void *dti_store(struct dti_channel *ch, const struct dti_meta *meta,
 	rec = relay_reserve(rchan, DTI_RECORD_SIZE(len));
 	if (unlikely(!rec)) {
 		stats->dropped++;
-		return ERR_PTR(-ENOSPC);
+		err = -ENOSPC;
+		goto lost;
 	}
 	dti_fill_record(rec, meta, len, seq);
 	buf = *this_cpu_ptr(rchan->buf);
 	dti_subbuf_info(buf->data)->records++;
 	stats->written++;
 	return rec + 1;
+
+lost:
+	dti_probe_lost(ch, meta, len, err);
+	return ERR_PTR(err);
+}
+
+/* The record whose payload dti_store() returned. */
+static const struct dti_record *dti_payload_record(const void *data)
+{
+	return (const struct dti_record *)data - 1;
 }
 
 static bool dti_level_ok(struct dti_channel *ch, int level)
@@ -240,8 +285,10 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 		meta.flags |= DTI_REC_TRUNCATED;
 	}
 	data = dti_store(ch, &meta, len);
-	if (!IS_ERR(data))
+	if (!IS_ERR(data)) {
 		memcpy(data, text, len);
+		dti_probe_stored(ch, dti_payload_record(data));
+	}
 out:
 	local_irq_restore(flags);
 	return PTR_ERR_OR_ZERO(data);
@@ -279,8 +326,10 @@ int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 	local_irq_save(flags);
 	dti_meta_init(&meta, level, 0, _RET_IP_);
 	data = dti_store(ch, &meta, len);
-	if (!IS_ERR(data))
+	if (!IS_ERR(data)) {
 		memcpy(data, buf, len);
+		dti_probe_stored(ch, dti_payload_record(data));
+	}
 	local_irq_restore(flags);
 	return PTR_ERR_OR_ZERO(data);
 }
@@ -311,6 +360,9 @@ void *dti_reserve_raw(struct dti_info *trace, int level, size_t len)
 		return NULL;
 	dti_meta_init(&meta, level, DTI_REC_RESERVED, _RET_IP_);
 	data = dti_store(ch, &meta, len);
-	return IS_ERR(data) ? NULL : data;
+	if (IS_ERR(data))
+		return NULL;
+	dti_probe_stored(ch, dti_payload_record(data));
+	return data;
 }
 EXPORT_SYMBOL_GPL(dti_reserve_raw);
