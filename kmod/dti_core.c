@@ -87,10 +87,31 @@ static int dti_create_buffers(struct dti_channel *ch)
 	if (!rchan)
 		return -ENOMEM;
 	mutex_lock(&ch->buf_lock);
-	rcu_assign_pointer(ch->rchan, rchan);
+	dti_publish_buffers(ch, rchan);
 	mutex_unlock(&ch->buf_lock);
 	dti_fs_create_views(ch);
 	return 0;
+}
+
+/**
+ * dti_create_work - create the buffers of an on-demand channel
+ * @work: the channel's create_work
+ *
+ * Queued by the first record stored while an on-demand channel has no
+ * buffers; that record and those after it wait in the pending store.
+ */
+void dti_create_work(struct work_struct *work)
+{
+	struct dti_channel *ch = container_of(work, struct dti_channel,
+					      create_work);
+	int ret = 0;
+
+	mutex_lock(&ch->ctl_lock);
+	if (!ch->dying && READ_ONCE(ch->info->level) >= 0)
+		ret = dti_create_buffers(ch);
+	mutex_unlock(&ch->ctl_lock);
+	if (ret)
+		pr_warn("%s: cannot create buffers: %d\n", ch->name, ret);
 }
 
 static void dti_destroy_buffers(struct dti_channel *ch)
@@ -141,7 +162,7 @@ noinline void dti_probe_level(struct dti_channel *ch, int old_level,
 int __dti_set_level(struct dti_channel *ch, int level,
 		    enum dti_level_source source)
 {
-	int old = ch->info.level;
+	int old = ch->info->level;
 	int ret;
 
 	lockdep_assert_held(&ch->ctl_lock);
@@ -150,15 +171,15 @@ int __dti_set_level(struct dti_channel *ch, int level,
 	if (ch->dying)
 		return -ENODEV;
 	if (level == DTI_LEVEL_DESTROY) {
-		WRITE_ONCE(ch->info.level, DTI_LEVEL_DESTROY);
+		WRITE_ONCE(ch->info->level, DTI_LEVEL_DESTROY);
 		dti_destroy_buffers(ch);
 	} else {
-		if (level >= 0) {
+		if (level >= 0 && !(ch->flags & DTI_F_ON_DEMAND)) {
 			ret = dti_create_buffers(ch);
 			if (ret)
 				return ret;
 		}
-		WRITE_ONCE(ch->info.level, level);
+		WRITE_ONCE(ch->info->level, level);
 	}
 	dti_probe_level(ch, old, level, source);
 	return 0;
@@ -201,13 +222,26 @@ int dti_parse_level(const char *buf, int *level)
  * views; the control files stay.  Any level of 0 or more after that
  * allocates fresh, empty buffers; DTI_LEVEL_OFF does not.
  *
+ * On a handle's channel the buffers are not allocated here but when the
+ * next record at a stored level arrives.  On a handle that is not
+ * initialised yet only the level is set.
+ *
  * Context: process context; may sleep.
  * Return: 0, -EINVAL for a bad level, -ENOMEM if new buffers could not
  * be allocated (the level is then unchanged).
  */
 int dti_set_level(struct dti_info *trace, int level)
 {
-	return dti_change_level(to_dti_channel(trace), level, DTI_SRC_KERNEL);
+	struct dti_channel *ch = rcu_dereference_protected(trace->chan, true);
+
+	if (!ch) {
+		/* A handle not initialised yet: only the level changes. */
+		if (!dti_level_valid(level))
+			return -EINVAL;
+		WRITE_ONCE(trace->level, level);
+		return 0;
+	}
+	return dti_change_level(ch, level, DTI_SRC_KERNEL);
 }
 EXPORT_SYMBOL_GPL(dti_set_level);
 
@@ -235,17 +269,24 @@ int dti_change_level(struct dti_channel *ch, int level,
 static struct dti_channel *dti_alloc_channel(const char *name,
 					      size_t subbuf_size,
 					      size_t n_subbufs,
-					      unsigned int flags)
+					      unsigned int flags,
+					      struct dti_info *info)
 {
 	struct dti_channel *ch;
 
 	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
 	if (!ch)
 		return NULL;
-	ch->info.stats = alloc_percpu(struct dti_cpu_stats);
-	if (!ch->info.stats) {
-		kfree(ch);
-		return NULL;
+	if (info) {
+		ch->info = info;
+	} else {
+		ch->info = &ch->own_info;
+		ch->own_info.level = DTI_LEVEL_DESTROY;
+		ch->own_info.stats = alloc_percpu(struct dti_cpu_stats);
+		if (!ch->own_info.stats) {
+			kfree(ch);
+			return NULL;
+		}
 	}
 	snprintf(ch->marker, sizeof(ch->marker), "%s%s", DTI_MARKER_PREFIX,
 		 name);
@@ -253,17 +294,93 @@ static struct dti_channel *dti_alloc_channel(const char *name,
 	ch->subbuf_size = subbuf_size;
 	ch->n_subbufs = n_subbufs;
 	ch->flags = flags;
-	ch->info.level = DTI_LEVEL_DESTROY;
 	mutex_init(&ch->ctl_lock);
 	mutex_init(&ch->buf_lock);
+	INIT_WORK(&ch->create_work, dti_create_work);
 	INIT_LIST_HEAD(&ch->list);
 	return ch;
 }
 
 static void dti_free_channel(struct dti_channel *ch)
 {
-	free_percpu(ch->info.stats);
+	free_percpu(ch->own_info.stats);
 	kfree(ch);
+}
+
+/* Pending records waiting for buffers? */
+static bool dti_has_pending(struct dti_info *info)
+{
+	return info->pending && READ_ONCE(info->pending->used);
+}
+
+/*
+ * Register a channel for @info (a handle's) or for a new dti_info of its
+ * own (@info NULL).  The level stays whatever @info holds.
+ */
+static struct dti_info *dti_register_info(const char *name,
+					  size_t subbuf_size,
+					  size_t n_subbufs, int init_level,
+					  unsigned int flags,
+					  struct dti_info *info)
+{
+	struct dti_channel *ch;
+	bool create;
+	int ret;
+
+	ret = dti_check_name(name);
+	if (!ret)
+		ret = dti_check_geometry(subbuf_size, n_subbufs);
+	if (ret)
+		return ERR_PTR(ret);
+	if (!dti_level_valid(init_level))
+		return ERR_PTR(-EINVAL);
+
+	mutex_lock(&dti_channels_lock);
+	if (dti_find(name)) {
+		ret = -EEXIST;
+		goto err_unlock;
+	}
+	ch = dti_alloc_channel(name, subbuf_size, n_subbufs, flags, info);
+	if (!ch) {
+		ret = -ENOMEM;
+		goto err_unlock;
+	}
+	ch->dir = debugfs_create_dir(name, dti_fs_root());
+	dti_fs_create_control(ch);
+
+	/*
+	 * From here on, logging calls on a handle reach the channel; until
+	 * its buffers exist they keep records in the pending store.
+	 */
+	rcu_assign_pointer(ch->info->chan, ch);
+
+	create = init_level != DTI_LEVEL_DESTROY;
+	if (flags & DTI_F_ON_DEMAND)
+		create = init_level >= 0 && dti_has_pending(ch->info);
+	mutex_lock(&ch->ctl_lock);
+	ret = create ? dti_create_buffers(ch) : 0;
+	if (!ret)
+		ret = __dti_set_level(ch, init_level, DTI_SRC_REGISTER);
+	mutex_unlock(&ch->ctl_lock);
+	if (ret)
+		goto err_unpublish;
+
+	list_add_tail(&ch->list, &dti_channels);
+	mutex_unlock(&dti_channels_lock);
+	return ch->info;
+
+err_unpublish:
+	RCU_INIT_POINTER(ch->info->chan, NULL);
+	synchronize_rcu();
+	cancel_work_sync(&ch->create_work);
+	mutex_lock(&ch->ctl_lock);
+	dti_destroy_buffers(ch);
+	mutex_unlock(&ch->ctl_lock);
+	debugfs_remove_recursive(ch->dir);
+	dti_free_channel(ch);
+err_unlock:
+	mutex_unlock(&dti_channels_lock);
+	return ERR_PTR(ret);
 }
 
 /**
@@ -291,51 +408,19 @@ struct dti_info *dti_register_flags(const char *name, size_t subbuf_size,
 				    size_t n_subbufs, int init_level,
 				    unsigned int flags)
 {
-	struct dti_channel *ch;
-	int ret;
-
 	might_sleep();
-	ret = dti_check_name(name);
-	if (!ret)
-		ret = dti_check_geometry(subbuf_size, n_subbufs);
-	if (ret)
-		return ERR_PTR(ret);
-	if (!dti_level_valid(init_level) || (flags & ~DTI_F_NO_OVERWRITE))
+	if (flags & ~DTI_F_NO_OVERWRITE)
 		return ERR_PTR(-EINVAL);
-
-	mutex_lock(&dti_channels_lock);
-	if (dti_find(name)) {
-		ret = -EEXIST;
-		goto err_unlock;
-	}
-	ch = dti_alloc_channel(name, subbuf_size, n_subbufs, flags);
-	if (!ch) {
-		ret = -ENOMEM;
-		goto err_unlock;
-	}
-	ch->dir = debugfs_create_dir(name, dti_fs_root());
-	dti_fs_create_control(ch);
-
-	mutex_lock(&ch->ctl_lock);
-	ret = init_level == DTI_LEVEL_DESTROY ? 0 : dti_create_buffers(ch);
-	if (!ret)
-		ret = __dti_set_level(ch, init_level, DTI_SRC_REGISTER);
-	mutex_unlock(&ch->ctl_lock);
-	if (ret)
-		goto err_remove_dir;
-
-	list_add_tail(&ch->list, &dti_channels);
-	mutex_unlock(&dti_channels_lock);
-	return &ch->info;
-
-err_remove_dir:
-	debugfs_remove_recursive(ch->dir);
-	dti_free_channel(ch);
-err_unlock:
-	mutex_unlock(&dti_channels_lock);
-	return ERR_PTR(ret);
+	return dti_register_info(name, subbuf_size, n_subbufs, init_level,
+				 flags, NULL);
 }
 EXPORT_SYMBOL_GPL(dti_register_flags);
+
+/* Sub-buffer size when @size bytes per CPU are split the default way. */
+static size_t dti_default_subbuf_size(size_t size)
+{
+	return round_down(size / DTI_DEFAULT_N_SUBBUFS, DTI_RECORD_ALIGN);
+}
 
 /**
  * __dti_register - create a channel with explicit sub-buffer geometry
@@ -369,11 +454,8 @@ EXPORT_SYMBOL_GPL(__dti_register);
  */
 struct dti_info *dti_register(const char *name, size_t size, int init_level)
 {
-	size_t subbuf_size = size / DTI_DEFAULT_N_SUBBUFS;
-
-	subbuf_size = round_down(subbuf_size, DTI_RECORD_ALIGN);
-	return __dti_register(name, subbuf_size, DTI_DEFAULT_N_SUBBUFS,
-			      init_level);
+	return __dti_register(name, dti_default_subbuf_size(size),
+			      DTI_DEFAULT_N_SUBBUFS, init_level);
 }
 EXPORT_SYMBOL_GPL(dti_register);
 
@@ -395,11 +477,20 @@ void dti_unregister(struct dti_info *trace)
 
 	if (IS_ERR_OR_NULL(trace))
 		return;
-	ch = to_dti_channel(trace);
+	ch = rcu_dereference_protected(trace->chan, true);
+	if (!ch)
+		return;
 
 	mutex_lock(&dti_channels_lock);
 	list_del(&ch->list);
 	mutex_unlock(&dti_channels_lock);
+
+	/* Logging calls reach the channel only with interrupts off. */
+	WRITE_ONCE(trace->level, DTI_LEVEL_DESTROY);
+	RCU_INIT_POINTER(trace->chan, NULL);
+	synchronize_rcu();
+	/* Nothing can queue it any more. */
+	cancel_work_sync(&ch->create_work);
 
 	mutex_lock(&ch->ctl_lock);
 	__dti_set_level(ch, DTI_LEVEL_DESTROY, DTI_SRC_KERNEL);
@@ -410,6 +501,51 @@ void dti_unregister(struct dti_info *trace)
 	dti_free_channel(ch);
 }
 EXPORT_SYMBOL_GPL(dti_unregister);
+
+/**
+ * dti_handle_init - register the channel of a handle
+ * @handle: handle defined with DEFINE_DTI_HANDLE() or
+ *	    DEFINE_DTI_EARLY_HANDLE(); use INIT_DTI_HANDLE()
+ *
+ * Creates the channel's directory and control files at the handle's
+ * current level.  The buffers, their files and the merged views follow
+ * when the first record at a stored level arrives, or now if records
+ * logged before this call are waiting to be replayed.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or a negative errno as for dti_register_flags().
+ */
+int dti_handle_init(struct dti_handle *handle)
+{
+	struct dti_info *info;
+
+	might_sleep();
+	if (rcu_access_pointer(handle->info.chan))
+		return -EBUSY;
+	info = dti_register_info(handle->name,
+				 dti_default_subbuf_size(handle->size),
+				 DTI_DEFAULT_N_SUBBUFS,
+				 READ_ONCE(handle->info.level),
+				 DTI_F_ON_DEMAND, &handle->info);
+	return PTR_ERR_OR_ZERO(info);
+}
+EXPORT_SYMBOL_GPL(dti_handle_init);
+
+/**
+ * dti_handle_cleanup - unregister the channel of a handle
+ * @handle: handle; use CLEANUP_DTI_HANDLE()
+ *
+ * Unlike dti_unregister() on a channel of its own, this may run while
+ * other CPUs are still logging to @handle: their records are refused or
+ * land in the handle's pending store, never in freed memory.
+ *
+ * Context: process context; may sleep.
+ */
+void dti_handle_cleanup(struct dti_handle *handle)
+{
+	dti_unregister(&handle->info);
+}
+EXPORT_SYMBOL_GPL(dti_handle_cleanup);
 
 static int __init dti_init(void)
 {

@@ -56,7 +56,7 @@ static ssize_t dti_level_read(struct file *file, char __user *ubuf,
 	char kbuf[16];
 	int len;
 
-	len = scnprintf(kbuf, sizeof(kbuf), "%d\n", READ_ONCE(ch->info.level));
+	len = scnprintf(kbuf, sizeof(kbuf), "%d\n", READ_ONCE(ch->info->level));
 	return simple_read_from_buffer(ubuf, count, ppos, kbuf, len);
 }
 
@@ -165,7 +165,7 @@ static int dti_stats_show(struct seq_file *m, void *unused)
 		   "written", "filtered", "overwritten", "dropped", "rejected",
 		   "nmi", "next_seq");
 	for_each_possible_cpu(cpu) {
-		snap = *per_cpu_ptr(ch->info.stats, cpu);
+		snap = *per_cpu_ptr(ch->info->stats, cpu);
 		total.written += snap.written;
 		total.filtered += snap.filtered;
 		total.overwritten += snap.overwritten;
@@ -184,6 +184,8 @@ DEFINE_SHOW_ATTRIBUTE(dti_stats);
 static int dti_info_show(struct seq_file *m, void *unused)
 {
 	struct dti_channel *ch = m->private;
+	struct dti_pending *p = ch->info->pending;
+	unsigned long flags;
 	bool buffers;
 
 	rcu_read_lock();
@@ -191,7 +193,7 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	rcu_read_unlock();
 
 	seq_printf(m, "name: %s\n", ch->name);
-	seq_printf(m, "level: %d\n", READ_ONCE(ch->info.level));
+	seq_printf(m, "level: %d\n", READ_ONCE(ch->info->level));
 	seq_printf(m, "mode: %s\n", ch->flags & DTI_F_NO_OVERWRITE ?
 		   "no-overwrite" : "overwrite");
 	seq_printf(m, "subbuf_size: %zu\n", ch->subbuf_size);
@@ -199,6 +201,14 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	seq_printf(m, "max_payload: %zu\n", dti_max_payload(ch));
 	seq_printf(m, "buffers: %s\n", buffers ? "allocated" : "none");
 	seq_printf(m, "record_version: %u\n", DTI_RECORD_VERSION);
+	seq_printf(m, "on_demand: %d\n", !!(ch->flags & DTI_F_ON_DEMAND));
+	if (p) {
+		raw_spin_lock_irqsave(&p->lock, flags);
+		seq_printf(m, "pending_size: %zu\npending_used: %zu\n"
+			   "pending_replayed: %llu\npending_lost: %llu\n",
+			   p->size, p->used, p->replayed, p->lost);
+		raw_spin_unlock_irqrestore(&p->lock, flags);
+	}
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(dti_info);

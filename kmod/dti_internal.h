@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/relay.h>
+#include <linux/workqueue.h>
 
 #define DTI_MARKER_PREFIX_LEN	(sizeof(DTI_MARKER_PREFIX) - 1)
 #define DTI_MARKER_LEN		(DTI_MARKER_PREFIX_LEN + DTI_NAME_MAX + 1)
@@ -18,9 +19,14 @@
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
 #define DTI_TRACE_FILE_BASE	"trace"
 
+/* Internal registration flag: buffers are created when the first record
+ * at a stored level arrives (handles), not when the level allows it. */
+#define DTI_F_ON_DEMAND		0x100
+
 /**
  * struct dti_channel - a DTI channel
- * @info:	the part drivers see; must stay first
+ * @own_info:	the part drivers see, for channels registered directly
+ * @info:	the part drivers see: @own_info, or a handle's
  * @marker:	"__DTI__<name>", NUL-terminated, so a memory dump can find
  *		the channel; @name points into it
  * @name:	channel name
@@ -35,13 +41,15 @@
  * @buf_lock:	held by file operations that use @rchan; taken only briefly
  *		by level changes, to publish or detach @rchan
  * @dying:	set by dti_unregister(); level changes then fail
+ * @create_work: creates the buffers of an on-demand channel
  * @dir:	debugfs directory of the channel
  * @merged:	the "merged" file, present while the buffers are
  * @merged_ts:	the "merged-ts" file, present while the buffers are
  * @list:	entry in the list of all channels
  */
 struct dti_channel {
-	struct dti_info info;
+	struct dti_info own_info;
+	struct dti_info *info;
 	char marker[DTI_MARKER_LEN];
 	const char *name;
 	size_t subbuf_size;
@@ -51,16 +59,12 @@ struct dti_channel {
 	struct mutex ctl_lock;
 	struct mutex buf_lock;
 	bool dying;
+	struct work_struct create_work;
 	struct dentry *dir;
 	struct dentry *merged;
 	struct dentry *merged_ts;
 	struct list_head list;
 };
-
-static inline struct dti_channel *to_dti_channel(struct dti_info *info)
-{
-	return container_of(info, struct dti_channel, info);
-}
 
 /**
  * struct dti_meta - what a writer knows about a record besides its payload
@@ -93,14 +97,14 @@ int dti_change_level(struct dti_channel *ch, int level,
 void dti_probe_level(struct dti_channel *ch, int old_level, int new_level,
 		     enum dti_level_source source);
 int dti_parse_level(const char *buf, int *level);
+void dti_create_work(struct work_struct *work);
 
 /* dti_write.c */
 void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec);
 void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
 		    size_t len, int err);
 extern const struct rchan_callbacks dti_relay_callbacks;
-void *dti_store(struct dti_channel *ch, const struct dti_meta *meta,
-		size_t len);
+void dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
 size_t dti_max_payload(const struct dti_channel *ch);
 
 /* dti_fs.c */

@@ -90,7 +90,7 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf,
 	} else if (buf->subbufs_produced >= ch->n_subbufs) {
 		/* The ring wrapped: this sub-buffer holds the oldest records. */
 		info = dti_subbuf_info(subbuf);
-		per_cpu_ptr(ch->info.stats, buf->cpu)->overwritten +=
+		per_cpu_ptr(ch->info->stats, buf->cpu)->overwritten +=
 			info->records;
 	}
 
@@ -164,74 +164,208 @@ size_t dti_max_payload(const struct dti_channel *ch)
 }
 
 /**
- * dti_store - reserve a record in the local CPU's buffer and fill its header
+ * dti_store - reserve a record in the local CPU's relay buffer
  * @ch: channel
+ * @rchan: its relay channel
  * @meta: record metadata
- * @len: payload length
+ * @len: payload length, at most dti_max_payload()
  *
- * Context: interrupts disabled.
- * Return: the payload area, or ERR_PTR(-EBUSY) from NMI context,
- * ERR_PTR(-EMSGSIZE) if @len cannot fit a sub-buffer, ERR_PTR(-ENODEV)
- * if the buffers are being destroyed, ERR_PTR(-ENOSPC) if a
- * no-overwrite buffer is full.
+ * Fills in the header and accounts for the record; the caller writes the
+ * payload.
+ *
+ * Context: interrupts disabled, not NMI.
+ * Return: the payload area, or ERR_PTR(-ENOSPC) if a no-overwrite buffer
+ * is full.
  */
-void *dti_store(struct dti_channel *ch, const struct dti_meta *meta,
-		size_t len)
+static void *dti_store(struct dti_channel *ch, struct rchan *rchan,
+		       const struct dti_meta *meta, size_t len)
 {
-	struct dti_cpu_stats *stats;
+	struct dti_cpu_stats *stats = this_cpu_ptr(ch->info->stats);
 	struct rchan_buf *buf;
 	struct dti_record *rec;
-	struct rchan *rchan;
-	int err;
 	u64 seq;
-
-	lockdep_assert_irqs_disabled();
-	if (unlikely(in_nmi())) {
-		this_cpu_inc(ch->info.stats->nmi);
-		return ERR_PTR(-EBUSY);
-	}
-	stats = this_cpu_ptr(ch->info.stats);
-	if (unlikely(len > dti_max_payload(ch))) {
-		stats->rejected++;
-		err = -EMSGSIZE;
-		goto lost;
-	}
-	rchan = rcu_dereference_sched(ch->rchan);
-	if (unlikely(!rchan)) {
-		/* Raced with "destroy": the level check passed just before. */
-		stats->filtered++;
-		return ERR_PTR(-ENODEV);
-	}
 
 	seq = stats->seq++;
 	rec = relay_reserve(rchan, DTI_RECORD_SIZE(len));
 	if (unlikely(!rec)) {
 		stats->dropped++;
-		err = -ENOSPC;
-		goto lost;
+		dti_probe_lost(ch, meta, len, -ENOSPC);
+		return ERR_PTR(-ENOSPC);
 	}
 	dti_fill_record(rec, meta, len, seq);
 	buf = *this_cpu_ptr(rchan->buf);
 	dti_subbuf_info(buf->data)->records++;
 	stats->written++;
 	return rec + 1;
-
-lost:
-	dti_probe_lost(ch, meta, len, err);
-	return ERR_PTR(err);
 }
 
-/* The record whose payload dti_store() returned. */
-static const struct dti_record *dti_payload_record(const void *data)
+/*
+ * Copy a stored record's payload in and let probes see it.  Without a
+ * payload (dti_reserve_raw()) the caller fills it in afterwards.
+ */
+static void dti_store_payload(struct dti_channel *ch, void *data,
+			      const void *payload, size_t len)
 {
-	return (const struct dti_record *)data - 1;
+	if (payload)
+		memcpy(data, payload, len);
+	dti_probe_stored(ch, (const struct dti_record *)data - 1);
 }
 
-static bool dti_level_ok(struct dti_channel *ch, int level)
+/* Append a record to the pending store; its lock held. */
+static int dti_pending_add(struct dti_pending *p, const struct dti_meta *meta,
+			   const void *payload, size_t len)
+{
+	size_t size = DTI_RECORD_SIZE(len);
+	struct dti_record *rec;
+
+	if (!payload || size > p->size - p->used) {
+		p->lost++;
+		return -ENOSPC;
+	}
+	rec = p->buf + p->used;
+	dti_fill_record(rec, meta, len, 0);
+	memcpy(rec + 1, payload, len);
+	p->used += size;
+	return 0;
+}
+
+/*
+ * No relay buffers (yet): keep the record in @info's pending store, and
+ * have an on-demand channel's buffers created.  Publication of the
+ * buffers holds the store's lock, so checking again under it decides
+ * once and for all whether the record is replayed or written directly.
+ *
+ * Return: ERR_PTR(-EINPROGRESS) if the record was kept, NULL if buffers
+ * or a channel appeared meanwhile (the caller starts over), another
+ * ERR_PTR() if the record is lost.
+ */
+static void *dti_write_pending(struct dti_info *info, struct dti_channel *ch,
+			       const struct dti_meta *meta,
+			       const void *payload, size_t len)
+{
+	struct dti_pending *p = info->pending;
+	bool appeared;
+	int err;
+
+	if (!p) {
+		/* Raced with "destroy": the level check passed just before. */
+		this_cpu_inc(info->stats->filtered);
+		return ERR_PTR(-ENODEV);
+	}
+	raw_spin_lock(&p->lock);
+	if (ch)
+		appeared = rcu_access_pointer(ch->rchan) != NULL;
+	else
+		appeared = rcu_access_pointer(info->chan) != NULL;
+	err = appeared ? 0 : dti_pending_add(p, meta, payload, len);
+	raw_spin_unlock(&p->lock);
+	if (appeared)
+		return NULL;
+	if (ch && (ch->flags & DTI_F_ON_DEMAND))
+		schedule_work(&ch->create_work);
+	return ERR_PTR(err ? err : -EINPROGRESS);
+}
+
+/*
+ * Write one record for @info: into this CPU's relay buffer, or into the
+ * pending store while there is none.
+ *
+ * Context: interrupts disabled.
+ * Return: the payload area in the relay buffer; ERR_PTR(-EINPROGRESS)
+ * if the record waits in the pending store; ERR_PTR(-EBUSY) from NMI
+ * context, ERR_PTR(-EMSGSIZE) if @len cannot fit a sub-buffer,
+ * ERR_PTR(-ENOSPC) if there is no room, ERR_PTR(-ENODEV) if the buffers
+ * are being destroyed.
+ */
+static void *dti_write(struct dti_info *info, const struct dti_meta *meta,
+		       const void *payload, size_t len)
+{
+	struct dti_channel *ch;
+	struct rchan *rchan;
+	void *data;
+
+	lockdep_assert_irqs_disabled();
+	if (unlikely(in_nmi())) {
+		this_cpu_inc(info->stats->nmi);
+		return ERR_PTR(-EBUSY);
+	}
+	do {
+		ch = rcu_dereference_sched(info->chan);
+		if (likely(ch)) {
+			if (unlikely(len > dti_max_payload(ch))) {
+				this_cpu_inc(info->stats->rejected);
+				dti_probe_lost(ch, meta, len, -EMSGSIZE);
+				return ERR_PTR(-EMSGSIZE);
+			}
+			rchan = rcu_dereference_sched(ch->rchan);
+			if (likely(rchan))
+				break;
+		}
+		data = dti_write_pending(info, ch, meta, payload, len);
+	} while (!data);
+	if (!ch)
+		return data;
+
+	data = dti_store(ch, rchan, meta, len);
+	if (!IS_ERR(data))
+		dti_store_payload(ch, data, payload, len);
+	return data;
+}
+
+/**
+ * dti_publish_buffers - make new relay buffers visible to writers
+ * @ch: channel
+ * @rchan: its new relay channel
+ *
+ * First replays the records waiting in the pending store into this
+ * CPU's buffer, in the order they were logged and with their original
+ * timestamp, CPU, level and caller, flagged DTI_REC_REPLAYED.  They take
+ * sequence numbers of the buffer they land in.
+ *
+ * Context: process context, @ch->buf_lock held.
+ */
+void dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan)
+{
+	struct dti_pending *p = ch->info->pending;
+	struct dti_record *rec;
+	struct dti_meta meta;
+	unsigned long flags;
+	size_t pos;
+	void *data;
+
+	lockdep_assert_held(&ch->buf_lock);
+	if (!p) {
+		rcu_assign_pointer(ch->rchan, rchan);
+		return;
+	}
+	raw_spin_lock_irqsave(&p->lock, flags);
+	for (pos = 0; pos < p->used; pos += DTI_RECORD_SIZE(rec->len)) {
+		rec = p->buf + pos;
+		meta.ts_ns = rec->ts_ns;
+		meta.caller = rec->caller;
+		meta.cpu = rec->cpu;
+		meta.level = rec->level;
+		meta.flags = rec->flags | DTI_REC_REPLAYED;
+		if (rec->len > dti_max_payload(ch)) {
+			this_cpu_inc(ch->info->stats->rejected);
+			continue;
+		}
+		data = dti_store(ch, rchan, &meta, rec->len);
+		if (IS_ERR(data))
+			continue;
+		dti_store_payload(ch, data, rec + 1, rec->len);
+		p->replayed++;
+	}
+	p->used = 0;
+	rcu_assign_pointer(ch->rchan, rchan);
+	raw_spin_unlock_irqrestore(&p->lock, flags);
+}
+
+static bool dti_level_ok(struct dti_info *info, int level)
 {
 	if (likely(level >= 0 && level <= DTI_LEVEL_MAX))
 		return true;
-	this_cpu_inc(ch->info.stats->rejected);
+	this_cpu_inc(info->stats->rejected);
 	return false;
 }
 
@@ -245,6 +379,14 @@ static void dti_meta_init(struct dti_meta *meta, int level, u8 flags,
 	meta->flags = flags;
 }
 
+/* Result of a logging call: a record kept for replay counts as stored. */
+static int dti_write_result(const void *data)
+{
+	if (PTR_ERR(data) == -EINPROGRESS)
+		return 0;
+	return PTR_ERR_OR_ZERO(data);
+}
+
 /**
  * dti_printk_raw - format a text record and store it
  * @trace: channel
@@ -256,11 +398,14 @@ static void dti_meta_init(struct dti_meta *meta, int level, u8 flags,
  * than DTI_TEXT_MAX - 1 bytes is cut and flagged DTI_REC_TRUNCATED.
  *
  * Context: any but NMI.
- * Return: 0 if stored; -EINVAL for a bad level; otherwise as dti_store().
+ * Return: 0 if stored (or kept for replay into buffers being created);
+ * -EINVAL for a bad level; -EBUSY from NMI context; -EMSGSIZE if the
+ * text cannot fit a sub-buffer; -ENOSPC if there is no room (no-overwrite
+ * buffer full, or pending store full); -ENODEV if the buffers are being
+ * destroyed.
  */
 int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 {
-	struct dti_channel *ch = to_dti_channel(trace);
 	struct dti_meta meta;
 	unsigned long flags;
 	va_list args;
@@ -268,12 +413,12 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 	void *data;
 	int len;
 
-	if (!dti_level_ok(ch, level))
+	if (!dti_level_ok(trace, level))
 		return -EINVAL;
 	local_irq_save(flags);
 	dti_meta_init(&meta, level, DTI_REC_TEXT, _RET_IP_);
 	if (unlikely(in_nmi())) {
-		data = dti_store(ch, &meta, 0);
+		data = dti_write(trace, &meta, NULL, 0);
 		goto out;
 	}
 	text = this_cpu_ptr(dti_text_buf);
@@ -284,14 +429,10 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 		len = DTI_TEXT_MAX - 1;
 		meta.flags |= DTI_REC_TRUNCATED;
 	}
-	data = dti_store(ch, &meta, len);
-	if (!IS_ERR(data)) {
-		memcpy(data, text, len);
-		dti_probe_stored(ch, dti_payload_record(data));
-	}
+	data = dti_write(trace, &meta, text, len);
 out:
 	local_irq_restore(flags);
-	return PTR_ERR_OR_ZERO(data);
+	return dti_write_result(data);
 }
 EXPORT_SYMBOL_GPL(dti_printk_raw);
 
@@ -306,32 +447,27 @@ EXPORT_SYMBOL_GPL(dti_printk_raw);
  * level inline first.
  *
  * Context: any but NMI.
- * Return: 0 if stored; -EINVAL for a bad level or a NULL @buf with a
- * non-zero @len; otherwise as dti_store().
+ * Return: as dti_printk_raw(); also -EINVAL for a NULL @buf with a
+ * non-zero @len.
  */
 int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len)
 {
-	struct dti_channel *ch = to_dti_channel(trace);
 	struct dti_meta meta;
 	unsigned long flags;
 	void *data;
 
-	if (!dti_level_ok(ch, level))
+	if (!dti_level_ok(trace, level))
 		return -EINVAL;
 	if (unlikely(!buf && len)) {
-		this_cpu_inc(ch->info.stats->rejected);
+		this_cpu_inc(trace->stats->rejected);
 		return -EINVAL;
 	}
 	local_irq_save(flags);
 	dti_meta_init(&meta, level, 0, _RET_IP_);
-	data = dti_store(ch, &meta, len);
-	if (!IS_ERR(data)) {
-		memcpy(data, buf, len);
-		dti_probe_stored(ch, dti_payload_record(data));
-	}
+	data = dti_write(trace, &meta, buf ? buf : "", len);
 	local_irq_restore(flags);
-	return PTR_ERR_OR_ZERO(data);
+	return dti_write_result(data);
 }
 EXPORT_SYMBOL_GPL(dti_event_raw);
 
@@ -345,6 +481,8 @@ EXPORT_SYMBOL_GPL(dti_event_raw);
  * must keep interrupts disabled until it has written the payload: that
  * is what keeps another writer on this CPU, a snapshot of the buffer and
  * the destruction of the buffer away from the half-written record.
+ * While a handle's buffers do not exist yet nothing can be reserved; the
+ * record is counted as lost in the pending store.
  *
  * Context: interrupts disabled, not NMI.
  * Return: pointer to @len bytes of payload, or NULL if not stored (the
@@ -352,17 +490,13 @@ EXPORT_SYMBOL_GPL(dti_event_raw);
  */
 void *dti_reserve_raw(struct dti_info *trace, int level, size_t len)
 {
-	struct dti_channel *ch = to_dti_channel(trace);
 	struct dti_meta meta;
 	void *data;
 
-	if (WARN_ON_ONCE(!irqs_disabled()) || !dti_level_ok(ch, level))
+	if (WARN_ON_ONCE(!irqs_disabled()) || !dti_level_ok(trace, level))
 		return NULL;
 	dti_meta_init(&meta, level, DTI_REC_RESERVED, _RET_IP_);
-	data = dti_store(ch, &meta, len);
-	if (IS_ERR(data))
-		return NULL;
-	dti_probe_stored(ch, dti_payload_record(data));
-	return data;
+	data = dti_write(trace, &meta, NULL, len);
+	return IS_ERR(data) ? NULL : data;
 }
 EXPORT_SYMBOL_GPL(dti_reserve_raw);

@@ -22,6 +22,7 @@
 
 #include <linux/compiler.h>
 #include <linux/percpu.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <uapi/linux/dti_record.h>
 
@@ -62,17 +63,62 @@ struct dti_cpu_stats {
 	u64 seq;
 };
 
+struct dti_channel;
+
+/**
+ * struct dti_pending - records kept until a channel's buffers exist
+ * @lock:	protects the rest; taken with interrupts off
+ * @buf:	storage, DTI_RECORD_ALIGN aligned
+ * @size:	bytes of @buf
+ * @used:	bytes holding records, in the format of dti_record.h
+ * @lost:	records that did not fit
+ * @replayed:	records copied into the relay buffers so far
+ *
+ * A handle logs here before INIT_DTI_HANDLE() (early handles) and while
+ * its buffers are being created on demand; the records are replayed into
+ * the buffers, in order and with their original timestamps, exactly once.
+ */
+struct dti_pending {
+	raw_spinlock_t lock;
+	void *buf;
+	size_t size;
+	size_t used;
+	u64 lost;
+	u64 replayed;
+};
+
 /**
  * struct dti_info - a DTI channel, as drivers see it
  * @level:	current level; records with a level above it are not stored
  * @stats:	per-CPU counters
- *
- * The rest of the channel is private to dti.ko.
+ * @chan:	private to dti.ko; NULL while a handle is not initialised
+ * @pending:	where records go while there are no buffers, or NULL
  */
 struct dti_info {
 	int level;
 	struct dti_cpu_stats __percpu *stats;
+	struct dti_channel __rcu *chan;
+	struct dti_pending *pending;
 };
+
+/**
+ * struct dti_handle - a channel defined statically, created on demand
+ * @info:	the channel's level, counters and pending records
+ * @pending:	storage for @info.pending
+ * @name:	channel name
+ * @size:	bytes of buffer per CPU once the buffers exist
+ *
+ * Use DEFINE_DTI_HANDLE() or DEFINE_DTI_EARLY_HANDLE(), never directly.
+ */
+struct dti_handle {
+	struct dti_info info;
+	struct dti_pending pending;
+	const char *name;
+	size_t size;
+};
+
+/* Bytes of pending-record storage a DEFINE_DTI_HANDLE() handle gets. */
+#define DTI_PENDING_DEFAULT_SIZE	1024
 
 struct dti_info *dti_register_flags(const char *name, size_t subbuf_size,
 				    size_t n_subbufs, int init_level,
@@ -82,6 +128,9 @@ struct dti_info *__dti_register(const char *name, size_t subbuf_size,
 struct dti_info *dti_register(const char *name, size_t size, int init_level);
 void dti_unregister(struct dti_info *trace);
 int dti_set_level(struct dti_info *trace, int level);
+
+int dti_handle_init(struct dti_handle *handle);
+void dti_handle_cleanup(struct dti_handle *handle);
 
 __printf(3, 4)
 int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...);
@@ -160,5 +209,79 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	dti_enabled(__dti_t, __dti_l) ?					\
 		dti_reserve_raw(__dti_t, __dti_l, len) : NULL;		\
 })
+
+/*
+ * The handle interface.  A handle is defined once, statically, in the
+ * file that logs to it; the channel's buffers are allocated when the
+ * first record at a stored level arrives, from any context.
+ *
+ *	DEFINE_DTI_HANDLE(mytrace, "mydrv", 64 * 1024, DTI_LEVEL_ERR);
+ *
+ *	init:	err = INIT_DTI_HANDLE(mytrace);
+ *	log:	dti_printk(mytrace, DTI_LEVEL_INFO, "reset %d\n", why);
+ *	exit:	CLEANUP_DTI_HANDLE(mytrace);
+ */
+#define __DEFINE_DTI_HANDLE(handle, _name, _size, _level, _buf, _bufsize) \
+	static DEFINE_PER_CPU(struct dti_cpu_stats, handle##__dti_stats);  \
+	static struct dti_handle handle = {				   \
+		.info = {						   \
+			.level = (_level),				   \
+			.stats = &handle##__dti_stats,			   \
+			.pending = &handle.pending,			   \
+		},							   \
+		.pending = {						   \
+			.lock = __RAW_SPIN_LOCK_UNLOCKED(handle.pending.lock), \
+			.buf = (_buf),					   \
+			.size = (_bufsize),				   \
+		},							   \
+		.name = (_name),					   \
+		.size = (_size),					   \
+	}
+
+/**
+ * DEFINE_DTI_HANDLE - define a file-local DTI handle
+ * @handle: variable name of the handle
+ * @name: channel name (see dti_register_flags())
+ * @size: bytes of relay buffer per CPU, allocated on demand
+ * @init_level: level before anyone changes it
+ *
+ * The handle also gets DTI_PENDING_DEFAULT_SIZE bytes for records that
+ * arrive while its buffers are being created.
+ */
+#define DEFINE_DTI_HANDLE(handle, name, size, init_level)		   \
+	static u64 handle##__dti_buf[DTI_PENDING_DEFAULT_SIZE / sizeof(u64)]; \
+	__DEFINE_DTI_HANDLE(handle, name, size, init_level,		   \
+			    handle##__dti_buf, sizeof(handle##__dti_buf))
+
+/**
+ * DEFINE_DTI_EARLY_HANDLE - define a handle that can log before its init
+ * @handle: variable name of the handle
+ * @name: channel name
+ * @size: bytes of relay buffer per CPU
+ * @init_level: level before anyone changes it
+ * @static_buf: storage for records logged before INIT_DTI_HANDLE(), at
+ *		least DTI_RECORD_ALIGN aligned
+ * @static_size: bytes of @static_buf
+ *
+ * Records logged before INIT_DTI_HANDLE() go to @static_buf and are
+ * replayed into the channel when it is initialised.
+ */
+#define DEFINE_DTI_EARLY_HANDLE(handle, name, size, init_level,		   \
+				static_buf, static_size)		   \
+	__DEFINE_DTI_HANDLE(handle, name, size, init_level,		   \
+			    static_buf, static_size)
+
+/* Register the handle's channel; returns 0 or a negative errno. */
+#define INIT_DTI_HANDLE(handle)		dti_handle_init(&(handle))
+/* Unregister it; safe against logging calls running concurrently. */
+#define CLEANUP_DTI_HANDLE(handle)	dti_handle_cleanup(&(handle))
+
+/* Logging through a handle: as __dti_printk() and friends. */
+#define dti_printk(handle, level, fmt, ...) \
+	__dti_printk(&(handle).info, level, fmt, ##__VA_ARGS__)
+#define dti_event(handle, level, buf, len) \
+	__dti_event(&(handle).info, level, buf, len)
+#define dti_reserve(handle, level, len) \
+	__dti_reserve(&(handle).info, level, len)
 
 #endif /* _LINUX_DTI_H */
