@@ -289,7 +289,7 @@ static void *dti_write(struct dti_info *info, const struct dti_meta *meta,
 		this_cpu_inc(info->stats->nmi);
 		return ERR_PTR(-EBUSY);
 	}
-	do {
+	for (;;) {
 		ch = rcu_dereference_sched(info->chan);
 		if (likely(ch)) {
 			if (unlikely(len > dti_max_payload(ch))) {
@@ -302,9 +302,9 @@ static void *dti_write(struct dti_info *info, const struct dti_meta *meta,
 				break;
 		}
 		data = dti_write_pending(info, ch, meta, payload, len);
-	} while (!data);
-	if (!ch)
-		return data;
+		if (data)
+			return data;
+	}
 
 	data = dti_store(ch, rchan, meta, len);
 	if (!IS_ERR(data))

@@ -13,6 +13,19 @@
  *   printk NAME LEVEL COUNT CPU CTX TAG   COUNT records "TAG <i>"
  *   event NAME LEVEL COUNT CPU CTX LEN    COUNT binary records, see below
  *   reserve NAME LEVEL COUNT CPU CTX LEN  the same through __dti_reserve()
+ *   handle_init NAME                      INIT_DTI_HANDLE() of h_demand or h_early
+ *   race NAME MS                          log to handle NAME from every other
+ *                                         CPU while CLEANUP_DTI_HANDLE() runs
+ *   s390_register NAME PAGES AREAS        debug_register() (dti_s390dbf.h)
+ *   s390 NAME LEVEL COUNT TAG             debug_sprintf_event() and
+ *                                         debug_event() COUNT times each
+ *   s390_level NAME LEVEL                 debug_set_level()
+ *
+ * Two handles are defined here: h_demand (DEFINE_DTI_HANDLE) and h_early
+ * (DEFINE_DTI_EARLY_HANDLE, 4 KiB static buffer).  At load, the module
+ * logs "early <i>" records (module parameter early=, default 20) to
+ * h_early before initialising it, then initialises both; "unregister"
+ * on a handle is CLEANUP_DTI_HANDLE().
  *
  * NAME may be "@empty" for "" and "@null" for NULL.  CPU is a CPU
  * number or -1 for whichever CPU the command runs on.  CTX is "process"
@@ -28,7 +41,10 @@
 #include <linux/dti.h>
 #include <linux/err.h>
 #include <linux/hrtimer.h>
+#include <linux/delay.h>
+#include <linux/dti_s390dbf.h>
 #include <linux/interrupt.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -54,10 +70,26 @@ static const char *const dtt_ctx_names[] = {
 	[DTT_HARDIRQ] = "hardirq",
 };
 
+#define DTT_EARLY_BUF_SIZE	4096
+#define DTT_S390_DATA_LEN	8
+
 struct dtt_channel {
 	char name[DTI_NAME_MAX + 1];
 	struct dti_info *trace;
+	struct dti_handle *handle;	/* for handles */
+	bool s390;			/* registered through dti_s390dbf.h */
 };
+
+DEFINE_DTI_HANDLE(h_demand, "h_demand", 64 * 1024, DTI_LEVEL_DEBUG);
+static u64 h_early_buf[DTT_EARLY_BUF_SIZE / sizeof(u64)];
+DEFINE_DTI_EARLY_HANDLE(h_early, "h_early", 64 * 1024, DTI_LEVEL_DEBUG,
+			h_early_buf, sizeof(h_early_buf));
+
+static struct dti_handle *const dtt_handles[] = { &h_demand, &h_early };
+
+static unsigned int early = 20;
+module_param(early, uint, 0444);
+MODULE_PARM_DESC(early, "records logged to h_early before its init");
 
 struct dtt_job {
 	struct dti_info *trace;
@@ -286,11 +318,161 @@ out:
 	return ret;
 }
 
+static int dtt_add(const char *name, struct dti_info *trace,
+		   struct dti_handle *handle, bool s390)
+{
+	struct dtt_channel *c = dtt_free_slot();
+
+	if (!c)
+		return -ENOSPC;
+	strscpy(c->name, name, sizeof(c->name));
+	c->trace = trace;
+	c->handle = handle;
+	c->s390 = s390;
+	return 0;
+}
+
+static struct dti_handle *dtt_handle(const char *name)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(dtt_handles); i++) {
+		if (!strcmp(dtt_handles[i]->name, name))
+			return dtt_handles[i];
+	}
+	return NULL;
+}
+
+static int dtt_handle_init(const char *name)
+{
+	struct dti_handle *h = dtt_handle(name);
+	int ret;
+
+	if (!h)
+		return -ENOENT;
+	if (dtt_find(name))
+		return -EBUSY;
+	ret = INIT_DTI_HANDLE(*h);
+	if (ret)
+		return ret;
+	return dtt_add(name, &h->info, h, false);
+}
+
+static void dtt_release(struct dtt_channel *c)
+{
+	if (c->handle)
+		dti_handle_cleanup(c->handle);
+	else if (c->s390)
+		debug_unregister(c->trace);
+	else
+		dti_unregister(c->trace);
+	c->trace = NULL;
+}
+
+struct dtt_racer {
+	struct dti_handle *handle;
+	struct task_struct *task;
+	bool *stop;
+	unsigned long calls;
+	unsigned long stored;
+};
+
+static int dtt_racer_fn(void *arg)
+{
+	struct dtt_racer *r = arg;
+
+	while (!READ_ONCE(*r->stop)) {
+		if (!dti_printk(*r->handle, DTI_LEVEL_ERR, "race %lu\n",
+				r->calls))
+			r->stored++;
+		r->calls++;
+		cond_resched();
+	}
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+/* Log to a handle from every other CPU while it is cleaned up. */
+static int dtt_cmd_race(struct dtt_channel *c, unsigned int ms)
+{
+	unsigned long calls = 0, stored = 0;
+	struct dtt_racer *racers;
+	unsigned int cpu, n = 0;
+	bool stop = false;
+
+	if (!c->handle)
+		return -EINVAL;
+	racers = kcalloc(nr_cpu_ids, sizeof(*racers), GFP_KERNEL);
+	if (!racers)
+		return -ENOMEM;
+	for_each_online_cpu(cpu) {
+		if (cpu == raw_smp_processor_id())
+			continue;
+		racers[n].handle = c->handle;
+		racers[n].stop = &stop;
+		racers[n].task = kthread_run_on_cpu(dtt_racer_fn, &racers[n],
+						    cpu, "dtt_race/%u");
+		if (!IS_ERR(racers[n].task))
+			n++;
+	}
+	msleep(ms);
+	dtt_release(c);
+	msleep(ms);
+	WRITE_ONCE(stop, true);
+	while (n--) {
+		kthread_stop(racers[n].task);
+		calls += racers[n].calls;
+		stored += racers[n].stored;
+	}
+	kfree(racers);
+	scnprintf(dtt_result, sizeof(dtt_result),
+		  "ret=0 calls=%lu stored=%lu\n", calls, stored);
+	return 0;
+}
+
+static int dtt_cmd_s390(struct dtt_channel *c, int level, unsigned int count,
+			const char *tag)
+{
+	u8 data[DTT_S390_DATA_LEN];
+	unsigned int i, ok = 0;
+
+	for (i = 0; i < count; i++) {
+		dtt_fill_payload(data, sizeof(data), i);
+		if (debug_sprintf_event(c->trace, level, "%s %u\n", tag, i))
+			ok++;
+		if (debug_event(c->trace, level, data, sizeof(data)))
+			ok++;
+	}
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 ok=%u\n", ok);
+	return 0;
+}
+
+static int dtt_cmd_s390_register(char **argv, int argc)
+{
+	int pages, areas, ret;
+	debug_info_t *id;
+
+	if (argc != 4)
+		return -EINVAL;
+	ret = kstrtoint(argv[2], 0, &pages);
+	if (!ret)
+		ret = kstrtoint(argv[3], 0, &areas);
+	if (ret)
+		return ret;
+	id = debug_register(argv[1], pages, areas, DTT_S390_DATA_LEN);
+	if (!id)
+		return -EINVAL;
+	ret = dtt_add(argv[1], id, NULL, true);
+	if (ret)
+		debug_unregister(id);
+	return ret;
+}
+
 static int dtt_cmd_register(char **argv, int argc)
 {
 	unsigned long size, nsub = 0;
 	struct dti_info *trace;
-	struct dtt_channel *c;
 	unsigned int flags = 0;
 	const char *name;
 	int level, ret;
@@ -307,10 +489,6 @@ static int dtt_cmd_register(char **argv, int argc)
 		ret = kstrtouint(argv[5], 0, &flags);
 	if (ret)
 		return ret;
-	c = dtt_free_slot();
-	if (!c)
-		return -ENOSPC;
-
 	if (argc == 4)
 		trace = dti_register(name, size, level);
 	else
@@ -319,14 +497,16 @@ static int dtt_cmd_register(char **argv, int argc)
 		return PTR_ERR(trace);
 	if (WARN_ON(!trace))
 		return -EFAULT;
-	strscpy(c->name, name, sizeof(c->name));
-	c->trace = trace;
-	return 0;
+	ret = dtt_add(name, trace, NULL, false);
+	if (ret)
+		dti_unregister(trace);
+	return ret;
 }
 
 static int dtt_execute(char **argv, int argc)
 {
 	struct dtt_channel *c;
+	unsigned int count;
 	int level, ret;
 
 	if (!strcmp(argv[0], "register") || !strcmp(argv[0], "register_sub"))
@@ -337,6 +517,10 @@ static int dtt_execute(char **argv, int argc)
 		return dtt_cmd_write(DTT_EVENT, argv, argc);
 	if (!strcmp(argv[0], "reserve"))
 		return dtt_cmd_write(DTT_RESERVE, argv, argc);
+	if (!strcmp(argv[0], "handle_init") && argc == 2)
+		return dtt_handle_init(argv[1]);
+	if (!strcmp(argv[0], "s390_register"))
+		return dtt_cmd_s390_register(argv, argc);
 
 	if (argc < 2)
 		return -EINVAL;
@@ -344,13 +528,27 @@ static int dtt_execute(char **argv, int argc)
 	if (!c)
 		return -ENOENT;
 	if (!strcmp(argv[0], "unregister") && argc == 2) {
-		dti_unregister(c->trace);
-		c->trace = NULL;
+		dtt_release(c);
 		return 0;
 	}
-	if (!strcmp(argv[0], "set_level") && argc == 3) {
-		ret = kstrtoint(argv[2], 0, &level);
-		return ret ? ret : dti_set_level(c->trace, level);
+	if (!strcmp(argv[0], "race") && argc == 3) {
+		ret = kstrtouint(argv[2], 0, &count);
+		return ret ? ret : dtt_cmd_race(c, count);
+	}
+	if (argc < 3)
+		return -EINVAL;
+	ret = kstrtoint(argv[2], 0, &level);
+	if (ret)
+		return ret;
+	if (!strcmp(argv[0], "set_level") && argc == 3)
+		return dti_set_level(c->trace, level);
+	if (!strcmp(argv[0], "s390_level") && argc == 3) {
+		debug_set_level(c->trace, level);
+		return 0;
+	}
+	if (!strcmp(argv[0], "s390") && argc == 5) {
+		ret = kstrtouint(argv[3], 0, &count);
+		return ret ? ret : dtt_cmd_s390(c, level, count, argv[4]);
 	}
 	return -EINVAL;
 }
@@ -401,8 +599,27 @@ static const struct file_operations dtt_ctl_fops = {
 	.llseek	= default_llseek,
 };
 
+/* Not __init: the callers' addresses must still resolve after loading. */
+static noinline void dtt_log_early(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < early; i++)
+		dti_printk(h_early, DTI_LEVEL_WARNING, "early %u\n", i);
+}
+
 static int __init dtt_init(void)
 {
+	int ret;
+
+	dtt_log_early();
+	ret = dtt_handle_init("h_early");
+	if (!ret)
+		ret = dtt_handle_init("h_demand");
+	if (ret) {
+		CLEANUP_DTI_HANDLE(h_early);
+		return ret;
+	}
 	dtt_dir = debugfs_create_dir("dti_test", NULL);
 	debugfs_create_file("ctl", 0600, dtt_dir, NULL, &dtt_ctl_fops);
 	return 0;
@@ -413,8 +630,10 @@ static void __exit dtt_exit(void)
 	int i;
 
 	debugfs_remove_recursive(dtt_dir);
-	for (i = 0; i < DTT_MAX_CHANNELS; i++)
-		dti_unregister(dtt_channels[i].trace);
+	for (i = 0; i < DTT_MAX_CHANNELS; i++) {
+		if (dtt_channels[i].trace)
+			dtt_release(&dtt_channels[i]);
+	}
 }
 
 module_init(dtt_init);
