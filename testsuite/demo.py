@@ -2,9 +2,10 @@
 """`make demo`: boot the guest kernel, load DTI, log records, show them.
 
 Builds the modules if needed, boots Debian's kernel in QEMU (TCG, 2 CPUs)
-and runs a short session a driver developer would: create a channel,
-log from process, softirq and hardirq context on both CPUs, change the
-level from userspace, and read the merged views and the counters.
+and runs a short session with the sample driver (examples/dti_sample): its
+requests are traced from process, softirq and hardirq context; a fault
+makes the watchdog time one out; the level is changed from userspace and
+the merged view, the counters and the driver's own counters are shown.
 """
 
 from __future__ import annotations
@@ -20,49 +21,50 @@ REPO = Path(__file__).resolve().parent.parent
 
 SCRIPT = r"""
 say() { printf '\n\033[1m# %s\033[0m\n' "$*"; }
-T=/sys/kernel/debug/dti_test/ctl
-ctl() { echo "$*" > $T; case "$(cat $T)" in ret=0*) ;; *) echo "failed: $*: $(cat $T)"; exit 1;; esac; }
 D=/sys/kernel/debug/dti
+S=/sys/kernel/debug/dti_sample
+wait_for() { n=0; while ! eval "$1"; do sleep 0.1; n=$((n+1)); [ $n -lt 300 ] || return 1; done; }
 
-say "insmod dti.ko; a client registers channel 'demo' (64 KiB per CPU, level 3)"
+say "insmod dti.ko dti_sample.ko   (a simulated device that traces itself with a DTI handle)"
 insmod $DTI_MODDIR/dti.ko
-insmod $DTI_MODDIR/dti_test.ko
-ctl register demo 65536 3
-ls $D/demo
+insmod $DTI_MODDIR/dti_sample.ko
+wait_for "[ -e $D/dti_sample/merged ]"
+echo "channel created on the driver's first record:"
+ls $D/dti_sample
 
-say "log 3 records each from process, softirq and hardirq context on CPU 0 and 1"
-for cpu in 0 1; do
-    ctl printk demo 3 3 $cpu process process-ctx/cpu$cpu
-    ctl printk demo 2 3 $cpu softirq timer-softirq/cpu$cpu
-    ctl printk demo 1 3 $cpu hardirq hrtimer-hardirq/cpu$cpu
-done
-ctl printk demo 6 3 0 process filtered-at-level-3
+say "submit 6 requests, make the next one hang (watchdog timeout + reset), submit 3 more"
+echo 500 > $S/rate_hz
+echo 6 > $S/submit
+wait_for "grep -q 'completed 6' $S/counters"
+echo timeout > $S/fault
+echo 3 > $S/submit
+wait_for "grep -q 'completed 8' $S/counters"
 
-say "cat $D/demo/merged-ts  (time-ordered across CPUs)"
-cat $D/demo/merged-ts
+say "cat $D/dti_sample/merged-ts   (all CPUs, time order; binary records as hex)"
+cat $D/dti_sample/merged-ts
 
-say "echo 7 > level; a binary event; cat merged"
-echo 7 > $D/demo/level
-ctl printk demo 6 1 1 process stored-at-level-7
-ctl event demo 5 1 0 process 16
-cat $D/demo/merged | tail -n 3
+say "echo 3 > level: keep only errors; 5 more requests"
+echo 3 > $D/dti_sample/level
+echo 5 > $S/submit
+wait_for "grep -q 'completed 13' $S/counters"
+cat $D/dti_sample/stats
 
-say "cat $D/demo/stats"
-cat $D/demo/stats
+say "the driver's own counters"
+cat $S/counters
 
 say "echo destroy > level: buffers freed, control files stay"
-echo destroy > $D/demo/level
-ls $D/demo
+echo destroy > $D/dti_sample/level
+ls $D/dti_sample
 """
 
 
 def main() -> int:
     kernel = find_kernel()
     mods = []
-    for d in ("kmod", "testsuite/modules"):
+    for d in ("kmod", "examples"):
         subprocess.run(["make", "-s", "-C", str(REPO / d), f"KVER={kernel.release}"],
                        check=True, stdout=subprocess.DEVNULL)
-        mods += sorted((REPO / d).glob("*.ko"))
+        mods += sorted((REPO / d).rglob("*.ko"))
     print(f"booting {kernel.release} in QEMU (TCG, 2 CPUs) ...", flush=True)
     res = run(SCRIPT, smp=2, modules=mods, kernel=kernel)
     sys.stdout.write(res.stdout)
