@@ -12,7 +12,7 @@ KVER    ?= $(shell ls -1 /lib/modules 2>/dev/null | sort -V | \
 	     while read v; do [ -d /lib/modules/$$v/build ] && echo $$v; done | tail -n1)
 export KVER
 
-MODULE_DIRS := kmod testsuite/modules
+MODULE_DIRS := kmod testsuite/modules examples
 
 all: modules
 

@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 MODULE_DIRS: list[str] = [
     "kmod",
     "testsuite/modules",
+    "examples",
 ]
 
 _GUESTS = pytest.StashKey[list]()
