@@ -17,6 +17,7 @@
 #include <linux/hardirq.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/smp.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
@@ -150,6 +151,55 @@ noinline void dti_probe_lost(struct dti_channel *ch,
 {
 	barrier();
 }
+
+DEFINE_STATIC_KEY_FALSE(dti_filtered_probe_key);
+EXPORT_SYMBOL_GPL(dti_filtered_probe_key);
+
+static int dti_probe_filtered_set(const char *val,
+				  const struct kernel_param *kp)
+{
+	bool on;
+	int ret = kstrtobool(val, &on);
+
+	if (ret)
+		return ret;
+	if (on)
+		static_branch_enable(&dti_filtered_probe_key);
+	else
+		static_branch_disable(&dti_filtered_probe_key);
+	return 0;
+}
+
+static int dti_probe_filtered_get(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%c\n",
+			  static_key_enabled(&dti_filtered_probe_key) ? 'Y' : 'N');
+}
+
+static const struct kernel_param_ops dti_probe_filtered_ops = {
+	.set = dti_probe_filtered_set,
+	.get = dti_probe_filtered_get,
+};
+module_param_cb(probe_filtered, &dti_probe_filtered_ops, NULL, 0644);
+MODULE_PARM_DESC(probe_filtered,
+		 "call dti_probe_filtered() for records refused by level (for SystemTap)");
+
+/**
+ * dti_probe_filtered - probe point: a record was refused by the level
+ * @trace: channel
+ * @level: the record's level
+ * @ip: address of the logging call
+ *
+ * Called from the inline level check only while the probe_filtered
+ * module parameter is set; does nothing itself.
+ * Context: any.
+ */
+noinline void dti_probe_filtered(struct dti_info *trace, int level,
+				 unsigned long ip)
+{
+	barrier();
+}
+EXPORT_SYMBOL_GPL(dti_probe_filtered);
 
 /**
  * dti_max_payload - largest payload a record of this channel can carry

@@ -361,3 +361,24 @@ def test_unregister_while_reader_holds_files_open(dti_guest):
     assert set(texts(res, "dirs")) == HANDLE_DIRS
     assert texts(res, "s", "merged") == ["again 0"]
     assert out(res, "unloaded") == "unloaded\n"
+
+
+def test_probe_filtered_switch(dti_guest):
+    res = dti_guest.run(PRELUDE + """
+        P=/sys/module/dti/parameters/probe_filtered
+        cat $P > /out/p0
+        echo 1 > $P
+        cat $P > /out/p1
+        ctl register pf 65536 2
+        ctl printk pf 5 10 1 hardirq refused
+        ctl printk pf 1 2 0 process kept
+        echo 0 > $P
+        cat $P > /out/p2
+        if echo bogus > $P 2>/dev/null; then echo ACCEPTED; else echo REFUSED; fi > /out/bad
+        snap pf s
+    """, smp=2).check()
+    assert [out(res, f"p{i}") for i in range(3)] == ["N\n", "Y\n", "N\n"]
+    assert out(res, "bad") == "REFUSED\n"
+    st = parse_stats(out(res, "s", "stats"))["total"]
+    assert st["filtered"] == 10 and st["written"] == 2
+    assert texts(res, "s", "merged") == ["kept 0", "kept 1"]

@@ -21,6 +21,7 @@
 #define _LINUX_DTI_H
 
 #include <linux/compiler.h>
+#include <linux/jump_label.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -138,13 +139,18 @@ int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len);
 void *dti_reserve_raw(struct dti_info *trace, int level, size_t len);
 
+DECLARE_STATIC_KEY_FALSE(dti_filtered_probe_key);
+void dti_probe_filtered(struct dti_info *trace, int level, unsigned long ip);
+
 /**
  * dti_enabled - would a record at @level be stored?
  * @trace: channel
  * @level: level of the record
  *
  * The inline part of every logging call: one load and one compare.  A
- * refused record is counted in the CPU's @filtered counter.
+ * refused record is counted in the CPU's @filtered counter and, only
+ * while dti.ko's probe_filtered parameter is set (a patched-out branch
+ * otherwise), reported to dti_probe_filtered() for SystemTap.
  *
  * Return: true if the channel's level is @level or higher.
  */
@@ -152,6 +158,8 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 {
 	if (likely(level > READ_ONCE(trace->level))) {
 		this_cpu_inc(trace->stats->filtered);
+		if (static_branch_unlikely(&dti_filtered_probe_key))
+			dti_probe_filtered(trace, level, _THIS_IP_);
 		return false;
 	}
 	return true;
