@@ -21,10 +21,16 @@
 
 #include "dti_internal.h"
 
+/*
+ * All channels.  Registration from process context is serialised by
+ * dti_register_lock; the list itself changes under dti_list_lock, which
+ * dti_ctl_create() can take in any context, and is read under RCU.
+ */
 static LIST_HEAD(dti_channels);
-static DEFINE_MUTEX(dti_channels_lock);	/* protects dti_channels */
+static DEFINE_MUTEX(dti_register_lock);
+static DEFINE_SPINLOCK(dti_list_lock);
 
-static bool dti_level_valid(int level)
+bool dti_level_valid(int level)
 {
 	return level >= DTI_LEVEL_MIN && level <= DTI_LEVEL_MAX;
 }
@@ -34,7 +40,7 @@ static bool dti_level_valid(int level)
  * letters, digits and "_-.:" only, not starting with '.', so no '/',
  * no "." or "..", nothing a shell needs quoted.
  */
-static int dti_check_name(const char *name)
+int dti_check_name(const char *name)
 {
 	size_t len, i;
 
@@ -50,7 +56,7 @@ static int dti_check_name(const char *name)
 	return 0;
 }
 
-static int dti_check_geometry(size_t subbuf_size, size_t n_subbufs)
+int dti_check_geometry(size_t subbuf_size, size_t n_subbufs)
 {
 	if (subbuf_size < DTI_SUBBUF_SIZE_MIN ||
 	    subbuf_size > DTI_SUBBUF_SIZE_MAX ||
@@ -63,16 +69,94 @@ static int dti_check_geometry(size_t subbuf_size, size_t n_subbufs)
 	return 0;
 }
 
-static struct dti_channel *dti_find(const char *name)
+/**
+ * dti_find - look a channel up by name
+ * @name: channel name
+ *
+ * Context: under rcu_read_lock() or dti_list_lock.
+ * Return: the channel, or NULL.
+ */
+struct dti_channel *dti_find(const char *name)
 {
 	struct dti_channel *ch;
 
-	lockdep_assert_held(&dti_channels_lock);
-	list_for_each_entry(ch, &dti_channels, list) {
+	list_for_each_entry_rcu(ch, &dti_channels, list,
+				lockdep_is_held(&dti_list_lock)) {
 		if (!strcmp(ch->name, name))
 			return ch;
 	}
 	return NULL;
+}
+
+/**
+ * dti_add_channel - make a channel visible by name
+ * @ch: channel
+ *
+ * Context: any but NMI.
+ * Return: 0, or -EEXIST if the name is taken.
+ */
+int dti_add_channel(struct dti_channel *ch)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&dti_list_lock, flags);
+	if (dti_find(ch->name))
+		ret = -EEXIST;
+	else
+		list_add_tail_rcu(&ch->list, &dti_channels);
+	spin_unlock_irqrestore(&dti_list_lock, flags);
+	return ret;
+}
+
+static bool dti_name_taken(const char *name)
+{
+	bool taken;
+
+	rcu_read_lock();
+	taken = dti_find(name) != NULL;
+	rcu_read_unlock();
+	return taken;
+}
+
+static void dti_del_channel(struct dti_channel *ch)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dti_list_lock, flags);
+	list_del_rcu(&ch->list);
+	spin_unlock_irqrestore(&dti_list_lock, flags);
+}
+
+/**
+ * dti_take_owned - unlist the next channel created for @owner
+ * @owner: owner cookie given to dti_ctl_create(), or NULL for any owner
+ *
+ * Context: any but NMI.
+ * Return: a channel created by dti_ctl_create(), removed from the list so
+ * no one else unregisters it, or NULL if there is none left.
+ */
+struct dti_channel *dti_take_owned(const void *owner)
+{
+	struct dti_channel *ch, *found = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&dti_list_lock, flags);
+	list_for_each_entry(ch, &dti_channels, list) {
+		if (ch->owned && (!owner || ch->owner == owner)) {
+			list_del_rcu(&ch->list);
+			found = ch;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&dti_list_lock, flags);
+	return found;
+}
+
+/* Pending records waiting for buffers? */
+static bool dti_has_pending(struct dti_info *info)
+{
+	return info->pending && READ_ONCE(info->pending->used);
 }
 
 static int dti_create_buffers(struct dti_channel *ch)
@@ -93,27 +177,6 @@ static int dti_create_buffers(struct dti_channel *ch)
 	return 0;
 }
 
-/**
- * dti_create_work - create the buffers of an on-demand channel
- * @work: the channel's create_work
- *
- * Queued by the first record stored while an on-demand channel has no
- * buffers; that record and those after it wait in the pending store.
- */
-void dti_create_work(struct work_struct *work)
-{
-	struct dti_channel *ch = container_of(work, struct dti_channel,
-					      create_work);
-	int ret = 0;
-
-	mutex_lock(&ch->ctl_lock);
-	if (!ch->dying && READ_ONCE(ch->info->level) >= 0)
-		ret = dti_create_buffers(ch);
-	mutex_unlock(&ch->ctl_lock);
-	if (ret)
-		pr_warn("%s: cannot create buffers: %d\n", ch->name, ret);
-}
-
 static void dti_destroy_buffers(struct dti_channel *ch)
 {
 	struct rchan *rchan;
@@ -132,6 +195,44 @@ static void dti_destroy_buffers(struct dti_channel *ch)
 	synchronize_rcu();
 	/* Files still open keep their buffer until they are closed. */
 	relay_close(rchan);
+}
+
+/**
+ * dti_create_work - create or destroy buffers on behalf of atomic context
+ * @work: the channel's create_work
+ *
+ * Queued by the first record stored while an on-demand channel has no
+ * buffers (that record and those after it wait in the pending store), by
+ * level changes made in atomic context, and by dti_ctl_create(), whose
+ * channel gets its debugfs directory here.
+ */
+void dti_create_work(struct work_struct *work)
+{
+	struct dti_channel *ch = container_of(work, struct dti_channel,
+					      create_work);
+	int ret = 0;
+
+	int level;
+
+	mutex_lock(&ch->ctl_lock);
+	if (ch->dying)
+		goto out_unlock;
+	if (!ch->dir) {
+		/* Created by dti_ctl_create(), maybe in atomic context. */
+		ch->dir = debugfs_create_dir(ch->name, dti_fs_root());
+		dti_fs_create_control(ch);
+	}
+	/* Bring the buffers in line with a level set in atomic context. */
+	level = READ_ONCE(ch->info->level);
+	if (level == DTI_LEVEL_DESTROY)
+		dti_destroy_buffers(ch);
+	else if (level >= 0 && (!(ch->flags & DTI_F_ON_DEMAND) ||
+				dti_has_pending(ch->info)))
+		ret = dti_create_buffers(ch);
+out_unlock:
+	mutex_unlock(&ch->ctl_lock);
+	if (ret)
+		pr_warn("%s: cannot create buffers: %d\n", ch->name, ret);
 }
 
 /**
@@ -266,15 +367,24 @@ int dti_change_level(struct dti_channel *ch, int level,
 	return ret;
 }
 
-static struct dti_channel *dti_alloc_channel(const char *name,
-					      size_t subbuf_size,
-					      size_t n_subbufs,
-					      unsigned int flags,
-					      struct dti_info *info)
+/**
+ * dti_alloc_channel - allocate and initialise a channel
+ * @name: valid channel name
+ * @subbuf_size: valid sub-buffer size
+ * @n_subbufs: valid number of sub-buffers
+ * @flags: DTI_F_* flags
+ * @info: the dti_info the channel serves, or NULL for one of its own
+ * @gfp: allocation flags
+ *
+ * Return: the channel, or NULL without memory.
+ */
+struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
+				      size_t n_subbufs, unsigned int flags,
+				      struct dti_info *info, gfp_t gfp)
 {
 	struct dti_channel *ch;
 
-	ch = kzalloc(sizeof(*ch), GFP_KERNEL);
+	ch = kzalloc(sizeof(*ch), gfp);
 	if (!ch)
 		return NULL;
 	if (info) {
@@ -282,7 +392,8 @@ static struct dti_channel *dti_alloc_channel(const char *name,
 	} else {
 		ch->info = &ch->own_info;
 		ch->own_info.level = DTI_LEVEL_DESTROY;
-		ch->own_info.stats = alloc_percpu(struct dti_cpu_stats);
+		ch->own_info.stats = alloc_percpu_gfp(struct dti_cpu_stats,
+						      gfp);
 		if (!ch->own_info.stats) {
 			kfree(ch);
 			return NULL;
@@ -304,13 +415,9 @@ static struct dti_channel *dti_alloc_channel(const char *name,
 static void dti_free_channel(struct dti_channel *ch)
 {
 	free_percpu(ch->own_info.stats);
+	if (ch->owned)
+		dti_ctl_free_owned(ch);
 	kfree(ch);
-}
-
-/* Pending records waiting for buffers? */
-static bool dti_has_pending(struct dti_info *info)
-{
-	return info->pending && READ_ONCE(info->pending->used);
 }
 
 /*
@@ -335,12 +442,13 @@ static struct dti_info *dti_register_info(const char *name,
 	if (!dti_level_valid(init_level))
 		return ERR_PTR(-EINVAL);
 
-	mutex_lock(&dti_channels_lock);
-	if (dti_find(name)) {
+	mutex_lock(&dti_register_lock);
+	if (dti_name_taken(name)) {
 		ret = -EEXIST;
 		goto err_unlock;
 	}
-	ch = dti_alloc_channel(name, subbuf_size, n_subbufs, flags, info);
+	ch = dti_alloc_channel(name, subbuf_size, n_subbufs, flags, info,
+			       GFP_KERNEL);
 	if (!ch) {
 		ret = -ENOMEM;
 		goto err_unlock;
@@ -365,8 +473,11 @@ static struct dti_info *dti_register_info(const char *name,
 	if (ret)
 		goto err_unpublish;
 
-	list_add_tail(&ch->list, &dti_channels);
-	mutex_unlock(&dti_channels_lock);
+	/* dti_ctl_create() does not take dti_register_lock. */
+	ret = dti_add_channel(ch);
+	if (ret)
+		goto err_unpublish;
+	mutex_unlock(&dti_register_lock);
 	return ch->info;
 
 err_unpublish:
@@ -379,7 +490,7 @@ err_unpublish:
 	debugfs_remove_recursive(ch->dir);
 	dti_free_channel(ch);
 err_unlock:
-	mutex_unlock(&dti_channels_lock);
+	mutex_unlock(&dti_register_lock);
 	return ERR_PTR(ret);
 }
 
@@ -417,7 +528,7 @@ struct dti_info *dti_register_flags(const char *name, size_t subbuf_size,
 EXPORT_SYMBOL_GPL(dti_register_flags);
 
 /* Sub-buffer size when @size bytes per CPU are split the default way. */
-static size_t dti_default_subbuf_size(size_t size)
+size_t dti_default_subbuf_size(size_t size)
 {
 	return round_down(size / DTI_DEFAULT_N_SUBBUFS, DTI_RECORD_ALIGN);
 }
@@ -481,9 +592,20 @@ void dti_unregister(struct dti_info *trace)
 	if (!ch)
 		return;
 
-	mutex_lock(&dti_channels_lock);
-	list_del(&ch->list);
-	mutex_unlock(&dti_channels_lock);
+	dti_del_channel(ch);
+	__dti_unregister(ch);
+}
+EXPORT_SYMBOL_GPL(dti_unregister);
+
+/**
+ * __dti_unregister - destroy a channel no longer on the list
+ * @ch: channel
+ *
+ * Context: process context; may sleep.
+ */
+void __dti_unregister(struct dti_channel *ch)
+{
+	struct dti_info *trace = ch->info;
 
 	/* Logging calls reach the channel only with interrupts off. */
 	WRITE_ONCE(trace->level, DTI_LEVEL_DESTROY);
@@ -500,7 +622,6 @@ void dti_unregister(struct dti_info *trace)
 	debugfs_remove_recursive(ch->dir);
 	dti_free_channel(ch);
 }
-EXPORT_SYMBOL_GPL(dti_unregister);
 
 /**
  * dti_handle_init - register the channel of a handle
@@ -554,6 +675,11 @@ static int __init dti_init(void)
 
 static void __exit dti_exit(void)
 {
+	struct dti_channel *ch;
+
+	/* Channels scripts created and did not release. */
+	while ((ch = dti_take_owned(NULL)))
+		__dti_unregister(ch);
 	/* Every client module holds a reference, so no channel is left. */
 	WARN_ON(!list_empty(&dti_channels));
 	dti_fs_exit();

@@ -42,6 +42,8 @@
  *		by level changes, to publish or detach @rchan
  * @dying:	set by dti_unregister(); level changes then fail
  * @create_work: creates the buffers of an on-demand channel
+ * @owned:	created by dti_ctl_create(); freed with the channel
+ * @owner:	cookie of the creator, for dti_ctl_release()
  * @dir:	debugfs directory of the channel
  * @merged:	the "merged" file, present while the buffers are
  * @merged_ts:	the "merged-ts" file, present while the buffers are
@@ -60,6 +62,8 @@ struct dti_channel {
 	struct mutex buf_lock;
 	bool dying;
 	struct work_struct create_work;
+	void *owned;
+	const void *owner;
 	struct dentry *dir;
 	struct dentry *merged;
 	struct dentry *merged_ts;
@@ -87,9 +91,21 @@ enum dti_level_source {
 	DTI_SRC_REGISTER,	/* initial level at registration */
 	DTI_SRC_KERNEL,		/* dti_set_level() or dti_unregister() */
 	DTI_SRC_FILE,		/* a write to the "level" file */
+	DTI_SRC_CONTROL,	/* dti_ctl_set_level(), e.g. from a stap script */
 };
 
 /* dti_core.c */
+bool dti_level_valid(int level);
+int dti_check_name(const char *name);
+int dti_check_geometry(size_t subbuf_size, size_t n_subbufs);
+size_t dti_default_subbuf_size(size_t size);
+struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
+				      size_t n_subbufs, unsigned int flags,
+				      struct dti_info *info, gfp_t gfp);
+struct dti_channel *dti_find(const char *name);
+int dti_add_channel(struct dti_channel *ch);
+struct dti_channel *dti_take_owned(const void *owner);
+void __dti_unregister(struct dti_channel *ch);
 int __dti_set_level(struct dti_channel *ch, int level,
 		    enum dti_level_source source);
 int dti_change_level(struct dti_channel *ch, int level,
@@ -105,7 +121,12 @@ void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
 		    size_t len, int err);
 extern const struct rchan_callbacks dti_relay_callbacks;
 void dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
+int dti_write_record(struct dti_info *info, int level, u8 flags,
+		     const void *buf, size_t len, unsigned long caller);
 size_t dti_max_payload(const struct dti_channel *ch);
+
+/* dti_ctl.c */
+void dti_ctl_free_owned(struct dti_channel *ch);
 
 /* dti_fs.c */
 int dti_fs_init(void);

@@ -487,6 +487,38 @@ out:
 EXPORT_SYMBOL_GPL(dti_printk_raw);
 
 /**
+ * dti_write_record - store a record whose payload is ready
+ * @info: channel
+ * @level: record level, 0..DTI_LEVEL_MAX
+ * @flags: DTI_REC_TEXT or 0
+ * @buf: payload
+ * @len: payload length
+ * @caller: address to record as the caller
+ *
+ * Context: any but NMI.
+ * Return: as dti_event_raw().
+ */
+int dti_write_record(struct dti_info *info, int level, u8 flags,
+		     const void *buf, size_t len, unsigned long caller)
+{
+	struct dti_meta meta;
+	unsigned long irqflags;
+	void *data;
+
+	if (!dti_level_ok(info, level))
+		return -EINVAL;
+	if (unlikely(!buf && len)) {
+		this_cpu_inc(info->stats->rejected);
+		return -EINVAL;
+	}
+	local_irq_save(irqflags);
+	dti_meta_init(&meta, level, flags, caller);
+	data = dti_write(info, &meta, buf ? buf : "", len);
+	local_irq_restore(irqflags);
+	return dti_write_result(data);
+}
+
+/**
  * dti_event_raw - store a binary record
  * @trace: channel
  * @level: record level, 0..DTI_LEVEL_MAX
@@ -503,21 +535,7 @@ EXPORT_SYMBOL_GPL(dti_printk_raw);
 int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len)
 {
-	struct dti_meta meta;
-	unsigned long flags;
-	void *data;
-
-	if (!dti_level_ok(trace, level))
-		return -EINVAL;
-	if (unlikely(!buf && len)) {
-		this_cpu_inc(trace->stats->rejected);
-		return -EINVAL;
-	}
-	local_irq_save(flags);
-	dti_meta_init(&meta, level, 0, _RET_IP_);
-	data = dti_write(trace, &meta, buf ? buf : "", len);
-	local_irq_restore(flags);
-	return dti_write_result(data);
+	return dti_write_record(trace, level, 0, buf, len, _RET_IP_);
 }
 EXPORT_SYMBOL_GPL(dti_event_raw);
 

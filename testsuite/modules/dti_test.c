@@ -20,6 +20,11 @@
  *   s390 NAME LEVEL COUNT TAG             debug_sprintf_event() and
  *                                         debug_event() COUNT times each
  *   s390_level NAME LEVEL                 debug_set_level()
+ *   ctl_log NAME LEVEL COUNT CPU CTX TAG  dti_ctl_log() text records
+ *   ctl_set NAME LEVEL CPU CTX            dti_ctl_set_level()
+ *   ctl_create NAME LEVEL CPU CTX SIZE    dti_ctl_create(), owned by dti_test
+ *   ctl_get NAME                          dti_ctl_get_level() -> "level=N"
+ *   ctl_release                           dti_ctl_release() -> "released=N"
  *
  * Two handles are defined here: h_demand (DEFINE_DTI_HANDLE) and h_early
  * (DEFINE_DTI_EARLY_HANDLE, 4 KiB static buffer).  At load, the module
@@ -61,7 +66,10 @@
 #define DTT_TAG_MAX		64
 #define DTT_PAYLOAD_MAX		(64 * 1024)
 
-enum dtt_kind { DTT_PRINTK, DTT_EVENT, DTT_RESERVE };
+enum dtt_kind {
+	DTT_PRINTK, DTT_EVENT, DTT_RESERVE,
+	DTT_CTL_LOG, DTT_CTL_SET, DTT_CTL_CREATE,
+};
 enum dtt_ctx { DTT_PROCESS, DTT_SOFTIRQ, DTT_HARDIRQ };
 
 static const char *const dtt_ctx_names[] = {
@@ -100,8 +108,10 @@ struct dtt_job {
 	size_t len;
 	char tag[DTT_TAG_MAX];
 	u8 *payload;
+	const char *name;		/* for DTT_CTL_* */
 	/* results */
 	unsigned int stored;
+	unsigned int filtered;
 	unsigned int errors;
 	int first_err;
 	int ran_cpu;
@@ -157,9 +167,14 @@ static void dtt_fill_payload(u8 *p, size_t len, unsigned int i)
 		put_unaligned_le32(i, p);
 }
 
+/* Identifies the channels this module creates through dti_ctl_create(). */
+static char dtt_owner;
+
 static int dtt_write_one(struct dtt_job *job, unsigned int i)
 {
+	char text[DTT_TAG_MAX + 16];
 	unsigned long flags;
+	int len;
 	void *p;
 
 	switch (job->kind) {
@@ -177,6 +192,15 @@ static int dtt_write_one(struct dtt_job *job, unsigned int i)
 			dtt_fill_payload(p, job->len, i);
 		local_irq_restore(flags);
 		return p ? 0 : -ENOSPC;
+	case DTT_CTL_LOG:
+		len = scnprintf(text, sizeof(text), "%s %u\n", job->tag, i);
+		return dti_ctl_log(job->name, job->level, true, text, len,
+				   _THIS_IP_);
+	case DTT_CTL_SET:
+		return dti_ctl_set_level(job->name, job->level);
+	case DTT_CTL_CREATE:
+		return dti_ctl_create(job->name, job->len, job->level,
+				      &dtt_owner);
 	}
 	return -EINVAL;
 }
@@ -190,7 +214,9 @@ static void dtt_run(struct dtt_job *job, bool ctx_ok)
 	job->ctx_ok = ctx_ok;
 	for (i = 0; i < job->count; i++) {
 		ret = dtt_write_one(job, i);
-		if (ret) {
+		if (ret == 1) {
+			job->filtered++;
+		} else if (ret) {
 			if (!job->errors)
 				job->first_err = ret;
 			job->errors++;
@@ -253,53 +279,17 @@ static int dtt_parse_ctx(const char *s, enum dtt_ctx *ctx)
 	return 0;
 }
 
-static int dtt_cmd_write(enum dtt_kind kind, char **argv, int argc)
+/* Run @job on @cpu (-1: this one) in its context; free it. */
+static int dtt_job_run(struct dtt_job *job, int cpu)
 {
-	struct dtt_channel *c;
-	struct dtt_job *job;
-	int cpu, ret;
+	int ret = 0;
 
-	if (argc != 7)
-		return -EINVAL;
-	c = dtt_find(argv[1]);
-	if (!c)
-		return -ENOENT;
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
-	if (!job)
-		return -ENOMEM;
-	job->trace = c->trace;
-	job->kind = kind;
-	init_completion(&job->done);
-	ret = kstrtoint(argv[2], 0, &job->level);
-	if (!ret)
-		ret = kstrtouint(argv[3], 0, &job->count);
-	if (!ret)
-		ret = kstrtoint(argv[4], 0, &cpu);
-	if (!ret)
-		ret = dtt_parse_ctx(argv[5], &job->ctx);
-	if (ret)
-		goto out;
-	if (kind == DTT_PRINTK) {
-		strscpy(job->tag, argv[6], sizeof(job->tag));
-	} else {
-		ret = kstrtoul(argv[6], 0, &job->len);
-		if (ret || job->len > DTT_PAYLOAD_MAX) {
-			ret = -EINVAL;
-			goto out;
-		}
-		job->payload = kmalloc(max_t(size_t, job->len, 1), GFP_KERNEL);
-		if (!job->payload) {
-			ret = -ENOMEM;
-			goto out;
-		}
-	}
 	if (cpu < 0)
 		cpu = raw_smp_processor_id();
 	if (cpu >= nr_cpu_ids || !cpu_online(cpu)) {
 		ret = -ENXIO;
 		goto out;
 	}
-
 	work_on_cpu(cpu, dtt_on_cpu, job);
 	wait_for_completion(&job->done);
 	/* The callback may still be returning after complete(). */
@@ -309,13 +299,98 @@ static int dtt_cmd_write(enum dtt_kind kind, char **argv, int argc)
 		hrtimer_cancel(&job->hrtimer);
 
 	scnprintf(dtt_result, sizeof(dtt_result),
-		  "ret=0 stored=%u errors=%u first_err=%d cpu=%d ctx=%s ctx_ok=%d\n",
-		  job->stored, job->errors, job->first_err, job->ran_cpu,
-		  dtt_ctx_names[job->ctx], job->ctx_ok);
+		  "ret=0 stored=%u errors=%u first_err=%d filtered=%u cpu=%d ctx=%s ctx_ok=%d\n",
+		  job->stored, job->errors, job->first_err, job->filtered,
+		  job->ran_cpu, dtt_ctx_names[job->ctx], job->ctx_ok);
 out:
 	kfree(job->payload);
 	kfree(job);
 	return ret;
+}
+
+static struct dtt_job *dtt_job_alloc(enum dtt_kind kind, const char *level,
+				     const char *ctx)
+{
+	struct dtt_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+	job->kind = kind;
+	job->count = 1;
+	init_completion(&job->done);
+	if (kstrtoint(level, 0, &job->level) ||
+	    dtt_parse_ctx(ctx, &job->ctx)) {
+		kfree(job);
+		return ERR_PTR(-EINVAL);
+	}
+	return job;
+}
+
+static int dtt_cmd_write(enum dtt_kind kind, char **argv, int argc)
+{
+	struct dtt_channel *c = NULL;
+	struct dtt_job *job;
+	int cpu, ret;
+
+	if (argc != 7)
+		return -EINVAL;
+	if (kind != DTT_CTL_LOG) {
+		c = dtt_find(argv[1]);
+		if (!c)
+			return -ENOENT;
+	}
+	job = dtt_job_alloc(kind, argv[2], argv[5]);
+	if (IS_ERR(job))
+		return PTR_ERR(job);
+	job->trace = c ? c->trace : NULL;
+	job->name = dtt_name_arg(argv[1]);
+	ret = kstrtouint(argv[3], 0, &job->count);
+	if (!ret)
+		ret = kstrtoint(argv[4], 0, &cpu);
+	if (ret)
+		goto err_free;
+	if (kind == DTT_PRINTK || kind == DTT_CTL_LOG) {
+		strscpy(job->tag, argv[6], sizeof(job->tag));
+	} else {
+		ret = kstrtoul(argv[6], 0, &job->len);
+		if (ret || job->len > DTT_PAYLOAD_MAX) {
+			ret = -EINVAL;
+			goto err_free;
+		}
+		job->payload = kmalloc(max_t(size_t, job->len, 1), GFP_KERNEL);
+		if (!job->payload) {
+			ret = -ENOMEM;
+			goto err_free;
+		}
+	}
+	return dtt_job_run(job, cpu);
+
+err_free:
+	kfree(job->payload);
+	kfree(job);
+	return ret;
+}
+
+/* ctl_set NAME LEVEL CPU CTX, ctl_create NAME LEVEL CPU CTX SIZE */
+static int dtt_cmd_ctl(enum dtt_kind kind, char **argv, int argc)
+{
+	struct dtt_job *job;
+	int cpu, ret;
+
+	if (argc != (kind == DTT_CTL_CREATE ? 6 : 5))
+		return -EINVAL;
+	job = dtt_job_alloc(kind, argv[2], argv[4]);
+	if (IS_ERR(job))
+		return PTR_ERR(job);
+	job->name = dtt_name_arg(argv[1]);
+	ret = kstrtoint(argv[3], 0, &cpu);
+	if (!ret && kind == DTT_CTL_CREATE)
+		ret = kstrtoul(argv[5], 0, &job->len);
+	if (ret) {
+		kfree(job);
+		return ret;
+	}
+	return dtt_job_run(job, cpu);
 }
 
 static int dtt_add(const char *name, struct dti_info *trace,
@@ -517,6 +592,25 @@ static int dtt_execute(char **argv, int argc)
 		return dtt_cmd_write(DTT_EVENT, argv, argc);
 	if (!strcmp(argv[0], "reserve"))
 		return dtt_cmd_write(DTT_RESERVE, argv, argc);
+	if (!strcmp(argv[0], "ctl_log"))
+		return dtt_cmd_write(DTT_CTL_LOG, argv, argc);
+	if (!strcmp(argv[0], "ctl_set"))
+		return dtt_cmd_ctl(DTT_CTL_SET, argv, argc);
+	if (!strcmp(argv[0], "ctl_create"))
+		return dtt_cmd_ctl(DTT_CTL_CREATE, argv, argc);
+	if (!strcmp(argv[0], "ctl_release") && argc == 1) {
+		ret = dti_ctl_release(&dtt_owner);
+		scnprintf(dtt_result, sizeof(dtt_result), "ret=0 released=%d\n",
+			  ret);
+		return ret < 0 ? ret : 0;
+	}
+	if (!strcmp(argv[0], "ctl_get") && argc == 2) {
+		ret = dti_ctl_get_level(dtt_name_arg(argv[1]), &level);
+		if (!ret)
+			scnprintf(dtt_result, sizeof(dtt_result),
+				  "ret=0 level=%d\n", level);
+		return ret;
+	}
 	if (!strcmp(argv[0], "handle_init") && argc == 2)
 		return dtt_handle_init(argv[1]);
 	if (!strcmp(argv[0], "s390_register"))
@@ -630,6 +724,7 @@ static void __exit dtt_exit(void)
 	int i;
 
 	debugfs_remove_recursive(dtt_dir);
+	dti_ctl_release(&dtt_owner);
 	for (i = 0; i < DTT_MAX_CHANNELS; i++) {
 		if (dtt_channels[i].trace)
 			dtt_release(&dtt_channels[i]);

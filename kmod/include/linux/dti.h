@@ -133,6 +133,15 @@ int dti_set_level(struct dti_info *trace, int level);
 int dti_handle_init(struct dti_handle *handle);
 void dti_handle_cleanup(struct dti_handle *handle);
 
+/* Control by channel name, from any context but NMI (see dti_ctl.c). */
+int dti_ctl_get_level(const char *name, int *level);
+int dti_ctl_set_level(const char *name, int level);
+int dti_ctl_log(const char *name, int level, bool text, const void *buf,
+		size_t len, unsigned long caller);
+int dti_ctl_create(const char *name, size_t size, int level,
+		   const void *owner);
+int dti_ctl_release(const void *owner);
+
 __printf(3, 4)
 int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...);
 int dti_event_raw(struct dti_info *trace, int level, const void *buf,

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DTI control by channel name, from any context but NMI.
+ *
+ * For code that holds no dti_info pointer and may run where nothing can
+ * sleep: SystemTap probe handlers (tapset/dti_control.stp) above all.
+ * Channels are found under RCU; whatever needs to sleep (debugfs files,
+ * allocating or freeing relay buffers) is left to the channel's work
+ * item, so a change made here takes effect on the level at once and on
+ * the buffers shortly after.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/err.h>
+#include <linux/hardirq.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include "dti_internal.h"
+
+/* Bytes of pending store for channels created by dti_ctl_create(). */
+#define DTI_CTL_PENDING_SIZE	4096
+
+/* What dti_ctl_create() allocates besides the channel. */
+struct dti_owned {
+	struct dti_info info;
+	struct dti_pending pending;
+	u64 buf[DTI_CTL_PENDING_SIZE / sizeof(u64)];
+};
+
+/**
+ * dti_ctl_get_level - read a channel's level by name
+ * @name: channel name
+ * @level: where to store the level
+ *
+ * Context: any.
+ * Return: 0, -EINVAL for NULL arguments, -ENOENT if there is no such
+ * channel.
+ */
+int dti_ctl_get_level(const char *name, int *level)
+{
+	struct dti_channel *ch;
+	int ret = -ENOENT;
+
+	if (!name || !level)
+		return -EINVAL;
+	rcu_read_lock();
+	ch = dti_find(name);
+	if (ch) {
+		*level = READ_ONCE(ch->info->level);
+		ret = 0;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_get_level);
+
+/* Do the buffers need creating or freeing to match @level? */
+static bool dti_ctl_buffers_stale(struct dti_channel *ch, int level)
+{
+	bool buffers = rcu_access_pointer(ch->rchan) != NULL;
+
+	if (level == DTI_LEVEL_DESTROY)
+		return buffers;
+	return level >= 0 && !buffers && !(ch->flags & DTI_F_ON_DEMAND);
+}
+
+/**
+ * dti_ctl_set_level - set a channel's level by name
+ * @name: channel name
+ * @level: DTI_LEVEL_DESTROY, DTI_LEVEL_OFF or 0..DTI_LEVEL_MAX
+ *
+ * The level changes at once: from the next logging call on, records are
+ * filtered by it.  Buffers that must be allocated (a level of 0 or more
+ * after "destroy") or freed ("destroy") are dealt with by a work item;
+ * until new buffers exist, records of a channel without a pending store
+ * are counted as filtered.
+ *
+ * Context: any but NMI.
+ * Return: 0, -EINVAL for a bad argument, -ENOENT if there is no such
+ * channel, -EBUSY in NMI context.
+ */
+int dti_ctl_set_level(const char *name, int level)
+{
+	struct dti_channel *ch;
+	int old, ret = 0;
+
+	if (!name || !dti_level_valid(level))
+		return -EINVAL;
+	if (in_nmi())
+		return -EBUSY;
+	rcu_read_lock();
+	ch = dti_find(name);
+	if (!ch) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	old = xchg(&ch->info->level, level);
+	dti_probe_level(ch, old, level, DTI_SRC_CONTROL);
+	if (dti_ctl_buffers_stale(ch, level))
+		schedule_work(&ch->create_work);
+out_unlock:
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_set_level);
+
+/**
+ * dti_ctl_log - log a record to a channel found by name
+ * @name: channel name
+ * @level: record level, 0..DTI_LEVEL_MAX
+ * @text: true for a text record (no NUL), false for binary
+ * @buf: payload
+ * @len: payload length
+ * @caller: address to record as the caller, e.g. a probed address
+ *
+ * Context: any but NMI.
+ * Return: 0 if stored (or kept for replay), 1 if the channel's level
+ * filtered it, -ENOENT if there is no such channel, -EINVAL for a bad
+ * argument, otherwise as dti_event_raw().
+ */
+int dti_ctl_log(const char *name, int level, bool text, const void *buf,
+		size_t len, unsigned long caller)
+{
+	struct dti_channel *ch;
+	int ret;
+
+	if (!name || (!buf && len))
+		return -EINVAL;
+	rcu_read_lock();
+	ch = dti_find(name);
+	if (!ch)
+		ret = -ENOENT;
+	else if (!dti_enabled(ch->info, level))
+		ret = 1;
+	else
+		ret = dti_write_record(ch->info, level,
+				       text ? DTI_REC_TEXT : 0, buf, len,
+				       caller);
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_log);
+
+static struct dti_owned *dti_owned_alloc(int level)
+{
+	struct dti_owned *own = kzalloc(sizeof(*own), GFP_ATOMIC);
+
+	if (!own)
+		return NULL;
+	own->info.stats = alloc_percpu_gfp(struct dti_cpu_stats, GFP_ATOMIC);
+	if (!own->info.stats) {
+		kfree(own);
+		return NULL;
+	}
+	own->info.level = level;
+	own->info.pending = &own->pending;
+	raw_spin_lock_init(&own->pending.lock);
+	own->pending.buf = own->buf;
+	own->pending.size = sizeof(own->buf);
+	return own;
+}
+
+/**
+ * dti_ctl_free_owned - free what dti_ctl_create() allocated for @ch
+ * @ch: channel being freed
+ */
+void dti_ctl_free_owned(struct dti_channel *ch)
+{
+	struct dti_owned *own = ch->owned;
+
+	free_percpu(own->info.stats);
+	kfree(own);
+}
+
+/**
+ * dti_ctl_create - create a channel owned by the caller
+ * @name: channel name, as for dti_register_flags()
+ * @size: bytes of buffer per CPU, as for dti_register()
+ * @level: initial level
+ * @owner: non-NULL cookie identifying the creator, for dti_ctl_release()
+ *
+ * The channel can be found by name and logged to at once.  Like a
+ * handle's, its buffers are allocated when the first record at a stored
+ * level arrives; its debugfs directory appears shortly after this call,
+ * from a work item.  Records logged before the buffers exist wait in a
+ * DTI_CTL_PENDING_SIZE pending store and are replayed.
+ *
+ * Context: any but NMI; allocates with GFP_ATOMIC.
+ * Return: 0, -EINVAL for a bad argument, -EEXIST if the name is taken,
+ * -ENOMEM, -EBUSY in NMI context.
+ */
+int dti_ctl_create(const char *name, size_t size, int level,
+		   const void *owner)
+{
+	size_t subbuf_size = dti_default_subbuf_size(size);
+	struct dti_channel *ch;
+	struct dti_owned *own;
+	int ret;
+
+	if (!owner || !dti_level_valid(level))
+		return -EINVAL;
+	ret = dti_check_name(name);
+	if (!ret)
+		ret = dti_check_geometry(subbuf_size, DTI_DEFAULT_N_SUBBUFS);
+	if (ret)
+		return ret;
+	if (in_nmi())
+		return -EBUSY;
+
+	own = dti_owned_alloc(level);
+	if (!own)
+		return -ENOMEM;
+	ch = dti_alloc_channel(name, subbuf_size, DTI_DEFAULT_N_SUBBUFS,
+			       DTI_F_ON_DEMAND, &own->info, GFP_ATOMIC);
+	if (!ch) {
+		free_percpu(own->info.stats);
+		kfree(own);
+		return -ENOMEM;
+	}
+	ch->owned = own;
+	ch->owner = owner;
+	rcu_assign_pointer(own->info.chan, ch);
+	ret = dti_add_channel(ch);
+	if (ret) {
+		/* Never visible: nothing to wait for. */
+		dti_ctl_free_owned(ch);
+		kfree(ch);
+		return ret;
+	}
+	schedule_work(&ch->create_work);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_create);
+
+/**
+ * dti_ctl_release - destroy every channel @owner created
+ * @owner: the cookie given to dti_ctl_create()
+ *
+ * The channels' directories go away; readers holding their files open
+ * see -EIO, as after dti_unregister().
+ *
+ * Context: process context; may sleep.
+ * Return: the number of channels destroyed, or -EINVAL for a NULL @owner.
+ */
+int dti_ctl_release(const void *owner)
+{
+	struct dti_channel *ch;
+	int n = 0;
+
+	if (!owner)
+		return -EINVAL;
+	might_sleep();
+	while ((ch = dti_take_owned(owner))) {
+		__dti_unregister(ch);
+		n++;
+	}
+	return n;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_release);

@@ -1,0 +1,109 @@
+"""Control by name (dti_ctl_*), the kernel side of tapset/dti_control.stp,
+driven from process, softirq and hardirq context in a guest kernel."""
+
+from __future__ import annotations
+
+import pytest
+
+from dtirec import parse_kv, parse_merged_ts, parse_stats
+from guestlib import PRELUDE
+
+ENOENT, EINVAL, EEXIST = 2, 22, 17
+
+
+def out(res, *parts) -> str:
+    return res.outdir.joinpath(*parts).read_text()
+
+
+def texts(res, *parts) -> list[str]:
+    return out(res, *parts).splitlines()
+
+
+@pytest.mark.parametrize("ctx", ["process", "softirq", "hardirq"])
+def test_create_log_level_release_from_any_context(dti_guest, ctx):
+    res = dti_guest.run(PRELUDE + f"""
+        ctl ctl_create sc 6 1 {ctx} 32768
+        cat $T > /out/create
+        ctl ctl_log sc 3 4 1 {ctx} early
+        n=0; while [ ! -e $D/sc/merged ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done
+        ctl ctl_log sc 3 2 0 {ctx} live
+        ctl ctl_log sc 7 2 0 {ctx} filtered
+        cat $T > /out/filtered
+        snap sc s1
+        ctl ctl_set sc -1 0 {ctx}
+        ctl ctl_get sc
+        cat $T > /out/get-off
+        ctl ctl_log sc 3 1 0 {ctx} halted
+        ctl ctl_set sc 5 1 {ctx}
+        ctl ctl_log sc 3 1 0 {ctx} resumed
+        snap sc s2
+        ctl ctl_set sc -2 0 {ctx}
+        sleep 0.3
+        ls $D/sc > /out/destroyed
+        ctl ctl_set sc 4 0 {ctx}
+        ctl ctl_log sc 3 1 1 {ctx} reborn
+        sleep 0.3
+        snap sc s3
+        exec 3< $D/sc/merged
+        ctl ctl_release
+        cat $T > /out/release
+        ls $D > /out/dirs
+        if cat <&3 >/dev/null 2>&1; then echo ok; else echo fail; fi > /out/reader
+        exec 3<&-
+    """, smp=2).check()
+    assert parse_kv(out(res, "create"))["ctx_ok"] == "1"
+    assert texts(res, "s1", "merged") == ["early 0", "early 1", "early 2", "early 3",
+                                          "live 0", "live 1"]
+    assert parse_kv(out(res, "filtered"))["filtered"] == "2"
+    lines = parse_merged_ts(out(res, "s1", "merged-ts"))
+    assert all(x.caller.startswith("dtt_") and "[dti_test]" in x.caller for x in lines)
+    assert parse_kv(out(res, "get-off"))["level"] == "-1"
+    assert texts(res, "s2", "merged")[-1] == "resumed 0"
+    assert "halted 0" not in texts(res, "s2", "merged")
+    assert out(res, "s2", "level") == "5\n"
+    assert set(texts(res, "destroyed")) == {"level", "reset_consumed", "stats", "info"}
+    assert texts(res, "s3", "merged") == ["reborn 0"]
+    assert parse_kv(out(res, "release"))["released"] == "1"
+    assert "sc" not in texts(res, "dirs")
+    assert out(res, "reader") == "fail\n"
+
+
+def test_control_errors(dti_guest):
+    res = dti_guest.run(PRELUDE + """
+        for c in "ctl_get nosuch" "ctl_set nosuch 3 0 hardirq" "ctl_log nosuch 3 1 0 softirq x" \\
+                 "ctl_set @null 3 0 process" "ctl_get @null" "ctl_log @null 3 1 0 process x" \\
+                 "ctl_create bad/name 3 0 hardirq 32768" "ctl_create @empty 3 0 process 32768" \\
+                 "ctl_create tiny 3 0 process 8" "ctl_create lvl 9 0 process 32768" \\
+                 "ctl_create dupe 3 0 process 32768" "ctl_create dupe 3 0 hardirq 32768"; do
+            echo "$(try $c)" >> /out/results
+        done
+        ctl register plain 65536 3
+        echo "$(try ctl_set plain 8 0 hardirq)" >> /out/results
+        echo "$(try ctl_create plain 3 0 softirq 32768)" >> /out/results
+        ctl ctl_set plain 6 1 hardirq
+        cat $D/plain/level > /out/plain-level
+        ctl ctl_log plain 6 3 1 softirq plainrec
+        snap plain s
+        ctl ctl_release
+        cat $T > /out/release
+        rmmod dti_test
+        rmmod dti
+    """, smp=2).check()
+    r = texts(res, "results")
+    # ctl_log and ctl_set run as jobs: their errors are in first_err.
+    assert r[0] == f"ret=-{ENOENT}"
+    assert parse_kv(r[1])["first_err"] == f"-{ENOENT}"
+    assert parse_kv(r[2])["first_err"] == f"-{ENOENT}"
+    assert parse_kv(r[3])["first_err"] == f"-{EINVAL}"
+    assert r[4] == f"ret=-{EINVAL}"
+    assert parse_kv(r[5])["first_err"] == f"-{EINVAL}"
+    for line in r[6:10]:
+        assert parse_kv(line)["first_err"] == f"-{EINVAL}", line
+    assert parse_kv(r[10])["errors"] == "0"
+    assert parse_kv(r[11])["first_err"] == f"-{EEXIST}"
+    assert parse_kv(r[12])["first_err"] == f"-{EINVAL}"
+    assert parse_kv(r[13])["first_err"] == f"-{EEXIST}"
+    assert out(res, "plain-level") == "6\n"
+    assert texts(res, "s", "merged") == ["plainrec 0", "plainrec 1", "plainrec 2"]
+    assert parse_stats(out(res, "s", "stats"))["total"]["written"] == 3
+    assert parse_kv(out(res, "release"))["released"] == "1"
