@@ -1,9 +1,11 @@
 # DTI - Driver Tracing Interface.  The top level only delegates.
 #
-#   make          build dti.ko and the test modules for the guest kernel
+#   make          build dti.ko and the test modules for the guest kernel,
+#                 libdti and the dti command (runtime/)
 #   make deps     install the Debian packages everything here needs
 #   make demo     boot a guest, load DTI, write records, show merged-ts
-#   make check    lint the modules (W=1, sparse) and run the test suite
+#   make check    lint the modules (W=1, sparse), runtime unit tests and
+#                 fuzz smoke, then the test suite
 #   make clean
 
 PYTHON  ?= /usr/bin/python3
@@ -14,10 +16,13 @@ export KVER
 
 MODULE_DIRS := kmod testsuite/modules examples
 
-all: modules
+all: modules runtime
 
 modules:
 	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) || exit; done
+
+runtime:
+	$(MAKE) -C runtime
 
 deps:
 	.ci/install-deps
@@ -29,10 +34,12 @@ demo: modules
 	cd testsuite && $(PYTHON) demo.py
 
 check: lint
+	$(MAKE) --no-print-directory -C runtime check
 	cd testsuite && $(PYTEST) -q $(PYTEST_ARGS)
 
 clean:
 	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) clean; done
+	$(MAKE) -C runtime clean
 	rm -rf testsuite/.build
 
-.PHONY: all modules deps lint demo check clean
+.PHONY: all modules runtime deps lint demo check clean

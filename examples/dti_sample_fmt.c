@@ -6,8 +6,8 @@
  *   dti_sample_fmt CHANNEL          read a live channel (as root)
  *   dti_sample_fmt DIR | FILE...    read a 'dti snapshot' copy
  *
- * Build: cc -I runtime/include -I kmod/include/uapi dti_sample_fmt.c \
- *           runtime/build/libdti.a
+ * Build (runtime/Makefile does): cc -I runtime/include -I kmod/include/uapi \
+ *           -I examples dti_sample_fmt.c runtime/build/libdti.a
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,16 +17,13 @@
 #include <sys/stat.h>
 
 #include <dti/libdti.h>
+#include "dti_sample/dti_sample.h"	/* struct dti_sample_req */
 
-/* The sample driver's record: packed, little-endian, 32 bytes. */
-struct dti_sample_req {
-	uint32_t id;
-	uint32_t state;
-	uint64_t submit_ns;
-	uint64_t latency_ns;
-	int32_t result;
-	uint32_t flags;
-} __attribute__((packed));
+static const char *const state_names[] = {
+	[DTI_SAMPLE_IDLE] = "idle", [DTI_SAMPLE_QUEUED] = "queued",
+	[DTI_SAMPLE_ACTIVE] = "active", [DTI_SAMPLE_DONE] = "done",
+	[DTI_SAMPLE_TIMEOUT] = "timeout", [DTI_SAMPLE_RESET] = "reset",
+};
 
 static uint32_t le32(const unsigned char *p)
 {
@@ -38,11 +35,16 @@ static uint64_t le64(const unsigned char *p)
 	return le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
-/* Formatter: 1 if printed, 0 to let libdti print hex. */
+/*
+ * Formatter: 1 if it printed the record, 0 to let libdti print hex.  The
+ * record is little-endian whatever the reader's byte order, so the fields
+ * are assembled byte by byte rather than read through the packed struct.
+ */
 static int sample_format(FILE *out, const struct dti_rec *rec, void *arg)
 {
 	const unsigned char *p = rec->payload;
 	struct dti_sample_req req;
+	const char *state;
 
 	(void)arg;
 	if (rec->len != sizeof(req))
@@ -53,10 +55,14 @@ static int sample_format(FILE *out, const struct dti_rec *rec, void *arg)
 	req.latency_ns = le64(p + 16);
 	req.result = (int32_t)le32(p + 24);
 	req.flags = le32(p + 28);
-	fprintf(out, "req id=%" PRIu32 " state=%" PRIu32 " submit=%" PRIu64
-		" latency=%" PRIu64 "ns result=%" PRId32 " flags=%#" PRIx32,
-		req.id, req.state, (uint64_t)req.submit_ns,
-		(uint64_t)req.latency_ns, (int32_t)req.result, req.flags);
+	state = req.state < sizeof(state_names) / sizeof(state_names[0]) &&
+		state_names[req.state] ? state_names[req.state] : "?";
+	fprintf(out, "req id=%" PRIu32 " state=%s submit=%" PRIu64
+		" latency=%" PRIu64 "ns result=%" PRId32 " flags=%#" PRIx32 "%s",
+		(uint32_t)req.id, state, (uint64_t)req.submit_ns,
+		(uint64_t)req.latency_ns, (int32_t)req.result,
+		(uint32_t)req.flags,
+		req.flags & DTI_SAMPLE_F_FAULT ? " (fault)" : "");
 	return 1;
 }
 

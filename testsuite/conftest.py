@@ -6,6 +6,7 @@ Fixtures:
   modules    (session) list[Path]: .ko files built from MODULE_DIRS
   guest      (function) harness.Guest: guest.run(script, smp=2, ...) -> Result
   dti_guest  (function) the same Guest, with `modules` installed by default
+  dti_tool   (session) Path: the `dti` command, built by `make -C runtime`
 
 After each test, every console of the test's boots is searched for kernel
 splats (harness.logcheck.find_splats); any splat fails the test.  Opt out
@@ -93,6 +94,16 @@ def modules(kernel) -> list[Path]:
         if (path / "Makefile").is_file():
             kos.extend(build_module_dir(path, kernel))
     return kos
+
+
+@pytest.fixture(scope="session")
+def dti_tool() -> Path:
+    r = subprocess.run(["make", "-C", str(REPO / "runtime")], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        out = "\n".join((r.stdout + r.stderr).splitlines()[-80:])
+        pytest.fail(f"make -C runtime failed:\n{out}", pytrace=False)
+    return REPO / "runtime" / "build" / "dti"
 
 
 @pytest.fixture

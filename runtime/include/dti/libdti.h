@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: LGPL-2.1 */
+/*
+ * libdti - read DTI (Driver Tracing Interface) channels from userspace.
+ *
+ * A reader opens the per-CPU streams of one channel (from debugfs, from a
+ * directory holding trace0..N, from a list of files or from memory) and
+ * returns their records merged by timestamp: a streaming k-way merge that
+ * holds one buffer per CPU, never the whole trace.  Sub-buffer header
+ * records are consumed by the library; relay padding is skipped both in
+ * what read() returns and in raw copies of the ring (mmap, memory dumps).
+ *
+ * Conventions: functions returning int return 0 (or a count) on success
+ * and -1 on failure with errno set; functions returning a pointer return
+ * NULL on failure with errno set.  After any failure dti_errmsg() returns
+ * a message saying what went wrong and where (file and offset).  The
+ * library never prints and never exits; it reports losses and skipped
+ * data only to a notice handler the caller installs.
+ *
+ * The record format is defined in <linux/dti_record.h> (kmod/include/uapi).
+ */
+#ifndef _DTI_LIBDTI_H
+#define _DTI_LIBDTI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct dti_reader;		/* opaque: merged per-CPU streams */
+struct dti_ksyms;		/* opaque: a loaded /proc/kallsyms */
+
+/**
+ * struct dti_rec - one decoded trace record (valid until the next dti_next())
+ * @cpu:	CPU that logged it
+ * @level:	level it was logged at (0..7)
+ * @flags:	DTI_REC_* bits from <linux/dti_record.h>
+ * @seq:	per-CPU sequence number
+ * @ts_ns:	CLOCK_MONOTONIC nanoseconds
+ * @caller:	kernel return address of the logging call, 0 if unknown
+ * @payload:	@len payload bytes (text without NUL, or a binary struct)
+ * @len:	payload length
+ * @raw:	the record as stored (header, payload, alignment), @raw_len bytes,
+ *		in the writer's byte order
+ * @raw_len:	bytes the record occupies in the buffer
+ * @source:	name of the file (or memory buffer) the record came from
+ * @offset:	offset of the record in @source
+ * @swapped:	1 if written in the other byte order (the header was
+ *		converted; a binary payload is as the writer stored it)
+ */
+struct dti_rec {
+	unsigned int cpu;
+	int level;
+	unsigned int flags;
+	uint64_t seq;
+	uint64_t ts_ns;
+	uint64_t caller;
+	const void *payload;
+	size_t len;
+	const void *raw;
+	size_t raw_len;
+	const char *source;
+	uint64_t offset;
+	int swapped;
+};
+
+/* dti_open_*() flags */
+#define DTI_OPEN_FOLLOW	0x1	/* live source: dti_next() returns 0 when no data yet */
+#define DTI_OPEN_RESET	0x2	/* dti_open_channel(): write reset_consumed first */
+
+/* struct dti_notice.type */
+enum dti_notice_type {
+	DTI_NOTICE_GAP,		/* sequence numbers missing: records lost */
+	DTI_NOTICE_BACKWARDS,	/* sequence number not larger than the previous */
+	DTI_NOTICE_SKIPPED,	/* bytes skipped (a record being written while read) */
+};
+
+/**
+ * struct dti_notice - something a reader noticed in the data
+ * @type:	what happened
+ * @cpu:	CPU stream concerned
+ * @from_seq:	GAP: first missing sequence number; BACKWARDS: previous seq
+ * @to_seq:	GAP: sequence number of the record after the gap
+ * @count:	GAP: records lost; SKIPPED: bytes skipped
+ * @source:	file name
+ * @offset:	offset in @source
+ * @message:	the whole notice as one line of text, without newline, e.g.
+ *		"412 records lost on cpu1 between seq 1000 and 1412"
+ */
+struct dti_notice {
+	enum dti_notice_type type;
+	unsigned int cpu;
+	uint64_t from_seq;
+	uint64_t to_seq;
+	uint64_t count;
+	const char *source;
+	uint64_t offset;
+	const char *message;
+};
+
+typedef void (*dti_notice_fn)(const struct dti_notice *notice, void *arg);
+
+/**
+ * dti_formatter_fn - print a binary record the application understands
+ * Return: 1 if it printed @rec to @out, 0 to let the library print the
+ * payload as hex, negative to fail dti_print() with that errno.
+ */
+typedef int (*dti_formatter_fn)(FILE *out, const struct dti_rec *rec, void *arg);
+
+/* dti_print() formats */
+enum dti_format {
+	DTI_FMT_TEXT,	/* exactly what the kernel's "merged" file shows */
+	DTI_FMT_TS,	/* the same with the "merged-ts" prefix */
+	DTI_FMT_HEX,	/* "merged-ts" prefix and every payload as hex */
+	DTI_FMT_JSON,	/* one JSON object per line */
+	DTI_FMT_RAW,	/* the record bytes as stored */
+};
+
+/*
+ * Last error of this thread as text ("trace1: truncated record at offset
+ * 96 ..."); never fails, returns "no error" if nothing failed yet.
+ */
+const char *dti_errmsg(void);
+
+/*
+ * Where debugfs is mounted (default "/sys/kernel/debug").  NULL restores the
+ * default.  Returns 0, or -1 (ENAMETOOLONG).
+ */
+int dti_set_debugfs(const char *path);
+
+/* ---- readers ---- */
+
+/*
+ * Open channel @name under <debugfs>/dti/.  Returns NULL with errno ENODEV
+ * (debugfs not mounted or DTI not loaded), ENOENT (no such channel), ENXIO
+ * (channel has no buffers: level "destroy"), EACCES, or another errno.
+ */
+struct dti_reader *dti_open_channel(const char *name, unsigned int flags);
+/* Open the files trace0..N in @dir.  NULL on error (ENOENT if there are none). */
+struct dti_reader *dti_open_dir(const char *dir, unsigned int flags);
+/* Open @n files, one per CPU (any order).  NULL on error (errno from open()). */
+struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
+				  unsigned int flags);
+/*
+ * Read @n memory buffers, one per CPU (not copied: they must outlive the
+ * reader).  NULL on error (ENOMEM).
+ */
+struct dti_reader *dti_open_mem(const void *const *bufs, const size_t *lens,
+				unsigned int n);
+/* Close a reader; NULL is ignored. */
+void dti_close(struct dti_reader *r);
+
+/*
+ * Next record in timestamp order (ties: lower CPU first; a CPU's records
+ * keep their order).  Returns 1 and fills @rec, 0 at the end (with
+ * DTI_OPEN_FOLLOW: no more data for now, call again later), or -1 on
+ * truncated or corrupt data (EBADMSG, EPROTO for an unknown version) or
+ * read errors; dti_errmsg() names the file and offset.
+ */
+int dti_next(struct dti_reader *r, struct dti_rec *rec);
+
+/* Call @fn for every gap, backwards step or skip.  Returns 0. */
+int dti_set_notice_handler(struct dti_reader *r, dti_notice_fn fn, void *arg);
+/* Use @fn for binary records in dti_print().  Returns 0. */
+int dti_set_formatter(struct dti_reader *r, dti_formatter_fn fn, void *arg);
+/* Resolve callers with @syms in dti_print() (NULL: print them as hex).  Returns 0. */
+int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms);
+/* Number of per-CPU streams.  Never fails. */
+unsigned int dti_nr_streams(const struct dti_reader *r);
+
+/*
+ * Print @rec to @out in @format, followed by a newline (none for RAW).
+ * Returns 0, or -1: EINVAL for an unknown format, EIO if writing failed,
+ * or the error of the formatter.
+ */
+int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
+	      enum dti_format format);
+/* Parse "text", "ts", "hex", "json" or "raw".  Returns the format or -1 (EINVAL). */
+int dti_format_parse(const char *name);
+
+/* ---- kernel symbols ---- */
+
+/* Load @path (NULL: /proc/kallsyms).  NULL on error (EACCES if addresses are hidden). */
+struct dti_ksyms *dti_ksyms_load(const char *path);
+/*
+ * Write @addr as the kernel's %pS does ("func+0x1c/0x80 [mod]") into @buf.
+ * Returns 0, or -1 with ENOENT (no symbol: "0x<addr>" is written) or
+ * ENOSPC (truncated).
+ */
+int dti_ksyms_format(const struct dti_ksyms *syms, uint64_t addr, char *buf,
+		     size_t size);
+/* Free symbols loaded by dti_ksyms_load(); NULL is ignored. */
+void dti_ksyms_free(struct dti_ksyms *syms);
+
+/* ---- channel control (debugfs) ---- */
+
+/*
+ * Names of all channels, sorted, in a NULL-terminated array the caller frees
+ * with dti_names_free().  NULL on error (ENODEV: debugfs or DTI missing).
+ */
+char **dti_list_channels(void);
+/* Free the array dti_list_channels() returned; NULL is ignored. */
+void dti_names_free(char **names);
+/* Level of @name (-2..7).  Returns 0 and sets *@level, or -1 (ENOENT ...). */
+int dti_get_level(const char *name, int *level);
+/* Set the level: -2 (destroy), -1 (off) or 0..7.  Returns 0 or -1 (EINVAL ...). */
+int dti_set_level(const char *name, int level);
+/* Parse "0".."7", "emerg".."debug", "off", "destroy", "-1", "-2".  Returns 0 or -1. */
+int dti_level_parse(const char *text, int *level);
+/* Name of a level ("err", "off", ...) or "?" */
+const char *dti_level_name(int level);
+/* Make every record the trace files still hold readable again.  0 or -1. */
+int dti_reset_consumed(const char *name);
+/*
+ * Read control file @file ("stats", "info", "level") of channel @name into
+ * a malloc()ed NUL-terminated string the caller frees.  NULL on error.
+ */
+char *dti_read_ctl(const char *name, const char *file);
+/*
+ * Path of @file in channel @name's directory (@file NULL: the directory)
+ * into @buf.  Returns 0, or -1 with the errors of dti_open_channel() if it
+ * does not exist.
+ */
+int dti_channel_path(const char *name, const char *file, char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _DTI_LIBDTI_H */

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: LGPL-2.1
+/*
+ * libdti: channel control through <debugfs>/dti/<name>/.
+ *
+ * Every failure is classified for the user: debugfs not mounted, DTI not
+ * loaded, no such channel, permission denied.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "libdti-local.h"
+
+#define DEBUGFS_MAGIC	0x64626720
+
+static char dti_debugfs_path[PATH_MAX] = DTI_DEBUGFS_DEFAULT;
+static bool dti_debugfs_custom;
+
+int dti_set_debugfs(const char *path)
+{
+	if (!path) {
+		strcpy(dti_debugfs_path, DTI_DEBUGFS_DEFAULT);
+		dti_debugfs_custom = false;
+		return 0;
+	}
+	if (strlen(path) >= sizeof(dti_debugfs_path) - 64)
+		return dti_fail(ENAMETOOLONG, "%s: path too long", path);
+	strcpy(dti_debugfs_path, path);
+	dti_debugfs_custom = true;
+	return 0;
+}
+
+const char *dti_debugfs(void)
+{
+	return dti_debugfs_path;
+}
+
+/* Check that <debugfs>/dti exists and can be read.  0 or -1. */
+static int dti_check_root(char *dir, size_t size)
+{
+	const char *root = dti_debugfs_path;
+	struct statfs sfs;
+	struct stat st;
+
+	if (stat(root, &st) != 0)
+		return dti_fail(ENODEV, "debugfs is not available: %s: %s",
+				root, strerror(errno));
+	if (!dti_debugfs_custom &&
+	    (statfs(root, &sfs) != 0 || sfs.f_type != DEBUGFS_MAGIC))
+		return dti_fail(ENODEV, "debugfs is not mounted on %s (mount -t debugfs none %s)",
+				root, root);
+	if ((size_t)snprintf(dir, size, "%s/dti", root) >= size)
+		return dti_fail(ENAMETOOLONG, "%s/dti: path too long", root);
+	if (stat(dir, &st) != 0) {
+		if (errno == EACCES)
+			return dti_fail(EACCES, "permission denied: %s (debugfs is accessible to root only)",
+					dir);
+		return dti_fail(ENODEV, "DTI is not loaded: %s does not exist (insmod dti.ko)",
+				dir);
+	}
+	if (access(dir, R_OK | X_OK) != 0)
+		return dti_fail(EACCES, "permission denied: %s", dir);
+	return 0;
+}
+
+static int dti_name_ok(const char *name)
+{
+	if (!name || !*name || strlen(name) > DTI_NAME_MAX || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return dti_fail(EINVAL, "invalid channel name '%s'", name ? name : "");
+	return 0;
+}
+
+/* Check channel @name and write its directory to @dir.  0 or -1. */
+int dti_check_channel(const char *name, char *dir, size_t size)
+{
+	char root[PATH_MAX];
+	struct stat st;
+
+	if (dti_name_ok(name) < 0 || dti_check_root(root, sizeof(root)) < 0)
+		return -1;
+	if ((size_t)snprintf(dir, size, "%s/%s", root, name) >= size)
+		return dti_fail(ENAMETOOLONG, "%s/%s: path too long", root, name);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		if (errno == EACCES)
+			return dti_fail(EACCES, "permission denied: %s", dir);
+		return dti_fail(ENOENT, "no such channel: %s (see 'dti list')", name);
+	}
+	return 0;
+}
+
+int dti_channel_path(const char *name, const char *file, char *buf, size_t size)
+{
+	char dir[PATH_MAX];
+
+	if (dti_check_channel(name, dir, sizeof(dir)) < 0)
+		return -1;
+	if ((size_t)snprintf(buf, size, "%s%s%s", dir, file ? "/" : "",
+			     file ? file : "") >= size)
+		return dti_fail(ENAMETOOLONG, "%s/%s: path too long", dir, file);
+	return 0;
+}
+
+static int dti_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **dti_list_channels(void)
+{
+	char root[PATH_MAX], path[PATH_MAX + 256];
+	char **names = NULL, **nn;
+	struct dirent *de;
+	struct stat st;
+	size_t n = 0;
+	DIR *d;
+
+	if (dti_check_root(root, sizeof(root)) < 0)
+		return NULL;
+	d = opendir(root);
+	if (!d)
+		return dti_fail_null(errno, "%s: %s", root, strerror(errno));
+	names = calloc(1, sizeof(*names));
+	if (!names)
+		goto nomem;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", root, de->d_name);
+		if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		nn = realloc(names, (n + 2) * sizeof(*names));
+		if (!nn)
+			goto nomem;
+		names = nn;
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto nomem;
+		names[++n] = NULL;
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), dti_cmp_str);
+	return names;
+nomem:
+	closedir(d);
+	dti_names_free(names);
+	return dti_fail_null(ENOMEM, "out of memory");
+}
+
+void dti_names_free(char **names)
+{
+	char **p;
+
+	if (!names)
+		return;
+	for (p = names; *p; p++)
+		free(*p);
+	free(names);
+}
+
+char *dti_read_ctl(const char *name, const char *file)
+{
+	char path[PATH_MAX];
+	size_t len = 0, cap = 4096;
+	char *buf, *nb;
+	ssize_t n;
+	int fd;
+
+	if (dti_channel_path(name, file, path, sizeof(path)) < 0)
+		return NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return dti_fail_null(ENOENT, "channel %s has no file %s", name, file);
+		return dti_fail_null(errno, "%s: %s", path, strerror(errno));
+	}
+	buf = malloc(cap);
+	if (!buf)
+		goto nomem;
+	for (;;) {
+		if (cap - len < 2) {
+			nb = realloc(buf, cap * 2);
+			if (!nb)
+				goto nomem;
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			free(buf);
+			close(fd);
+			return dti_fail_null(err, "%s: read error: %s", path, strerror(err));
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return buf;
+nomem:
+	free(buf);
+	close(fd);
+	return dti_fail_null(ENOMEM, "out of memory");
+}
+
+static int dti_write_ctl(const char *name, const char *file, const char *text)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd, err;
+
+	if (dti_channel_path(name, file, path, sizeof(path)) < 0)
+		return -1;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return dti_fail(errno, "%s: %s", path, strerror(errno));
+	n = write(fd, text, strlen(text));
+	err = errno;
+	close(fd);
+	if (n != (ssize_t)strlen(text))
+		return dti_fail(n < 0 ? err : EIO, "%s: writing '%s' failed: %s",
+				path, text, n < 0 ? strerror(err) : "short write");
+	return 0;
+}
+
+int dti_get_level(const char *name, int *level)
+{
+	char *text = dti_read_ctl(name, "level"), *end;
+	long v;
+
+	if (!text)
+		return -1;
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || (*end && *end != '\n') ||
+	    v < DTI_LEVEL_MIN || v > DTI_LEVEL_MAX) {
+		dti_fail(EPROTO, "channel %s: unexpected level '%s'", name, text);
+		free(text);
+		return -1;
+	}
+	free(text);
+	*level = (int)v;
+	return 0;
+}
+
+int dti_set_level(const char *name, int level)
+{
+	char text[16];
+
+	if (level < DTI_LEVEL_MIN || level > DTI_LEVEL_MAX)
+		return dti_fail(EINVAL, "level %d out of range (-2..7)", level);
+	snprintf(text, sizeof(text), "%d", level);
+	return dti_write_ctl(name, "level", text);
+}
+
+int dti_reset_consumed(const char *name)
+{
+	return dti_write_ctl(name, "reset_consumed", "1");
+}
+
+static const char *const dti_level_names[] = {
+	"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+};
+
+const char *dti_level_name(int level)
+{
+	if (level == DTI_LEVEL_OFF)
+		return "off";
+	if (level == DTI_LEVEL_DESTROY)
+		return "destroy";
+	if (level >= 0 && level <= DTI_LEVEL_MAX)
+		return dti_level_names[level];
+	return "?";
+}
+
+int dti_level_parse(const char *text, int *level)
+{
+	char *end;
+	long v;
+	int i;
+
+	for (i = DTI_LEVEL_MIN; i <= DTI_LEVEL_MAX; i++) {
+		if (!strcmp(text, dti_level_name(i))) {
+			*level = i;
+			return 0;
+		}
+	}
+	if (!strcmp(text, "warn")) {
+		*level = DTI_LEVEL_WARNING;
+		return 0;
+	}
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < DTI_LEVEL_MIN || v > DTI_LEVEL_MAX)
+		return dti_fail(EINVAL, "invalid level '%s' (0..7, emerg..debug, off or destroy)",
+				text);
+	*level = (int)v;
+	return 0;
+}
