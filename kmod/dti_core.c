@@ -28,7 +28,31 @@
  */
 static LIST_HEAD(dti_channels);
 static DEFINE_MUTEX(dti_register_lock);
-static DEFINE_SPINLOCK(dti_list_lock);
+DEFINE_SPINLOCK(dti_list_lock);
+
+/*
+ * Work for the channels: creating or freeing buffers on behalf of atomic
+ * context, setting up channels made by dti_ctl_create().  Ordered, so a
+ * channel's work never runs twice at once and runs in the order queued.
+ */
+static struct workqueue_struct *dti_wq;
+
+/**
+ * dti_queue_work - have a channel's buffers brought in line with its level
+ * @ch: channel
+ *
+ * Context: any but NMI.
+ */
+void dti_queue_work(struct dti_channel *ch)
+{
+	queue_work(dti_wq, &ch->create_work);
+}
+
+/* The list of channels, for readers under RCU. */
+struct list_head *dti_channel_list(void)
+{
+	return &dti_channels;
+}
 
 bool dti_level_valid(int level)
 {
@@ -129,7 +153,7 @@ static void dti_del_channel(struct dti_channel *ch)
 }
 
 /**
- * dti_take_owned - unlist the next channel created for @owner
+ * dti_take_owned - unlist the next channel made by dti_ctl_create()
  * @owner: owner cookie given to dti_ctl_create(), or NULL for any owner
  *
  * Context: any but NMI.
@@ -670,7 +694,15 @@ EXPORT_SYMBOL_GPL(dti_handle_cleanup);
 
 static int __init dti_init(void)
 {
-	return dti_fs_init();
+	int ret;
+
+	dti_wq = alloc_ordered_workqueue("dti", 0);
+	if (!dti_wq)
+		return -ENOMEM;
+	ret = dti_fs_init();
+	if (ret)
+		destroy_workqueue(dti_wq);
+	return ret;
 }
 
 static void __exit dti_exit(void)
@@ -680,6 +712,7 @@ static void __exit dti_exit(void)
 	/* Channels scripts created and did not release. */
 	while ((ch = dti_take_owned(NULL)))
 		__dti_unregister(ch);
+	destroy_workqueue(dti_wq);
 	/* Every client module holds a reference, so no channel is left. */
 	WARN_ON(!list_empty(&dti_channels));
 	dti_fs_exit();

@@ -98,7 +98,7 @@ int dti_ctl_set_level(const char *name, int level)
 	old = xchg(&ch->info->level, level);
 	dti_probe_level(ch, old, level, DTI_SRC_CONTROL);
 	if (dti_ctl_buffers_stale(ch, level))
-		schedule_work(&ch->create_work);
+		dti_queue_work(ch);
 out_unlock:
 	rcu_read_unlock();
 	return ret;
@@ -173,6 +173,25 @@ void dti_ctl_free_owned(struct dti_channel *ch)
 	kfree(own);
 }
 
+/* Take over an orphaned channel of dti_ctl_create() called @name. */
+static int dti_ctl_adopt(const char *name, int level, const void *owner)
+{
+	struct dti_channel *ch;
+	unsigned long flags;
+	int ret = -EEXIST;
+
+	spin_lock_irqsave(&dti_list_lock, flags);
+	ch = dti_find(name);
+	if (ch && ch->owned && !ch->owner) {
+		ch->owner = owner;
+		ret = 0;
+	}
+	spin_unlock_irqrestore(&dti_list_lock, flags);
+	if (ret)
+		return ret;
+	return dti_ctl_set_level(name, level);
+}
+
 /**
  * dti_ctl_create - create a channel owned by the caller
  * @name: channel name, as for dti_register_flags()
@@ -185,6 +204,9 @@ void dti_ctl_free_owned(struct dti_channel *ch)
  * level arrives; its debugfs directory appears shortly after this call,
  * from a work item.  Records logged before the buffers exist wait in a
  * DTI_CTL_PENDING_SIZE pending store and are replayed.
+ *
+ * If a channel of that name was created this way and released, it is
+ * taken over as it is (records, size) and set to @level.
  *
  * Context: any but NMI; allocates with GFP_ATOMIC.
  * Return: 0, -EINVAL for a bad argument, -EEXIST if the name is taken,
@@ -207,6 +229,8 @@ int dti_ctl_create(const char *name, size_t size, int level,
 		return ret;
 	if (in_nmi())
 		return -EBUSY;
+	if (!dti_ctl_adopt(name, level, owner))
+		return 0;
 
 	own = dti_owned_alloc(level);
 	if (!own)
@@ -228,33 +252,39 @@ int dti_ctl_create(const char *name, size_t size, int level,
 		kfree(ch);
 		return ret;
 	}
-	schedule_work(&ch->create_work);
+	dti_queue_work(ch);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(dti_ctl_create);
 
 /**
- * dti_ctl_release - destroy every channel @owner created
+ * dti_ctl_release - give up the channels @owner created
  * @owner: the cookie given to dti_ctl_create()
  *
- * The channels' directories go away; readers holding their files open
- * see -EIO, as after dti_unregister().
+ * The channels are switched off and stay, with their records, so they
+ * can still be read after their creator (a SystemTap script, say) has
+ * gone; dti_ctl_create() with the same name takes one over again.  They
+ * are freed when dti.ko is unloaded.
  *
- * Context: process context; may sleep.
- * Return: the number of channels destroyed, or -EINVAL for a NULL @owner.
+ * Context: any but NMI.
+ * Return: the number of channels released, or -EINVAL for a NULL @owner.
  */
 int dti_ctl_release(const void *owner)
 {
 	struct dti_channel *ch;
-	int n = 0;
+	int old, n = 0;
 
 	if (!owner)
 		return -EINVAL;
-	might_sleep();
-	while ((ch = dti_take_owned(owner))) {
-		__dti_unregister(ch);
+	rcu_read_lock();
+	list_for_each_entry_rcu(ch, dti_channel_list(), list) {
+		if (!ch->owned || cmpxchg(&ch->owner, owner, NULL) != owner)
+			continue;
+		old = xchg(&ch->info->level, DTI_LEVEL_OFF);
+		dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_CONTROL);
 		n++;
 	}
+	rcu_read_unlock();
 	return n;
 }
 EXPORT_SYMBOL_GPL(dti_ctl_release);

@@ -105,6 +105,9 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 struct dti_channel *dti_find(const char *name);
 int dti_add_channel(struct dti_channel *ch);
 struct dti_channel *dti_take_owned(const void *owner);
+void dti_queue_work(struct dti_channel *ch);
+struct list_head *dti_channel_list(void);
+extern spinlock_t dti_list_lock;
 void __dti_unregister(struct dti_channel *ch);
 int __dti_set_level(struct dti_channel *ch, int level,
 		    enum dti_level_source source);

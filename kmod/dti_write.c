@@ -312,7 +312,7 @@ static void *dti_write_pending(struct dti_info *info, struct dti_channel *ch,
 	if (appeared)
 		return NULL;
 	if (ch && (ch->flags & DTI_F_ON_DEMAND))
-		schedule_work(&ch->create_work);
+		dti_queue_work(ch);
 	return ERR_PTR(err ? err : -EINPROGRESS);
 }
 

@@ -50,6 +50,15 @@ def test_create_log_level_release_from_any_context(dti_guest, ctx):
         ls $D > /out/dirs
         if cat <&3 >/dev/null 2>&1; then echo ok; else echo fail; fi > /out/reader
         exec 3<&-
+        ctl ctl_log sc 3 1 0 {ctx} after-release
+        cat $T > /out/after-release
+        snap sc released
+        ctl ctl_create sc 7 0 {ctx} 32768
+        ctl ctl_log sc 3 1 0 {ctx} adopted
+        snap sc adopted
+        rmmod dti_test
+        rmmod dti
+        ls /sys/kernel/debug > /out/debugfs
     """, smp=2).check()
     assert parse_kv(out(res, "create"))["ctx_ok"] == "1"
     assert texts(res, "s1", "merged") == ["early 0", "early 1", "early 2", "early 3",
@@ -63,9 +72,17 @@ def test_create_log_level_release_from_any_context(dti_guest, ctx):
     assert out(res, "s2", "level") == "5\n"
     assert set(texts(res, "destroyed")) == {"level", "reset_consumed", "stats", "info"}
     assert texts(res, "s3", "merged") == ["reborn 0"]
+    # Released channels stay, switched off, readable; a new create takes
+    # them over with their records.
     assert parse_kv(out(res, "release"))["released"] == "1"
-    assert "sc" not in texts(res, "dirs")
-    assert out(res, "reader") == "fail\n"
+    assert "sc" in texts(res, "dirs")
+    assert out(res, "reader") == "ok\n"
+    assert parse_kv(out(res, "after-release"))["filtered"] == "1"
+    assert out(res, "released", "level") == "-1\n"
+    assert texts(res, "released", "merged") == ["reborn 0"]
+    assert texts(res, "adopted", "merged") == ["reborn 0", "adopted 0"]
+    assert out(res, "adopted", "level") == "7\n"
+    assert "dti" not in texts(res, "debugfs")
 
 
 def test_control_errors(dti_guest):
