@@ -268,7 +268,7 @@ out_unlock:
  *
  * Does nothing; tapset/dti.stp probes it.
  */
-noinline void dti_probe_level(struct dti_channel *ch, int old_level,
+DTI_PROBE_POINT void dti_probe_level(struct dti_channel *ch, int old_level,
 			      int new_level, enum dti_level_source source)
 {
 	barrier();

@@ -86,6 +86,13 @@ struct dti_meta {
 	u8 flags;
 };
 
+/*
+ * Probe points for SystemTap: never inlined, never cloned or given fewer
+ * arguments by interprocedural optimisation, so a probe on the function
+ * sees every call with all its arguments.
+ */
+#define DTI_PROBE_POINT		noinline __noipa
+
 /* Who changed a level, as passed to dti_probe_level(). */
 enum dti_level_source {
 	DTI_SRC_REGISTER,	/* initial level at registration */

@@ -129,7 +129,7 @@ const struct rchan_callbacks dti_relay_callbacks = {
  * Does nothing; tapset/dti.stp probes it to see every record.
  * Context: interrupts disabled.
  */
-noinline void dti_probe_stored(struct dti_channel *ch,
+DTI_PROBE_POINT void dti_probe_stored(struct dti_channel *ch,
 			       const struct dti_record *rec)
 {
 	barrier();
@@ -146,7 +146,7 @@ noinline void dti_probe_stored(struct dti_channel *ch,
  * Does nothing; tapset/dti.stp probes it.
  * Context: interrupts disabled.
  */
-noinline void dti_probe_lost(struct dti_channel *ch,
+DTI_PROBE_POINT void dti_probe_lost(struct dti_channel *ch,
 			     const struct dti_meta *meta, size_t len, int err)
 {
 	barrier();
@@ -194,7 +194,7 @@ MODULE_PARM_DESC(probe_filtered,
  * module parameter is set; does nothing itself.
  * Context: any.
  */
-noinline void dti_probe_filtered(struct dti_info *trace, int level,
+DTI_PROBE_POINT void dti_probe_filtered(struct dti_info *trace, int level,
 				 unsigned long ip)
 {
 	barrier();
