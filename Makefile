@@ -6,6 +6,10 @@
 #   make demo     boot a guest, load DTI, write records, show merged-ts
 #   make check    lint the modules (W=1, sparse), runtime unit tests and
 #                 fuzz smoke, then the test suite
+#   make install  the dti command and its man page, dti.ko into
+#                 /lib/modules/KVER/extra (+ depmod), the SystemTap tapset
+#                 where stap finds it, dti-stap and the scripts
+#                 (DESTDIR, PREFIX, STAP_TAPSET_DIR respected)
 #   make clean
 
 PYTHON  ?= /usr/bin/python3
@@ -42,4 +46,20 @@ clean:
 	$(MAKE) -C runtime clean
 	rm -rf testsuite/.build
 
-.PHONY: all modules runtime deps lint demo check clean
+PREFIX          ?= /usr/local
+STAP_TAPSET_DIR ?= /usr/share/systemtap/tapset
+
+# dti.ko goes where modprobe and SystemTap look for it: probes name it
+# module("dti"), and `stap -r KVER` finds its debuginfo under
+# /lib/modules/KVER.  The host kernel need not be KVER.
+install: modules runtime
+	install -D -m 755 runtime/build/dti $(DESTDIR)$(PREFIX)/bin/dti
+	install -D -m 644 runtime/dti.1 $(DESTDIR)$(PREFIX)/share/man/man1/dti.1
+	install -D -m 644 kmod/dti.ko $(DESTDIR)/lib/modules/$(KVER)/extra/dti.ko
+	if [ -z "$(DESTDIR)" ]; then depmod $(KVER); fi
+	install -d $(DESTDIR)$(STAP_TAPSET_DIR) $(DESTDIR)$(PREFIX)/share/dti
+	install -m 644 tapset/*.stp $(DESTDIR)$(STAP_TAPSET_DIR)/
+	install -D -m 755 scripts/dti-stap $(DESTDIR)$(PREFIX)/bin/dti-stap
+	install -m 755 scripts/*.stp $(DESTDIR)$(PREFIX)/share/dti/
+
+.PHONY: all modules runtime deps lint demo check clean install

@@ -7,6 +7,8 @@ Fixtures:
   guest      (function) harness.Guest: guest.run(script, smp=2, ...) -> Result
   dti_guest  (function) the same Guest, with `modules` installed by default
   dti_tool   (session) Path: the `dti` command, built by `make -C runtime`
+  stap       (session) harness.stap.Stap: stap.compile(script) -> module for
+             the guest kernel (dti.ko installed where stap finds it first)
 
 After each test, every console of the test's boots is searched for kernel
 splats (harness.logcheck.find_splats); any splat fails the test.  Opt out
@@ -21,6 +23,7 @@ apart from ordinary assertion failures.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -163,3 +166,12 @@ def pytest_terminal_summary(terminalreporter):
         crash = getattr(getattr(r, "longrepr", None), "reprcrash", None)
         msg = crash.message if crash else str(r.longrepr)
         terminalreporter.write_line(f"{r.nodeid}: {msg.strip().splitlines()[0]}")
+
+
+@pytest.fixture(scope="session")
+def stap(kernel, build_dir, modules):
+    from harness.stap import Stap
+    if not shutil.which("stap"):
+        pytest.skip("stap not installed: apt-get install systemtap")
+    dti_ko = next((m for m in modules if m.name == "dti.ko"), None)
+    return Stap(kernel, build_dir, dti_ko)

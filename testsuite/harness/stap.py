@@ -1,0 +1,223 @@
+"""Compile SystemTap scripts on the host for the guest kernel; run them with staprun.
+
+The host cannot load modules, so a script is cross-compiled here
+(`stap -r KVER -p4`) and the resulting .ko is run in the guest with
+`staprun`.  Compilation goes through scripts/dti-stap, the user-facing
+wrapper, so the tests use exactly the logic users get:
+
+* DTI's tapset (tapset/) is on the tapset path (-I);
+* SystemTap 4.8's runtime is replaced by a patched copy (-R) only when the
+  target kernel needs it (Debian 6.1's task_work_cancel_func backport;
+  see the comment at the top of scripts/dti-stap for the detection).
+
+Probes name DTI's module as module("dti").  With -r KVER stap finds a
+module's debuginfo by searching /lib/modules/KVER, so `install_dti()` copies
+the freshly built dti.ko to /lib/modules/KVER/extra/ on the host (as
+`make install` does; the host kernel never loads it, it is only where stap
+looks).  Note that `-r /lib/modules/KVER/build` would not do: Debian's
+build tree says its release is the upstream one (e.g. 6.1.192), so stap
+then searches the build tree itself for modules instead.
+
+Modules are cached under <build_dir>/stap/ by a hash of everything that
+goes into them: the script, the tapset, dti.ko, stap's version, the kernel
+release, the options and the runtime chosen.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from . import initramfs
+from .kernel import Kernel
+
+REPO = Path(__file__).resolve().parent.parent.parent
+DTI_STAP = REPO / "scripts" / "dti-stap"
+TAPSET_DIR = REPO / "tapset"
+GUEST_STAP_DIR = "/stap"        # compiled modules go here in the guest
+
+
+class StapError(RuntimeError):
+    """stap failed; .output holds what it printed."""
+
+    def __init__(self, message: str, output: str = ""):
+        super().__init__(message)
+        self.output = output
+
+
+def _sha(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(len(p).to_bytes(8, "little"))
+        h.update(p)
+    return h.hexdigest()
+
+
+def _tree_bytes(d: Path) -> bytes:
+    out = []
+    if d.is_dir():
+        for f in sorted(d.rglob("*.stp*")):
+            out.append(str(f.relative_to(d)).encode() + b"\0" + f.read_bytes())
+    return b"\0\0".join(out)
+
+
+def stap_version() -> str:
+    r = subprocess.run(["stap", "-V"], capture_output=True, text=True)
+    return (r.stdout + r.stderr).splitlines()[0] if (r.stdout + r.stderr) else "?"
+
+
+def install_dti(kernel: Kernel, ko: Path, *, depmod: bool = True) -> Path:
+    """Copy dti.ko to /lib/modules/KVER/extra/ (if different) so stap -r KVER
+    finds module("dti")'s debuginfo.  Returns the installed path."""
+    dest = kernel.modules_dir / "extra" / "dti.ko"
+    if dest.is_file() and filecmp.cmp(ko, dest, shallow=False):
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(f".ko.tmp{os.getpid()}")
+    shutil.copyfile(ko, tmp)
+    os.replace(tmp, dest)
+    if depmod and shutil.which("depmod"):
+        subprocess.run(["depmod", kernel.release], capture_output=True)
+    return dest
+
+
+@dataclass
+class Compiled:
+    ko: Path            # the module on the host
+    name: str           # module name (stap -m)
+    seconds: float      # compile time, 0.0 if it came from the cache
+    cached: bool
+
+    @property
+    def guest_path(self) -> str:
+        return f"{GUEST_STAP_DIR}/{self.ko.name}"
+
+
+@dataclass
+class Stap:
+    """Compiles scripts for one guest kernel (the `stap` pytest fixture)."""
+    kernel: Kernel
+    build_dir: Path
+    dti_ko: Path | None = None
+    timings: list[tuple[str, float, bool]] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.cache = Path(self.build_dir).resolve() / "stap"
+        self.cache.mkdir(parents=True, exist_ok=True)
+        if self.dti_ko is not None:
+            install_dti(self.kernel, self.dti_ko)
+
+    def env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.setdefault("DTI_STAP_CACHE", str(self.cache / "runtime"))
+        env["DTI_TAPSET_DIR"] = str(TAPSET_DIR)
+        return env
+
+    def runtime_fix_needed(self) -> bool:
+        r = subprocess.run([str(DTI_STAP), "--runtime-fix-needed", "-r", self.kernel.release],
+                           capture_output=True, text=True, env=self.env(), check=True)
+        return r.stdout.strip() == "yes"
+
+    def runtime_dir(self) -> str:
+        r = subprocess.run([str(DTI_STAP), "--runtime-dir", "-r", self.kernel.release],
+                           capture_output=True, text=True, env=self.env(), check=True)
+        return r.stdout.strip()
+
+    def command(self, *args: str) -> list[str]:
+        return [str(DTI_STAP), "-r", self.kernel.release, *args]
+
+    def elaborate(self, script: str | os.PathLike, *opts: str,
+                  args: Iterable[str] = ()) -> subprocess.CompletedProcess:
+        """stap -p2 on a file (Path) or script text (str); never raises."""
+        if isinstance(script, Path):
+            cmd = [*opts, str(script), *args]
+        else:
+            cmd = [*opts, "-e", script, *args]
+        return subprocess.run(self.command("-p2", *cmd), capture_output=True, text=True,
+                              env=self.env())
+
+    def compile(self, script: str | os.PathLike, *, name: str | None = None,
+                opts: Iterable[str] = (), args: Iterable[str] = ()) -> Compiled:
+        """Compile a script (a Path to a .stp file, or its text) with -p4.
+
+        opts: extra stap options, e.g. ["-DMAXSTRINGLEN=1100", "-g"].
+        args: the script's command-line arguments ($1, @1 ...), which stap
+          compiles into the module.
+        Returns the cached module if nothing that goes into it changed.
+        """
+        opts = list(opts)
+        args = list(args)
+        if isinstance(script, Path):
+            text = script.read_text()
+        else:
+            text = str(script)
+        # Modules probed by path: their build-id must match the guest's.
+        probed = sorted(set(re.findall(r'module\("(/[^"]+\.ko)"\)', " ".join([text, *args]))))
+        probed_bytes = b"".join(Path(p).read_bytes() for p in probed if Path(p).is_file())
+        key = _sha(text.encode(), _tree_bytes(TAPSET_DIR), probed_bytes,
+                   self.dti_ko.read_bytes() if self.dti_ko else b"",
+                   stap_version().encode(), self.kernel.release.encode(),
+                   "\0".join(opts).encode(), "\0".join(args).encode(),
+                   self.runtime_dir().encode(),
+                   DTI_STAP.read_bytes())[:16]
+        base = re.sub(r"[^A-Za-z0-9_]", "_", name or "dti_stap")[:40]
+        modname = f"{base}_{key[:8]}"
+        outdir = self.cache / key
+        ko = outdir / f"{modname}.ko"
+        if ko.is_file():
+            self.timings.append((modname, 0.0, True))
+            return Compiled(ko, modname, 0.0, True)
+        tmp = self.cache / f".{key}.tmp{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        src = tmp / f"{base}.stp"
+        src.write_text(text)
+        cmd = self.command("-p4", "-m", modname, *opts, str(src), *args)
+        t0 = time.monotonic()
+        r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, env=self.env())
+        secs = time.monotonic() - t0
+        if r.returncode != 0 or not (tmp / f"{modname}.ko").is_file():
+            out = r.stdout + r.stderr
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise StapError(f"stap failed ({' '.join(cmd)}):\n"
+                            + "\n".join(out.splitlines()[-60:]), out)
+        (tmp / "stap.log").write_text(r.stdout + r.stderr)
+        shutil.rmtree(outdir, ignore_errors=True)
+        os.replace(tmp, outdir)
+        self.timings.append((modname, secs, False))
+        return Compiled(ko, modname, secs, False)
+
+    def guest_files(self, *mods: Compiled) -> dict[str, str]:
+        """extra_files for Guest.run(): staprun, stapio and the modules in /stap/."""
+        files: dict[str, str] = dict(initramfs.systemtap_runtime_files())
+        for m in mods:
+            files[str(m.ko)] = m.guest_path
+        return files
+
+
+def probe_clones(ko: Path) -> list[str]:
+    """dti_probe_* symbols gcc cloned (.constprop/.isra/.part) in `ko`.
+
+    Callers then call the clone, often without the arguments, and a probe on
+    the original function never fires: the probe functions must be
+    `noinline __noipa`."""
+    r = subprocess.run(["nm", str(ko)], capture_output=True, text=True)
+    return [line.split()[-1] for line in r.stdout.splitlines()
+            if re.search(r"\bdti_probe_\w+\.(constprop|isra|part)", line)]
+
+
+def staprun_cmd(mod: Compiled, *params: str, opts: str = "") -> str:
+    """A guest shell command running `mod` with staprun.
+
+    params: module parameters, i.e. the script's -G globals ("name=value");
+    opts: staprun options, e.g. "-o /out/x.txt" or "-T 5".
+    """
+    return " ".join(p for p in ("staprun", opts, mod.guest_path, *params) if p)

@@ -1,0 +1,325 @@
+"""SystemTap tapset and scripts in a real guest kernel.
+
+Scripts are compiled on the host for the guest kernel (harness/stap.py,
+through scripts/dti-stap) and run in the guest with staprun while the
+dti_test client module drives DTI.  What the probes report is compared with
+what the kernel itself shows: the merged view, the raw per-CPU trace files
+(parsed by dtirec.py) and the stats file.
+
+dti.ko is loaded before staprun starts: with SystemTap 4.8 on these kernels
+module probes are not armed for a module loaded after the script started.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from dtirec import parse_stats, parse_stream
+from guestlib import PRELUDE
+from harness.stap import probe_clones, staprun_cmd
+
+HERE = Path(__file__).resolve().parent
+SCRIPTS = HERE.parent / "scripts"
+RECORDS_STP = HERE / "stap" / "records.stp"
+BIG = ["-DMAXSTRINGLEN=4200"]       # room for 2 KiB of payload as hex
+
+
+@pytest.fixture
+def tapset_guest(dti_guest, stap, modules, dti_tool):
+    dti = next(m for m in modules if m.name == "dti.ko")
+    clones = probe_clones(dti)
+    if clones:
+        pytest.fail(f"{dti}: gcc cloned the probe functions ({', '.join(clones)}); "
+                    "callers call the clones and the tapset's probes see nothing "
+                    "or no arguments.  dti_probe_*() must be `noinline __noipa`.",
+                    pytrace=False)
+    dti_guest.extra_files[str(dti_tool)] = "/bin/dti"
+    return dti_guest
+
+
+# Added to every script under test (stap -E): reports the warm-up records.
+WARM = 'probe dti.printk { if (channel == "stapwarm") printf("WARM %d\\n", seq) }'
+
+
+def compile_for_test(stap, script, name, opts=(), args=()):
+    return stap.compile(script, name=name, opts=[*opts, "-E", WARM], args=args)
+
+
+def start(mod, out: str, ready: str, params: str = "") -> str:
+    """Guest shell: run `mod` in the background writing `out`; $SP is
+    staprun's pid.  Waits until the script's begin probe printed `ready` and
+    then until its probes fire: SystemTap 4.8 arms module probes a moment
+    after the begin probe ran (and after they show in kprobes/list), so a
+    channel "stapwarm" is written to until the WARM probe reports it."""
+    return f"""
+{staprun_cmd(mod, *params.split(), opts=f'-o {out}')} &
+SP=$!
+n=0
+until grep -q '{ready}' {out} 2>/dev/null; do
+    n=$((n + 1)); [ $n -lt 600 ] || {{ echo "stap did not start" >&2; exit 9; }}
+    kill -0 $SP 2>/dev/null || {{ echo "staprun died" >&2; exit 9; }}
+    sleep 0.1
+done
+ctl register stapwarm 16384 7
+until grep -q '^WARM ' {out} 2>/dev/null; do
+    n=$((n + 1)); [ $n -lt 600 ] || {{ echo "probes never fired" >&2; exit 9; }}
+    ctl printk stapwarm 0 1 -1 process warm
+    sleep 0.1
+done
+"""
+
+
+STOP = """
+kill -INT $SP
+wait $SP || true
+"""
+
+
+def lines_of(res, name: str, kind: str) -> list[list[str]]:
+    """The '|'-separated fields of the `kind` lines, warm-up channel left out."""
+    text = (res.outdir / name).read_text()
+    return [line.split("|")[1:] for line in text.splitlines()
+            if line.startswith(kind + "|") and not line.startswith(kind + "|stapwarm|")]
+
+
+def unescape(s: str) -> str:
+    """Undo stap's text_str() for the characters our records contain."""
+    return s.encode().decode("unicode_escape")
+
+
+def test_record_sees_exactly_what_the_buffers_hold(tapset_guest, stap):
+    """dti.record sees every stored record, and only those: same count,
+    header fields, text and bytes as the raw trace files, in every context;
+    records filtered by level and oversize ones are not reported."""
+    mod = compile_for_test(stap, RECORDS_STP, "records", opts=BIG)
+    script = PRELUDE + start(mod, "/out/stap.txt", "READY") + """
+        ctl register rc 262144 5
+        for cpu in 0 1; do
+            ctl printk rc 4 5 $cpu process proc$cpu
+            ctl printk rc 3 4 $cpu softirq soft$cpu
+            ctl printk rc 5 3 $cpu hardirq hard$cpu
+            ctl printk rc 6 7 $cpu process filtered$cpu
+            ctl event rc 2 4 $cpu process 33
+            ctl event rc 5 2 $cpu hardirq 2000
+            ctl event rc 7 3 $cpu process 16
+        done
+        ctl event rc 1 1 0 process 0
+        try event rc 1 1 1 process 60000 > /out/oversize
+        snap rc s
+        rawsnap rc raw
+        echo 1 > $D/rc/reset_consumed
+        dti read rc > /out/read
+    """ + STOP
+    res = tapset_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
+
+    stored = {}
+    for cpu in (0, 1):
+        recs, _ = parse_stream((res.outdir / "raw" / f"trace{cpu}").read_bytes())
+        for r in recs:
+            stored[(r.cpu, r.seq)] = r
+    seen = {}
+    for f in lines_of(res, "stap.txt", "REC"):
+        (ch, cpu, level, seq, ts, length, is_text, flags, reserved, data, msg) = f
+        assert ch == "rc"
+        key = (int(cpu), int(seq))
+        assert key not in seen, f"record {key} reported twice"
+        seen[key] = dict(level=int(level), ts=int(ts), len=int(length),
+                         is_text=int(is_text), flags=int(flags), data=bytes.fromhex(data),
+                         msg=unescape(msg))
+    assert len(stored) == 2 * (5 + 4 + 3 + 4 + 2) + 1
+    assert set(seen) == set(stored)
+    for key, r in stored.items():
+        s = seen[key]
+        assert (s["level"], s["ts"], s["len"], s["flags"]) == \
+            (r.level, r.ts_ns, len(r.payload), r.flags), key
+        assert s["data"] == r.payload, key
+        assert s["is_text"] == r.is_text
+        assert s["msg"] == (r.text if r.is_text else "")
+
+    # The merged view and `dti read` show the same records, in time order.
+    merged = (res.outdir / "s" / "merged").read_text().splitlines()
+    assert (res.outdir / "read").read_text().splitlines() == merged
+    want = [s["msg"].rstrip("\n") if s["is_text"] else " ".join(f"{b:02x}" for b in s["data"])
+            for _, s in sorted(seen.items(), key=lambda kv: (kv[1]["ts"], kv[0]))]
+    assert merged == want
+    # Narrower aliases: dti.printk for text records, dti.event for binary.
+    printk = {(int(c), int(q)) for _, c, q in lines_of(res, "stap.txt", "PRINTK")}
+    event = {(int(c), int(q)) for _, c, q in lines_of(res, "stap.txt", "EVENT")}
+    assert printk == {k for k, r in stored.items() if r.is_text}
+    assert event == {k for k, r in stored.items() if not r.is_text}
+    # Filtered (level 6 and 7 at channel level 5) never reach a probe; the
+    # oversize record is reported by dti.lost, not dti.record.
+    st = parse_stats((res.outdir / "s" / "stats").read_text())
+    assert st["total"]["written"] == len(stored)
+    assert st["total"]["filtered"] == 2 * (7 + 3)
+    lost = lines_of(res, "stap.txt", "LOST")
+    assert [(x[0], x[1], x[3], x[4], x[5]) for x in lost] == \
+        [("rc", "1", "60000", "-90", "too big")]
+
+
+def test_level_change_sources(tapset_guest, stap):
+    """dti.register, dti.level_change and dti.unregister, and who changed
+    the level: registration, a kernel call or the level file.  A failed
+    registration (duplicate name) is not reported."""
+    mod = compile_for_test(stap, RECORDS_STP, "records", opts=BIG)
+    script = PRELUDE + start(mod, "/out/stap.txt", "READY") + """
+        ctl register lc 65536 3
+        echo 7 > $D/lc/level
+        ctl set_level lc 4
+        echo off > $D/lc/level
+        echo destroy > $D/lc/level
+        ctl set_level lc 2
+        try register lc 65536 3 > /out/dup
+        ctl register_sub nolap 4096 4 5 1
+        ctl unregister lc
+        ctl unregister nolap
+    """ + STOP
+    res = tapset_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
+    levels = [tuple(x) for x in lines_of(res, "stap.txt", "LEVEL") if x[0] == "lc"]
+    assert levels == [
+        ("lc", "-2", "3", "destroy", "err", "register"),
+        ("lc", "3", "7", "err", "debug", "file"),
+        ("lc", "7", "4", "debug", "warning", "kernel"),
+        ("lc", "4", "-1", "warning", "off", "file"),
+        ("lc", "-1", "-2", "off", "destroy", "file"),
+        ("lc", "-2", "2", "destroy", "crit", "kernel"),
+        ("lc", "-2", "-2", "destroy", "destroy", "kernel"),     # dti_unregister()
+    ], levels
+    regs = lines_of(res, "stap.txt", "REGISTER")
+    assert regs == [["lc", "8192", "8", "65536", "3", "0", "0", "0"],
+                    ["nolap", "4096", "4", "16384", "5", "1", "1", "0"]]
+    assert (res.outdir / "dup").read_text().startswith("ret=-17")
+    assert lines_of(res, "stap.txt", "UNREGISTER") == [["lc", "8192", "8"],
+                                                       ["nolap", "4096", "4"]]
+
+
+def test_lost_records(tapset_guest, stap):
+    """dti.lost: oversize records ("too big") and records a full
+    no-overwrite channel drops ("full"), as many as stats counts."""
+    mod = compile_for_test(stap, RECORDS_STP, "records", opts=BIG)
+    script = PRELUDE + start(mod, "/out/stap.txt", "READY") + """
+        ctl register_sub full 512 2 7 1
+        try printk full 5 100 0 process filler > /out/fill
+        try event full 3 2 0 process 600 > /out/big
+        snap full s
+    """ + STOP
+    res = tapset_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
+    st = parse_stats((res.outdir / "s" / "stats").read_text())
+    lost = lines_of(res, "stap.txt", "LOST")
+    full = [x for x in lost if x[5] == "full"]
+    big = [x for x in lost if x[5] == "too big"]
+    assert len(full) == st["total"]["dropped"] > 0
+    assert all(x[4] == "-28" and x[2] == "5" for x in full)
+    assert len(big) == 2 and all(x[3] == "600" and x[4] == "-90" for x in big)
+    recs = lines_of(res, "stap.txt", "REC")
+    assert len(recs) == st["total"]["written"] == 100 - len(full)
+
+
+def test_dti_watch_totals_match_stats(tapset_guest, stap):
+    mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch")
+    script = PRELUDE + start(mod, "/out/watch.txt", ready="dti_watch: watching",
+                             params="quiet=1") + """
+        ctl register w1 65536 6
+        ctl register w2 65536 7
+        for cpu in 0 1; do
+            ctl printk w1 6 12 $cpu process same
+            ctl printk w1 7 5 $cpu process filtered
+            ctl event w2 3 4 $cpu softirq 24
+        done
+        ctl printk w2 0 3 1 hardirq alarm
+        try event w1 2 1 0 process 60000 > /dev/null
+        snap w1 s1
+        snap w2 s2
+    """ + STOP
+    res = tapset_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
+    text = (res.outdir / "watch.txt").read_text()
+    totals = {}
+    for m in re.finditer(r"^total channel=(\S+) cpu=(\d+) level=(\d+) records=(\d+) "
+                         r"bytes=(\d+)$", text, re.M):
+        totals[(m[1], int(m[2]), int(m[3]))] = int(m[4])
+    for ch in ("w1", "w2"):
+        st = parse_stats((res.outdir / ("s" + ch[1]) / "stats").read_text())
+        for cpu in (0, 1):
+            got = sum(n for (c, k, _), n in totals.items() if c == ch and k == cpu)
+            assert got == st[str(cpu)]["written"], (ch, cpu, totals)
+    assert totals[("w1", 0, 6)] == 12 and totals[("w2", 1, 0)] == 3
+    assert re.search(r"^lost channel=w1 reason=too big records=1$", text, re.M)
+    assert "event: register w1 (65536 bytes per CPU, level info)\n" in text
+    assert "event: w1 level destroy -> info (register)\n" in text
+    assert "record sizes" in text and "most frequent messages" in text
+
+
+@pytest.mark.parametrize("after", [0, 3])
+def test_dti_freeze(tapset_guest, stap, after):
+    """dti_freeze leaves the channel off with the match plus `after` records
+    as the last ones; a matching text outside the level range is ignored."""
+    mod = compile_for_test(stap, SCRIPTS / "dti_freeze.stp", "dti_freeze",
+                           args=["fz", "FAULT [0-9]", str(after), "3-5"])
+    script = PRELUDE + """
+        ctl register fz 65536 7
+        ctl printk fz 5 10 0 process pre
+    """ + start(mod, "/out/freeze.txt", ready="dti_freeze: channel") + """
+        ctl printk fz 6 1 0 process FAULT
+        ctl printk fz 5 2 0 process mid
+        ctl printk fz 4 1 0 process FAULT
+        ctl printk fz 5 10 0 process post
+        n=0
+        while kill -0 $SP 2>/dev/null; do
+            n=$((n + 1)); [ $n -lt 100 ] || { echo "dti_freeze did not exit"; kill -INT $SP; }
+            sleep 0.1
+        done
+        wait $SP || true
+        snap fz s
+        dti read fz > /out/read
+    """
+    res = tapset_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
+    out = (res.outdir / "freeze.txt").read_text()
+    merged = (res.outdir / "s" / "merged").read_text().splitlines()
+    assert (res.outdir / "read").read_text().splitlines() == merged
+    assert (res.outdir / "s" / "level").read_text() == "-1\n"
+    want_tail = ["FAULT 0"] + [f"post {i}" for i in range(after)]
+    assert merged[-len(want_tail):] == want_tail, merged
+    before = [f"pre {i}" for i in range(10)] + ["FAULT 0", "mid 0", "mid 1", "FAULT 0"]
+    assert merged == before + [f"post {i}" for i in range(after)]
+    st = parse_stats((res.outdir / "s" / "stats").read_text())
+    assert st["total"]["filtered"] == 10 - after
+    assert "dti_freeze: MATCH channel=fz cpu=0 level=warning" in out, out
+    assert re.search(r"context: pid=\d+ tid=\d+ command=\S+ cpu=0", out), out
+    assert "backtrace:" in out
+    assert re.search(rf"FROZEN channel=fz after={after} ", out), out
+
+
+FILTERED_STP = """
+probe begin { dti_filtered_probes(1); printf("READY\\n") }
+probe dti.filtered
+{
+	printf("FILTERED|%s|%d|%d|%d|%s\\n", channel, level, channel_level, cpu(), level_str)
+}
+"""
+
+
+def test_filtered_records(tapset_guest, stap):
+    """dti.filtered, once dti_filtered_probes(1) set probe_filtered: every
+    record the level refused, with the channel's level that refused it."""
+    mod = compile_for_test(stap, FILTERED_STP, "filtered")
+    script = PRELUDE + start(mod, "/out/stap.txt", "READY") + """
+        P=/sys/module/dti/parameters/probe_filtered
+        n=0
+        until [ "$(cat $P)" = Y ]; do n=$((n + 1)); [ $n -lt 100 ] || exit 8; sleep 0.1; done
+        ctl register ft 65536 3
+        ctl printk ft 5 4 0 process low
+        ctl printk ft 7 2 1 hardirq lower
+        ctl printk ft 2 3 0 process kept
+        ctl event ft 6 1 1 softirq 8
+        snap ft s
+    """ + STOP
+    res = tapset_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
+    got = [tuple(x) for x in lines_of(res, "stap.txt", "FILTERED")]
+    assert got == [("ft", "5", "3", "0", "notice")] * 4 + \
+        [("ft", "7", "3", "1", "debug")] * 2 + [("ft", "6", "3", "1", "info")]
+    st = parse_stats((res.outdir / "s" / "stats").read_text())
+    assert st["total"]["filtered"] == len(got)
+    assert st["total"]["written"] == 3
