@@ -134,6 +134,9 @@ def test_inject_into_a_module_without_dti(dti_guest, stap, modules, point, want)
     """ + STOP + """
         cat $C/level > /out/level-after
         cat $C/merged > /out/after
+        rmmod dti_plain
+        rmmod dti
+        ls /sys/kernel/debug > /out/debugfs
     """
     res = dti_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
     live = out(res, "live").splitlines()
@@ -142,6 +145,8 @@ def test_inject_into_a_module_without_dti(dti_guest, stap, modules, point, want)
     # The script's channel outlives it, switched off, records kept.
     assert out(res, "level-after") == "-1\n"
     assert out(res, "after").splitlines()[-2:] == live[-2:]
+    # ... until dti.ko is unloaded.
+    assert "dti" not in out(res, "debugfs").split()
 
 
 CONTROL_ERRORS = r"""
