@@ -682,7 +682,9 @@ EXPORT_SYMBOL_GPL(dti_handle_init);
  *
  * Unlike dti_unregister() on a channel of its own, this may run while
  * other CPUs are still logging to @handle: their records are refused or
- * land in the handle's pending store, never in freed memory.
+ * land in the handle's pending store, never in freed memory.  The
+ * handle's level is left at DTI_LEVEL_DESTROY; set another before a new
+ * INIT_DTI_HANDLE() if records should be stored again.
  *
  * Context: process context; may sleep.
  */

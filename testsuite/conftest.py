@@ -9,6 +9,7 @@ Fixtures:
   dti_tool   (session) Path: the `dti` command, built by `make -C runtime`
   stap       (session) harness.stap.Stap: stap.compile(script) -> module for
              the guest kernel (dti.ko installed where stap finds it first)
+  tapset_guest (function) dti_guest plus /bin/dti, for SystemTap tests
 
 After each test, every console of the test's boots is searched for kernel
 splats (harness.logcheck.find_splats); any splat fails the test.  Opt out
@@ -175,3 +176,19 @@ def stap(kernel, build_dir, modules):
         pytest.skip("stap not installed: apt-get install systemtap")
     dti_ko = next((m for m in modules if m.name == "dti.ko"), None)
     return Stap(kernel, build_dir, dti_ko)
+
+
+@pytest.fixture
+def tapset_guest(dti_guest, stap, modules, dti_tool):
+    """dti_guest for SystemTap tests: dti.ko's probe functions checked
+    for compiler clones, and the dti command in the guest as /bin/dti."""
+    from harness.stap import probe_clones
+    dti = next(m for m in modules if m.name == "dti.ko")
+    clones = probe_clones(dti)
+    if clones:
+        pytest.fail(f"{dti}: gcc cloned the probe functions ({', '.join(clones)}); "
+                    "callers call the clones and the tapset's probes see nothing "
+                    "or no arguments.  dti_probe_*() must be `noinline __noipa`.",
+                    pytrace=False)
+    dti_guest.extra_files[str(dti_tool)] = "/bin/dti"
+    return dti_guest

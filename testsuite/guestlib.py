@@ -7,6 +7,11 @@ PRELUDE loads dti.ko and the dti_test client and defines:
                  of its directory to /out/DIR (trace files are not read)
   rawsnap CH DIR copy CH's per-CPU trace files to /out/DIR (consumes them)
   badwrite FILE TEXT   write TEXT with printf; print ACCEPTED or REFUSED
+
+SAMPLE (after dti.ko is loaded) loads the sample driver, waits for its
+channel's buffers, and defines:
+  S, C           the driver's debugfs directory and its DTI channel's
+  wait_idle      wait until every submitted request completed or timed out
 """
 
 PRELUDE = r"""
@@ -39,4 +44,20 @@ rawsnap() {
 badwrite() {
     if printf '%b' "$2" > $1 2>/dev/null; then echo ACCEPTED; else echo REFUSED; fi
 }
+"""
+
+SAMPLE = r"""
+insmod $DTI_MODDIR/dti_sample.ko
+S=/sys/kernel/debug/dti_sample
+C=/sys/kernel/debug/dti/dti_sample
+wait_idle() {
+    n=0
+    until awk '$1=="submitted"{s=$2} $1=="completed"||$1=="timeouts"{d+=$2} END{exit d!=s}' $S/counters; do
+        n=$((n+1)); [ $n -lt 600 ] || { echo "sample driver not idle: $(cat $S/counters)" >&2; return 1; }
+        sleep 0.1
+    done
+}
+# The driver's first record has DTI create the buffers in a work item.
+n=0
+until [ -e $C/merged ] || [ $n -gt 100 ]; do sleep 0.1; n=$((n+1)); done
 """

@@ -6,27 +6,10 @@ from __future__ import annotations
 import re
 import struct
 
-from dtirec import parse_kv, parse_merged_ts
+from dtirec import parse_merged_ts
+from guestlib import SAMPLE
 
-SAMPLE_PRELUDE = r"""
-insmod $DTI_MODDIR/dti.ko
-insmod $DTI_MODDIR/dti_sample.ko
-S=/sys/kernel/debug/dti_sample
-C=/sys/kernel/debug/dti/dti_sample
-# The driver's first record has DTI create the buffers in a work item.
-n=0
-while [ ! -e $C/merged ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done
-# wait_done N: until N requests have completed or timed out
-wait_done() {
-    n=0
-    while :; do
-        done=$(awk '$1=="completed"||$1=="timeouts"{s+=$2} END{print s+0}' $S/counters)
-        [ "$done" -ge "$1" ] && return 0
-        n=$((n+1)); [ $n -lt 600 ] || { echo "timed out: $(cat $S/counters)" >&2; return 1; }
-        sleep 0.1
-    done
-}
-"""
+SAMPLE_PRELUDE = "insmod $DTI_MODDIR/dti.ko\n" + SAMPLE
 
 REQ = struct.Struct("<IIQQiI")
 DONE, TIMEOUT = 3, 4
@@ -43,10 +26,10 @@ def test_sample_driver_counters_match_dti(dti_guest):
         echo 4000 > $S/rate_hz
         echo 5 > $S/timeout_ms
         echo 40 > $S/submit
-        wait_done 40
+        wait_idle
         echo timeout > $S/fault
         echo 30 > $S/submit
-        wait_done 70
+        wait_idle
         mkdir -p /out/s
         cat $S/counters > /out/counters
         cat $C/merged > /out/s/merged

@@ -6,21 +6,9 @@ from __future__ import annotations
 
 import re
 
-from test_tapset_guest import SCRIPTS, STOP, compile_for_test, start, tapset_guest  # noqa: F401
-from guestlib import PRELUDE
+from test_tapset_guest import SCRIPTS, STOP, compile_for_test, start
+from guestlib import PRELUDE, SAMPLE
 
-SAMPLE = r"""
-insmod $DTI_MODDIR/dti_sample.ko
-S=/sys/kernel/debug/dti_sample
-C=/sys/kernel/debug/dti/dti_sample
-# wait_idle: until every submitted request has completed or timed out
-wait_idle() {
-    n=0
-    until awk '$1=="submitted"{s=$2} $1=="completed"||$1=="timeouts"{d+=$2} END{exit d!=s}' $S/counters; do
-        n=$((n+1)); [ $n -lt 600 ] || return 1; sleep 0.1
-    done
-}
-"""
 
 
 def counters(res) -> dict[str, int]:

@@ -19,25 +19,12 @@ import pytest
 
 from dtirec import parse_stats, parse_stream
 from guestlib import PRELUDE
-from harness.stap import probe_clones, staprun_cmd
+from harness.stap import staprun_cmd
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = HERE.parent / "scripts"
 RECORDS_STP = HERE / "stap" / "records.stp"
 BIG = ["-DMAXSTRINGLEN=4200"]       # room for 2 KiB of payload as hex
-
-
-@pytest.fixture
-def tapset_guest(dti_guest, stap, modules, dti_tool):
-    dti = next(m for m in modules if m.name == "dti.ko")
-    clones = probe_clones(dti)
-    if clones:
-        pytest.fail(f"{dti}: gcc cloned the probe functions ({', '.join(clones)}); "
-                    "callers call the clones and the tapset's probes see nothing "
-                    "or no arguments.  dti_probe_*() must be `noinline __noipa`.",
-                    pytrace=False)
-    dti_guest.extra_files[str(dti_tool)] = "/bin/dti"
-    return dti_guest
 
 
 # Added to every script under test (stap -E): reports the warm-up records.

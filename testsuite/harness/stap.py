@@ -175,6 +175,11 @@ class Stap:
         if ko.is_file():
             self.timings.append((modname, 0.0, True))
             return Compiled(ko, modname, 0.0, True)
+        # Another checkout's test run may have installed its own dti.ko
+        # since: stap must see this one, or the module's build-id check
+        # refuses to load in the guest.
+        if self.dti_ko is not None:
+            install_dti(self.kernel, self.dti_ko)
         tmp = self.cache / f".{key}.tmp{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
