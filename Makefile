@@ -3,6 +3,7 @@
 #   make          build dti.ko and the test modules for the guest kernel,
 #                 libdti and the dti command (runtime/)
 #   make deps     install the Debian packages everything here needs
+#                 (demo and check run it first; it is quick when all is there)
 #   make demo     boot a guest, load DTI, write records, show merged-ts
 #   make check    lint the modules (W=1, sparse), runtime unit tests and
 #                 fuzz smoke, then the test suite
@@ -34,10 +35,12 @@ deps:
 lint:
 	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) lint || exit; done
 
-demo: modules
+demo: deps
+	$(MAKE) modules
 	cd testsuite && $(PYTHON) demo.py
 
-check: lint
+check: deps
+	$(MAKE) lint
 	$(MAKE) --no-print-directory -C runtime check
 	cd testsuite && $(PYTEST) -q $(PYTEST_ARGS)
 
