@@ -16,6 +16,8 @@
  *   handle_init NAME                      INIT_DTI_HANDLE() of h_demand or h_early
  *   race NAME MS                          log to handle NAME from every other
  *                                         CPU while CLEANUP_DTI_HANDLE() runs
+ *   flood NAME MS                         log "flood <cpu> <i>" to NAME from
+ *                                         every CPU for 2 * MS ms
  *   s390_register NAME PAGES AREAS        debug_register() (dti_s390dbf.h)
  *   s390 NAME LEVEL COUNT TAG             debug_sprintf_event() and
  *                                         debug_event() COUNT times each
@@ -445,7 +447,9 @@ static void dtt_release(struct dtt_channel *c)
 }
 
 struct dtt_racer {
-	struct dti_handle *handle;
+	struct dti_info *trace;
+	const char *tag;
+	unsigned int cpu;
 	struct task_struct *task;
 	bool *stop;
 	unsigned long calls;
@@ -457,8 +461,8 @@ static int dtt_racer_fn(void *arg)
 	struct dtt_racer *r = arg;
 
 	while (!READ_ONCE(*r->stop)) {
-		if (!dti_printk(*r->handle, DTI_LEVEL_ERR, "race %lu\n",
-				r->calls))
+		if (!__dti_printk(r->trace, DTI_LEVEL_ERR, "%s %u %lu\n",
+				  r->tag, r->cpu, r->calls))
 			r->stored++;
 		r->calls++;
 		cond_resched();
@@ -468,23 +472,29 @@ static int dtt_racer_fn(void *arg)
 	return 0;
 }
 
-/* Log to a handle from every other CPU while it is cleaned up. */
-static int dtt_cmd_race(struct dtt_channel *c, unsigned int ms)
+/*
+ * Log "TAG <cpu> <i>" to @c from a kthread on every online CPU (but this
+ * one, with @cleanup) for 2 * @ms; with @cleanup, CLEANUP_DTI_HANDLE()
+ * halfway through.
+ */
+static int dtt_cmd_race(struct dtt_channel *c, unsigned int ms, bool cleanup)
 {
 	unsigned long calls = 0, stored = 0;
 	struct dtt_racer *racers;
 	unsigned int cpu, n = 0;
 	bool stop = false;
 
-	if (!c->handle)
+	if (cleanup && !c->handle)
 		return -EINVAL;
 	racers = kcalloc(nr_cpu_ids, sizeof(*racers), GFP_KERNEL);
 	if (!racers)
 		return -ENOMEM;
 	for_each_online_cpu(cpu) {
-		if (cpu == raw_smp_processor_id())
+		if (cleanup && cpu == raw_smp_processor_id())
 			continue;
-		racers[n].handle = c->handle;
+		racers[n].trace = c->trace;
+		racers[n].tag = cleanup ? "race" : "flood";
+		racers[n].cpu = cpu;
 		racers[n].stop = &stop;
 		racers[n].task = kthread_run_on_cpu(dtt_racer_fn, &racers[n],
 						    cpu, "dtt_race/%u");
@@ -492,7 +502,8 @@ static int dtt_cmd_race(struct dtt_channel *c, unsigned int ms)
 			n++;
 	}
 	msleep(ms);
-	dtt_release(c);
+	if (cleanup)
+		dtt_release(c);
 	msleep(ms);
 	WRITE_ONCE(stop, true);
 	while (n--) {
@@ -625,9 +636,10 @@ static int dtt_execute(char **argv, int argc)
 		dtt_release(c);
 		return 0;
 	}
-	if (!strcmp(argv[0], "race") && argc == 3) {
+	if ((!strcmp(argv[0], "race") || !strcmp(argv[0], "flood")) &&
+	    argc == 3) {
 		ret = kstrtouint(argv[2], 0, &count);
-		return ret ? ret : dtt_cmd_race(c, count);
+		return ret ? ret : dtt_cmd_race(c, count, argv[0][0] == 'r');
 	}
 	if (argc < 3)
 		return -EINVAL;
