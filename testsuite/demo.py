@@ -52,6 +52,9 @@ cat $D/dti_sample/stats
 say "the driver's own counters"
 cat $S/counters
 
+say "dti read -F ts --symbols dti_sample | tail -n 4   (the dti command reads the per-CPU files)"
+dti read -F ts --symbols dti_sample | tail -n 4
+
 say "echo destroy > level: buffers freed, control files stay"
 echo destroy > $D/dti_sample/level
 ls $D/dti_sample
@@ -65,8 +68,11 @@ def main() -> int:
         subprocess.run(["make", "-s", "-C", str(REPO / d), f"KVER={kernel.release}"],
                        check=True, stdout=subprocess.DEVNULL)
         mods += sorted((REPO / d).rglob("*.ko"))
+    subprocess.run(["make", "-s", "-C", str(REPO / "runtime")], check=True,
+                   stdout=subprocess.DEVNULL)
     print(f"booting {kernel.release} in QEMU (TCG, 2 CPUs) ...", flush=True)
-    res = run(SCRIPT, smp=2, modules=mods, kernel=kernel)
+    res = run(SCRIPT, smp=2, modules=mods, kernel=kernel,
+              extra_files={str(REPO / "runtime" / "build" / "dti"): "/bin/dti"})
     sys.stdout.write(res.stdout)
     splats = res.splats()
     if splats:
