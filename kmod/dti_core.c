@@ -298,6 +298,12 @@ int __dti_set_level(struct dti_channel *ch, int level,
 	if (level == DTI_LEVEL_DESTROY) {
 		WRITE_ONCE(ch->info->level, DTI_LEVEL_DESTROY);
 		dti_destroy_buffers(ch);
+		/*
+		 * dti_ctl_set_level() does not take ctl_lock: if it raised the
+		 * level meanwhile, the buffers it expected are gone.
+		 */
+		if (READ_ONCE(ch->info->level) >= 0 && !ch->dying)
+			dti_queue_work(ch);
 	} else {
 		if (level >= 0 && !(ch->flags & DTI_F_ON_DEMAND)) {
 			ret = dti_create_buffers(ch);
@@ -630,6 +636,7 @@ EXPORT_SYMBOL_GPL(dti_unregister);
 void __dti_unregister(struct dti_channel *ch)
 {
 	struct dti_info *trace = ch->info;
+	int old;
 
 	/* Logging calls reach the channel only with interrupts off. */
 	WRITE_ONCE(trace->level, DTI_LEVEL_DESTROY);
@@ -639,8 +646,11 @@ void __dti_unregister(struct dti_channel *ch)
 	cancel_work_sync(&ch->create_work);
 
 	mutex_lock(&ch->ctl_lock);
-	__dti_set_level(ch, DTI_LEVEL_DESTROY, DTI_SRC_KERNEL);
+	/* From now on nothing queues the channel's work again. */
 	ch->dying = true;
+	old = xchg(&trace->level, DTI_LEVEL_DESTROY);
+	dti_destroy_buffers(ch);
+	dti_probe_level(ch, old, DTI_LEVEL_DESTROY, DTI_SRC_KERNEL);
 	mutex_unlock(&ch->ctl_lock);
 	/* Waits for control-file operations still running. */
 	debugfs_remove_recursive(ch->dir);

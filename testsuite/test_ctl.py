@@ -124,3 +124,41 @@ def test_control_errors(dti_guest):
     assert texts(res, "s", "merged") == ["plainrec 0", "plainrec 1", "plainrec 2"]
     assert parse_stats(out(res, "s", "stats"))["total"]["written"] == 3
     assert parse_kv(out(res, "release"))["released"] == "1"
+
+
+def test_level_changes_by_name_race_destroy_and_recreate(dti_guest):
+    """dti_ctl_set_level() from hard interrupts on one CPU while the level
+    file destroys and recreates the buffers on the other: once quiet, a
+    level of 0 or more always has buffers, and nothing splats."""
+    res = dti_guest.run(PRELUDE + """
+        ctl register rr 32768 3
+        (
+            i=0
+            while [ $i -lt 600 ]; do
+                echo "ctl_set rr $((i % 8)) 1 hardirq" > $T
+                i=$((i + 1))
+            done
+        ) &
+        BG=$!
+        i=0
+        while kill -0 $BG 2>/dev/null; do
+            echo destroy > $D/rr/level
+            echo $((i % 8)) > $D/rr/level
+            i=$((i + 1))
+        done
+        wait $BG
+        sleep 0.5
+        cat $D/rr/level > /out/level
+        ls $D/rr > /out/ls
+        echo $i > /out/rounds
+        ctl printk rr 0 1 0 process final
+        snap rr s
+    """, smp=2).check()
+    level = int(out(res, "level"))
+    files = set(texts(res, "ls"))
+    assert int(out(res, "rounds")) >= 3
+    if level >= 0:
+        assert {"trace0", "trace1", "merged"} <= files, (level, files)
+        assert texts(res, "s", "merged")[-1] == "final 0"
+    else:
+        assert "trace0" not in files or level == -1
