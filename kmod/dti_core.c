@@ -2,12 +2,14 @@
 /*
  * DTI channels: registration, levels, and the life of the relay buffers.
  *
- * A channel always has its debugfs directory and control files.  Its
- * relay buffers exist whenever the level is not DTI_LEVEL_DESTROY: they
- * are created when the level rises from "destroy" and freed when it
- * falls back to it.  Writers never sleep and never take a lock; they see
- * the buffers through an RCU-protected pointer with interrupts disabled,
- * so freeing waits for a grace period.
+ * A channel always has its debugfs directory and control files.  The
+ * relay buffers of a channel registered directly exist whenever the level
+ * is not DTI_LEVEL_DESTROY: they are created when the level rises from
+ * "destroy" and freed when it falls back to it.  A handle's channel (and
+ * one made by dti_ctl_create()) gets them on demand, when the first
+ * record at a stored level arrives.  Writers never sleep and never take
+ * a lock; they see the buffers through an RCU-protected pointer with
+ * interrupts disabled, so freeing waits for a grace period.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -234,9 +236,7 @@ void dti_create_work(struct work_struct *work)
 {
 	struct dti_channel *ch = container_of(work, struct dti_channel,
 					      create_work);
-	int ret = 0;
-
-	int level;
+	int level, ret = 0;
 
 	mutex_lock(&ch->ctl_lock);
 	if (ch->dying)
@@ -269,7 +269,8 @@ out_unlock:
  * Does nothing; tapset/dti.stp probes it.
  */
 DTI_PROBE_POINT void dti_probe_level(struct dti_channel *ch, int old_level,
-			      int new_level, enum dti_level_source source)
+				     int new_level,
+				     enum dti_level_source source)
 {
 	barrier();
 }

@@ -130,7 +130,7 @@ const struct rchan_callbacks dti_relay_callbacks = {
  * Context: interrupts disabled.
  */
 DTI_PROBE_POINT void dti_probe_stored(struct dti_channel *ch,
-			       const struct dti_record *rec)
+				      const struct dti_record *rec)
 {
 	barrier();
 }
@@ -147,7 +147,8 @@ DTI_PROBE_POINT void dti_probe_stored(struct dti_channel *ch,
  * Context: interrupts disabled.
  */
 DTI_PROBE_POINT void dti_probe_lost(struct dti_channel *ch,
-			     const struct dti_meta *meta, size_t len, int err)
+				    const struct dti_meta *meta, size_t len,
+				    int err)
 {
 	barrier();
 }
@@ -195,7 +196,7 @@ MODULE_PARM_DESC(probe_filtered,
  * Context: any.
  */
 DTI_PROBE_POINT void dti_probe_filtered(struct dti_info *trace, int level,
-				 unsigned long ip)
+					unsigned long ip)
 {
 	barrier();
 }
