@@ -17,7 +17,9 @@
  *   merged:     the text of text records, as logged (a newline is added
  *               if the text has none); binary payloads as hex bytes.
  *   merged-ts:  the same, each line prefixed with
- *               "[seconds.nanoseconds] cpuN Llevel #seq caller: "
+ *               "[seconds.nanoseconds] cpuN Llevel #seq caller: ", where
+ *               N is the CPU that logged the record and seq counts
+ *               records in the buffer that holds it (see dti_record.h)
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -377,7 +379,7 @@ static int dti_merged_show(struct seq_file *m, void *p)
 	if (v->with_ts) {
 		sec = div_u64_rem(rec->ts_ns, NSEC_PER_SEC, &nsec);
 		seq_printf(m, "[%5llu.%09u] cpu%u L%d #%llu %pS: ", sec, nsec,
-			   rec->cpu, rec->level, rec->seq,
+			   rec->log_cpu, rec->level, rec->seq,
 			   (void *)(unsigned long)rec->caller);
 	}
 	dti_show_payload(m, rec);

@@ -33,16 +33,16 @@ static struct dti_subbuf_info *dti_subbuf_info(void *subbuf)
 }
 
 static void dti_fill_record(struct dti_record *rec, const struct dti_meta *meta,
-			    size_t len, u64 seq)
+			    unsigned int cpu, size_t len, u64 seq)
 {
 	rec->magic = DTI_RECORD_MAGIC;
 	rec->version = DTI_RECORD_VERSION;
 	rec->flags = meta->flags;
 	rec->level = meta->level;
 	rec->hdr_len = sizeof(*rec);
-	rec->cpu = meta->cpu;
+	rec->cpu = cpu;
 	rec->len = len;
-	rec->reserved = 0;
+	rec->log_cpu = meta->cpu;
 	rec->seq = seq;
 	rec->ts_ns = meta->ts_ns;
 	rec->caller = meta->caller;
@@ -58,7 +58,8 @@ static void dti_write_subbuf_header(struct dti_channel *ch,
 		.flags = DTI_REC_SUBBUF,
 	};
 
-	dti_fill_record(subbuf, &meta, sizeof(*info), buf->subbufs_produced);
+	dti_fill_record(subbuf, &meta, buf->cpu, sizeof(*info),
+			buf->subbufs_produced);
 	memset(info, 0, sizeof(*info));
 	info->subbuf_size = ch->subbuf_size;
 	info->n_subbufs = ch->n_subbufs;
@@ -243,8 +244,8 @@ static void *dti_store(struct dti_channel *ch, struct rchan *rchan,
 		dti_probe_lost(ch, meta, len, -ENOSPC);
 		return ERR_PTR(-ENOSPC);
 	}
-	dti_fill_record(rec, meta, len, seq);
 	buf = *this_cpu_ptr(rchan->buf);
+	dti_fill_record(rec, meta, buf->cpu, len, seq);
 	dti_subbuf_info(buf->data)->records++;
 	stats->written++;
 	return rec + 1;
@@ -274,7 +275,7 @@ static int dti_pending_add(struct dti_pending *p, const struct dti_meta *meta,
 		return -ENOSPC;
 	}
 	rec = p->buf + p->used;
-	dti_fill_record(rec, meta, len, 0);
+	dti_fill_record(rec, meta, meta->cpu, len, 0);
 	memcpy(rec + 1, payload, len);
 	p->used += size;
 	return 0;
@@ -370,8 +371,9 @@ static void *dti_write(struct dti_info *info, const struct dti_meta *meta,
  *
  * First replays the records waiting in the pending store into this
  * CPU's buffer, in the order they were logged and with their original
- * timestamp, CPU, level and caller, flagged DTI_REC_REPLAYED.  They take
- * sequence numbers of the buffer they land in.
+ * timestamp, level, caller and logging CPU (log_cpu), flagged
+ * DTI_REC_REPLAYED.  They take sequence numbers of the buffer they land
+ * in, whose CPU is their cpu.
  *
  * Context: process context, @ch->buf_lock held.
  */
@@ -394,7 +396,7 @@ void dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan)
 		rec = p->buf + pos;
 		meta.ts_ns = rec->ts_ns;
 		meta.caller = rec->caller;
-		meta.cpu = rec->cpu;
+		meta.cpu = rec->log_cpu;
 		meta.level = rec->level;
 		meta.flags = rec->flags | DTI_REC_REPLAYED;
 		if (rec->len > dti_max_payload(ch)) {

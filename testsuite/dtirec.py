@@ -32,7 +32,8 @@ def record_size(payload_len: int) -> int:
 class Record:
     flags: int
     level: int
-    cpu: int
+    cpu: int            # buffer holding the record; seq counts per it
+    log_cpu: int        # CPU that logged it (differs for replayed records)
     seq: int
     ts_ns: int
     caller: int
@@ -61,7 +62,7 @@ def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], li
     while pos < len(data):
         if len(data) - pos < HDR.size:
             raise FormatError(f"{name}: truncated header at offset {pos}")
-        (magic, version, flags, level, hdr_len, cpu, length, _res, seq, ts,
+        (magic, version, flags, level, hdr_len, cpu, length, log_cpu, seq, ts,
          caller) = HDR.unpack_from(data, pos)
         if magic != MAGIC or version != VERSION or hdr_len != HDR.size:
             raise FormatError(f"{name}: bad header at offset {pos}: magic "
@@ -76,7 +77,7 @@ def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], li
                                 n_subbufs=f[1], padding=f[2], records=f[3],
                                 state=f[4], name=f[6].rstrip(b"\0").decode()))
         else:
-            recs.append(Record(flags, level, cpu, seq, ts, caller, payload))
+            recs.append(Record(flags, level, cpu, log_cpu, seq, ts, caller, payload))
         pos += size
     return recs, subbufs
 

@@ -81,7 +81,13 @@ def test_buffers_are_created_on_first_event_from_hardirq(dti_guest):
                 for rec in parse_stream(raw(res, "raw", f"trace{cpu}"))[0]
                 if rec.flags & REC_REPLAYED]
     assert [rec.text for rec in replayed] == [f"burst {i}\n" for i in range(kept)]
-    assert {rec.cpu for rec in replayed} == {1}
+    # Logged on CPU 1, stored by whichever CPU ran the creating work item,
+    # in that buffer's sequence.
+    assert {rec.log_cpu for rec in replayed} == {1}
+    for cpu in (0, 1):
+        recs = parse_stream(raw(res, "raw", f"trace{cpu}"))[0]
+        assert [r.seq for r in recs] == list(range(len(recs)))
+        assert all(r.cpu == cpu for r in recs)
     # Original timestamps: all taken inside the one hrtimer callback,
     # before the buffers existed and so before the "after" records.
     assert max(x.ts_ns for x in replayed) < lines[kept].ts_ns

@@ -44,6 +44,7 @@ enum dti_hdr_status dti_decode_hdr(const void *p, struct dti_hdr *h,
 		h->swapped = true;
 		r.cpu = bswap_16(r.cpu);
 		r.len = bswap_32(r.len);
+		r.log_cpu = bswap_32(r.log_cpu);
 		r.seq = bswap_64(r.seq);
 		r.ts_ns = bswap_64(r.ts_ns);
 		r.caller = bswap_64(r.caller);
@@ -63,6 +64,7 @@ enum dti_hdr_status dti_decode_hdr(const void *p, struct dti_hdr *h,
 	h->hdr_len = r.hdr_len;
 	h->level = r.level;
 	h->cpu = r.cpu;
+	h->log_cpu = r.log_cpu;
 	h->len = r.len;
 	h->seq = r.seq;
 	h->ts_ns = r.ts_ns;

@@ -24,7 +24,8 @@ void *dti_fail_null(int err, const char *fmt, ...) __attribute__((format(printf,
 struct dti_hdr {
 	uint8_t version, flags, hdr_len;
 	int8_t level;
-	uint16_t cpu;
+	uint16_t cpu;		/* buffer holding the record: seq counts per it */
+	uint32_t log_cpu;	/* CPU that logged it */
 	uint32_t len;
 	uint64_t seq, ts_ns, caller;
 	bool swapped;

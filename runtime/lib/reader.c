@@ -340,7 +340,7 @@ int dti_next(struct dti_reader *r, struct dti_rec *rec)
 		return 0;
 	if (dti_check_seq(r, best) < 0)
 		return -1;
-	rec->cpu = best->head.cpu;
+	rec->cpu = best->head.log_cpu;
 	rec->level = best->head.level;
 	rec->flags = best->head.flags;
 	rec->seq = best->head.seq;

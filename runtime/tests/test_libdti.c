@@ -69,6 +69,7 @@ static void wb_zero(struct wbuf *b, size_t n)
 }
 
 static bool swap_next;	/* write the next records in the other byte order */
+static unsigned int log_cpu_next = -1U;	/* log_cpu of the next record, if set */
 
 static void wb_rec(struct wbuf *b, unsigned int cpu, unsigned int flags,
 		   int level, uint64_t seq, uint64_t ts, const void *payload,
@@ -77,14 +78,21 @@ static void wb_rec(struct wbuf *b, unsigned int cpu, unsigned int flags,
 	struct dti_record r = {
 		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
 		.flags = flags, .level = level, .hdr_len = sizeof(r), .cpu = cpu,
-		.len = len, .seq = seq, .ts_ns = ts, .caller = 0xffffffffc0001234ull,
+		.len = len, .log_cpu = cpu, .seq = seq, .ts_ns = ts,
+		.caller = 0xffffffffc0001234ull,
 	};
+
+	if (log_cpu_next != -1U) {
+		r.log_cpu = log_cpu_next;
+		log_cpu_next = -1U;
+	}
 	size_t pad = DTI_RECORD_SIZE(len) - sizeof(r) - len;
 
 	if (swap_next) {
 		r.magic = bswap_16(r.magic);
 		r.cpu = bswap_16(r.cpu);
 		r.len = bswap_32(r.len);
+		r.log_cpu = bswap_32(r.log_cpu);
 		r.seq = bswap_64(r.seq);
 		r.ts_ns = bswap_64(r.ts_ns);
 		r.caller = bswap_64(r.caller);
@@ -276,6 +284,31 @@ static void test_gaps(void)
 	CHECK(strstr(s.notices, "412 records lost on cpu0 between seq 1000 and 1412\n") != NULL);
 	CHECK(strstr(s.notices, "sequence went backwards on cpu1: seq 3 after 5") != NULL);
 	CHECK(strstr(s.notices, "cpu1 between") == NULL);
+}
+
+/*
+ * Replayed records: logged on cpu1, stored in cpu0's buffer with cpu0's
+ * sequence numbers.  They are shown as cpu1's and are no gap in cpu0's.
+ */
+static void test_replayed_records(void)
+{
+	struct wbuf a = {0};
+	struct seen s;
+
+	wb_sub(&a, 0, 0, 4096, 4, 0, 0, DTI_SUBBUF_OPEN);
+	log_cpu_next = 1;
+	wb_rec(&a, 0, DTI_REC_TEXT | DTI_REC_REPLAYED, 3, 0, 1, "x0", 2);
+	wb_rec(&a, 0, DTI_REC_TEXT | DTI_REC_REPLAYED, 3, 1, 2, "x1", 2);
+	log_cpu_next = 1;
+	wb_rec(&a, 0, DTI_REC_TEXT | DTI_REC_REPLAYED, 3, 2, 3, "x2", 2);
+	wb_rec(&a, 0, DTI_REC_TEXT, 3, 3, 4, "x3", 2);
+	wb_save(&a, "rp0");
+	CHECK(read_files(&s, DTI_FMT_TS, 1, "rp0") == 0);
+	CHECK(s.n == 4);
+	CHECK(s.notices[0] == '\0');
+	CHECK(strstr(s.out, "cpu1 L3 #0 ") != NULL);
+	CHECK(strstr(s.out, "cpu0 L3 #1 ") != NULL);
+	CHECK(strstr(s.out, "cpu1 L3 #2 ") != NULL);
 }
 
 /*
@@ -829,6 +862,7 @@ static const struct {
 	{ "equal timestamps: lower CPU first, CPU order kept", test_equal_timestamps },
 	{ "empty CPUs", test_empty_cpus },
 	{ "gaps and backwards sequence numbers", test_gaps },
+	{ "replayed records keep their logging CPU", test_replayed_records },
 	{ "raw copy of a wrapped ring with padding", test_raw_wrapped_ring_with_padding },
 	{ "raw copy with unused sub-buffers", test_raw_unused_subbufs },
 	{ "read() stream after wrap-around, zero fill", test_stream_wraparound_and_zero_fill },

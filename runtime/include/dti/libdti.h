@@ -34,7 +34,8 @@ struct dti_ksyms;		/* opaque: a loaded /proc/kallsyms */
 
 /**
  * struct dti_rec - one decoded trace record (valid until the next dti_next())
- * @cpu:	CPU that logged it
+ * @cpu:	CPU that logged it (for a replayed record, not the CPU whose
+ *		buffer holds it, by which @seq counts)
  * @level:	level it was logged at (0..7)
  * @flags:	DTI_REC_* bits from <linux/dti_record.h>
  * @seq:	per-CPU sequence number

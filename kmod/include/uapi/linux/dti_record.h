@@ -62,9 +62,11 @@
  * @flags:	DTI_REC_* bits
  * @level:	level the record was logged at (0..DTI_LEVEL_MAX)
  * @hdr_len:	size of this header; the payload starts @hdr_len bytes in
- * @cpu:	CPU that logged the record
+ * @cpu:	CPU whose buffer holds the record; @seq counts per this CPU
  * @len:	payload length in bytes, without header and alignment
- * @reserved:	zero
+ * @log_cpu:	CPU that logged the record.  The same as @cpu except for
+ *		DTI_REC_REPLAYED records, which are stored by the CPU that
+ *		replayed them.
  * @seq:	per-CPU sequence number of the record within its channel.
  *		Every record the channel accepted on that CPU consumes one,
  *		including records dropped for lack of space, so a reader can
@@ -81,7 +83,7 @@ struct dti_record {
 	__u8  hdr_len;
 	__u16 cpu;
 	__u32 len;
-	__u32 reserved;
+	__u32 log_cpu;
 	__u64 seq;
 	__u64 ts_ns;
 	__u64 caller;
