@@ -225,14 +225,14 @@ static int dti_rec_before(const struct dti_record *a,
 }
 
 /* k-way merge of the per-CPU record lists into @v->order. */
-static void dti_view_merge(struct dti_view *v)
+static int dti_view_merge(struct dti_view *v)
 {
 	size_t *next, i, out;
 	unsigned int c, best;
 
 	next = kcalloc(v->nr_cpus, sizeof(*next), GFP_KERNEL);
 	if (!next)
-		return;
+		return -ENOMEM;
 	for (out = 0; out < v->nr_recs; out++) {
 		best = v->nr_cpus;
 		for (c = 0; c < v->nr_cpus; c++) {
@@ -248,6 +248,7 @@ static void dti_view_merge(struct dti_view *v)
 		next[best]++;
 	}
 	kfree(next);
+	return 0;
 }
 
 static void dti_view_free(struct dti_view *v)
@@ -299,9 +300,7 @@ static int dti_view_fill(struct dti_channel *ch, struct rchan *rchan,
 		dti_walk_snap(ch, &v->cpus[c], v);
 		v->cpus[c].nr = v->nr_recs - v->cpus[c].first;
 	}
-	if (v->nr_recs)
-		dti_view_merge(v);
-	return 0;
+	return v->nr_recs ? dti_view_merge(v) : 0;
 }
 
 static struct dti_view *dti_view_create(struct dti_channel *ch, bool with_ts)
