@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from test_tapset_guest import SCRIPTS, STOP, compile_for_test, start
+from test_tapset_guest import SCRIPTS, STOP, compile_for_test, start, wait_exit
 from guestlib import PRELUDE, SAMPLE
 
 
@@ -49,12 +49,7 @@ def test_freeze_on_the_sample_fault(tapset_guest, stap):
         wait_idle
         echo timeout > $S/fault
         echo 5 > $S/submit
-        n=0
-        while kill -0 $SP 2>/dev/null; do
-            n=$((n + 1)); [ $n -lt 300 ] || { echo "dti_freeze did not exit"; kill -INT $SP; }
-            sleep 0.1
-        done
-        wait $SP || true
+    """ + wait_exit(300) + """
         wait_idle
         cat $C/merged > /out/merged
         cat $C/level > /out/level

@@ -65,6 +65,19 @@ wait $SP || true
 """
 
 
+def wait_exit(tenths: int) -> str:
+    """Guest shell: wait up to `tenths` tenths of a second for the script
+    started by start() to exit by itself, else interrupt it."""
+    return f"""
+n=0
+while kill -0 $SP 2>/dev/null; do
+    n=$((n + 1)); [ $n -lt {tenths} ] || {{ echo "stap script did not exit"; kill -INT $SP; }}
+    sleep 0.1
+done
+wait $SP || true
+"""
+
+
 def lines_of(res, name: str, kind: str) -> list[list[str]]:
     """The '|'-separated fields of the `kind` lines, warm-up channel left out."""
     text = (res.outdir / name).read_text()
@@ -253,12 +266,7 @@ def test_dti_freeze(tapset_guest, stap, after):
         ctl printk fz 5 2 0 process mid
         ctl printk fz 4 1 0 process FAULT
         ctl printk fz 5 10 0 process post
-        n=0
-        while kill -0 $SP 2>/dev/null; do
-            n=$((n + 1)); [ $n -lt 100 ] || { echo "dti_freeze did not exit"; kill -INT $SP; }
-            sleep 0.1
-        done
-        wait $SP || true
+    """ + wait_exit(100) + """
         snap fz s
         dti read fz > /out/read
     """
