@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from dtirec import parse_merged_ts, parse_stats
-from guestlib import PRELUDE
+from guestlib import PRELUDE, SAMPLE
 
 
 def out(res, *parts) -> str:
@@ -235,18 +235,14 @@ def test_control_commands_and_errors(rt_guest):
 
 
 def test_sample_driver_with_example_formatter(rt_guest, dti_tool):
-    res = rt_guest.run(r"""
+    res = rt_guest.run("insmod $DTI_MODDIR/dti.ko\n" + SAMPLE + r"""
         D=/sys/kernel/debug/dti
-        S=/sys/kernel/debug/dti_sample
-        wait_for() { n=0; while ! eval "$1"; do sleep 0.1; n=$((n+1)); [ $n -lt 300 ] || return 1; done; }
-        insmod $DTI_MODDIR/dti.ko
-        insmod $DTI_MODDIR/dti_sample.ko
         echo 500 > $S/rate_hz
         echo 6 > $S/submit
-        wait_for "grep -q 'completed 6' $S/counters"
+        wait_idle
         echo timeout > $S/fault
         echo 3 > $S/submit
-        wait_for "grep -q 'completed 8' $S/counters"
+        wait_idle
         cat $S/counters > /out/counters
         dti snapshot dti_sample /out/ds > /dev/null
         cat $D/dti_sample/merged > /out/merged
