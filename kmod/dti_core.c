@@ -10,9 +10,21 @@
  * record at a stored level arrives.  Writers never sleep and never take
  * a lock; they see the buffers through an RCU-protected pointer with
  * interrupts disabled, so freeing waits for a grace period.
+ *
+ * A name is taken from the start of its channel's registration to the
+ * end of its removal, debugfs directory included: a registration of the
+ * same name meanwhile waits, dti_ctl_create() fails with -EEXIST.
+ *
+ * Lock order: dti_register_lock, then a channel's ctl_lock, then its
+ * buf_lock, then cpu_hotplug_lock (relay_open(), the merged views).
+ * dti_list_lock and a pending store's lock are innermost; both are
+ * spinlocks taken with interrupts off and the CPU marked (the list's
+ * busy flag, the channel's write guard), so that a probe or NMI on the
+ * CPU holding one gives up instead of spinning on it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpu.h>
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/err.h>
@@ -20,17 +32,24 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/wait.h>
 
 #include "dti_internal.h"
 
 /*
  * All channels.  Registration from process context is serialised by
  * dti_register_lock; the list itself changes under dti_list_lock, which
- * dti_ctl_create() can take in any context, and is read under RCU.
+ * dti_ctl_create() can take in any context but NMI, and is read under
+ * RCU.  dti_list_busy is set on a CPU from before it takes dti_list_lock
+ * until after it lets go, so a probe that fires in between and calls
+ * dti_ctl_create() is refused instead of spinning on its own CPU's lock.
+ * dti_list_wq is woken whenever a hidden channel leaves the list.
  */
 static LIST_HEAD(dti_channels);
 static DEFINE_MUTEX(dti_register_lock);
 DEFINE_SPINLOCK(dti_list_lock);
+static DEFINE_PER_CPU(unsigned int, dti_list_busy);
+static DECLARE_WAIT_QUEUE_HEAD(dti_list_wq);
 
 /*
  * Work for the channels: creating or freeing buffers on behalf of atomic
@@ -43,11 +62,81 @@ static struct workqueue_struct *dti_wq;
  * dti_queue_work - have a channel's buffers brought in line with its level
  * @ch: channel
  *
- * Context: any but NMI.
+ * Raises the channel's irq_work, which queues the work item: queue_work()
+ * wakes a worker, and a record can come from a scheduler path that holds
+ * the runqueue lock the wakeup needs, or from NMI.
+ *
+ * Context: any, NMI included.
  */
 void dti_queue_work(struct dti_channel *ch)
 {
+	irq_work_queue(&ch->kick);
+}
+
+static void dti_kick(struct irq_work *kick)
+{
+	struct dti_channel *ch = container_of(kick, struct dti_channel, kick);
+
 	queue_work(dti_wq, &ch->create_work);
+}
+
+/* Stop the channel's work for good; nothing may queue it any more. */
+static void dti_cancel_work(struct dti_channel *ch)
+{
+	irq_work_sync(&ch->kick);
+	cancel_work_sync(&ch->create_work);
+}
+
+/*
+ * Take dti_list_lock from process context, which no holder of the lock
+ * can have been interrupted by.
+ */
+static void dti_list_lock_process(unsigned long *flags)
+	__acquires(&dti_list_lock)
+{
+	might_sleep();
+	local_irq_save(*flags);
+	this_cpu_write(dti_list_busy, 1);
+	barrier();
+	spin_lock(&dti_list_lock);
+}
+
+/**
+ * __dti_list_try_lock - take dti_list_lock from any context but NMI
+ * @flags: where to save the interrupt state
+ *
+ * Call it as dti_list_try_lock(), which tells sparse that the lock is
+ * held when it returns true.
+ *
+ * Context: any but NMI.
+ * Return: false, with nothing taken, if this CPU holds the lock already
+ * (the caller is a probe or an interrupt that fired inside it).
+ */
+bool __dti_list_try_lock(unsigned long *flags)
+{
+	local_irq_save(*flags);
+	if (this_cpu_read(dti_list_busy)) {
+		local_irq_restore(*flags);
+		return false;
+	}
+	this_cpu_write(dti_list_busy, 1);
+	barrier();
+	spin_lock(&dti_list_lock);
+	__release(&dti_list_lock);	/* counted by dti_list_try_lock() */
+	return true;
+}
+
+/**
+ * dti_list_unlock - let go of dti_list_lock
+ * @flags: as saved when it was taken
+ */
+void dti_list_unlock(unsigned long flags)
+	__releases(&dti_list_lock)
+{
+	spin_unlock(&dti_list_lock);
+	barrier();
+	this_cpu_write(dti_list_busy, 0);
+	local_irq_restore(flags);
 }
 
 /* The list of channels, for readers under RCU. */
@@ -96,11 +185,11 @@ int dti_check_geometry(size_t subbuf_size, size_t n_subbufs)
 }
 
 /**
- * dti_find - look a channel up by name
+ * dti_find - look a channel up by name, hidden ones included
  * @name: channel name
  *
  * Context: under rcu_read_lock() or dti_list_lock.
- * Return: the channel, or NULL.
+ * Return: the channel holding @name, or NULL.
  */
 struct dti_channel *dti_find(const char *name)
 {
@@ -115,67 +204,100 @@ struct dti_channel *dti_find(const char *name)
 }
 
 /**
- * dti_add_channel - make a channel visible by name
- * @ch: channel
+ * dti_find_visible - look a channel up by name for control by name
+ * @name: channel name
+ *
+ * Context: under rcu_read_lock() or dti_list_lock.
+ * Return: the channel, or NULL if there is none or it is being
+ * registered or removed.
+ */
+struct dti_channel *dti_find_visible(const char *name)
+{
+	struct dti_channel *ch = dti_find(name);
+
+	return ch && !READ_ONCE(ch->hidden) ? ch : NULL;
+}
+
+/**
+ * dti_add_channel - put a channel on the list, taking its name
+ * @ch: channel; visible by name at once unless @ch->hidden is set
  *
  * Context: any but NMI.
- * Return: 0, or -EEXIST if the name is taken.
+ * Return: 0, -EEXIST if the name is taken, -EDEADLK if called while
+ * this CPU holds the list lock (from a probe inside DTI).
  */
 int dti_add_channel(struct dti_channel *ch)
 {
 	unsigned long flags;
 	int ret = 0;
 
-	spin_lock_irqsave(&dti_list_lock, flags);
+	if (!dti_list_try_lock(&flags))
+		return -EDEADLK;
 	if (dti_find(ch->name))
 		ret = -EEXIST;
 	else
 		list_add_tail_rcu(&ch->list, &dti_channels);
-	spin_unlock_irqrestore(&dti_list_lock, flags);
+	dti_list_unlock(flags);
 	return ret;
 }
 
-static bool dti_name_taken(const char *name)
+static void dti_set_hidden(struct dti_channel *ch, bool hidden)
 {
-	bool taken;
+	unsigned long flags;
 
-	rcu_read_lock();
-	taken = dti_find(name) != NULL;
-	rcu_read_unlock();
-	return taken;
+	dti_list_lock_process(&flags);
+	WRITE_ONCE(ch->hidden, hidden);
+	dti_list_unlock(flags);
 }
 
+/* Take @ch off the list, freeing its name; wait before freeing @ch. */
 static void dti_del_channel(struct dti_channel *ch)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&dti_list_lock, flags);
+	dti_list_lock_process(&flags);
 	list_del_rcu(&ch->list);
-	spin_unlock_irqrestore(&dti_list_lock, flags);
+	dti_list_unlock(flags);
+	wake_up_all(&dti_list_wq);
+}
+
+/* Is @name held by a channel being removed (or registered)? */
+static bool dti_name_hidden(const char *name)
+{
+	struct dti_channel *ch;
+	bool hidden;
+
+	rcu_read_lock();
+	ch = dti_find(name);
+	hidden = ch && READ_ONCE(ch->hidden);
+	rcu_read_unlock();
+	return hidden;
 }
 
 /**
- * dti_take_owned - unlist the next channel made by dti_ctl_create()
+ * dti_take_owned - claim the next channel made by dti_ctl_create()
  * @owner: owner cookie given to dti_ctl_create(), or NULL for any owner
  *
- * Context: any but NMI.
- * Return: a channel created by dti_ctl_create(), removed from the list so
- * no one else unregisters it, or NULL if there is none left.
+ * Context: process context.
+ * Return: a channel created by dti_ctl_create(), hidden so no one else
+ * finds or unregisters it (pass it to __dti_unregister()), or NULL if
+ * there is none left.
  */
 struct dti_channel *dti_take_owned(const void *owner)
 {
 	struct dti_channel *ch, *found = NULL;
 	unsigned long flags;
 
-	spin_lock_irqsave(&dti_list_lock, flags);
+	dti_list_lock_process(&flags);
 	list_for_each_entry(ch, &dti_channels, list) {
-		if (ch->owned && (!owner || ch->owner == owner)) {
-			list_del_rcu(&ch->list);
+		if (ch->owned && !ch->hidden &&
+		    (!owner || ch->owner == owner)) {
+			WRITE_ONCE(ch->hidden, true);
 			found = ch;
 			break;
 		}
 	}
-	spin_unlock_irqrestore(&dti_list_lock, flags);
+	dti_list_unlock(flags);
 	return found;
 }
 
@@ -188,19 +310,48 @@ static bool dti_has_pending(struct dti_info *info)
 static int dti_create_buffers(struct dti_channel *ch)
 {
 	struct rchan *rchan;
+	int ret;
 
 	lockdep_assert_held(&ch->ctl_lock);
 	if (rcu_access_pointer(ch->rchan))
 		return 0;
+	/*
+	 * relay_open() gives a buffer to each online CPU and then puts the
+	 * channel where relay's CPU-hotplug callback gives one to each CPU
+	 * that comes up later.  A CPU coming up in between would get none;
+	 * holding hotplug off closes that gap.
+	 */
+	cpus_read_lock();
 	rchan = relay_open(DTI_TRACE_FILE_BASE, ch->dir, ch->subbuf_size,
 			   ch->n_subbufs, &dti_relay_callbacks, ch);
+	cpus_read_unlock();
 	if (!rchan)
 		return -ENOMEM;
 	mutex_lock(&ch->buf_lock);
-	dti_publish_buffers(ch, rchan);
+	ret = dti_publish_buffers(ch, rchan);
 	mutex_unlock(&ch->buf_lock);
+	if (ret) {
+		relay_close(rchan);
+		return ret;
+	}
 	dti_fs_create_views(ch);
 	return 0;
+}
+
+/*
+ * The records a CPU's buffer held are gone with it: count them, so that
+ * written - overwritten - discarded stays what a reader can see.  No
+ * writer can reach the buffers any more (a grace period has passed).
+ */
+static void dti_discard_records(struct dti_channel *ch)
+{
+	struct dti_cpu_stats *s;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		s = per_cpu_ptr(ch->info->stats, cpu);
+		s->discarded = s->written - s->overwritten;
+	}
 }
 
 static void dti_destroy_buffers(struct dti_channel *ch)
@@ -219,6 +370,7 @@ static void dti_destroy_buffers(struct dti_channel *ch)
 	dti_fs_remove_views(ch);
 	/* Writers run with interrupts off: this waits for all of them. */
 	synchronize_rcu();
+	dti_discard_records(ch);
 	/* Files still open keep their buffer until they are closed. */
 	relay_close(rchan);
 }
@@ -244,6 +396,11 @@ void dti_create_work(struct work_struct *work)
 	if (!ch->dir) {
 		/* Created by dti_ctl_create(), maybe in atomic context. */
 		ch->dir = debugfs_create_dir(ch->name, dti_fs_root());
+		if (IS_ERR(ch->dir)) {
+			ret = PTR_ERR(ch->dir);
+			ch->dir = NULL;
+			goto out_unlock;
+		}
 		dti_fs_create_control(ch);
 	}
 	/* Bring the buffers in line with a level set in atomic context. */
@@ -256,7 +413,8 @@ void dti_create_work(struct work_struct *work)
 out_unlock:
 	mutex_unlock(&ch->ctl_lock);
 	if (ret)
-		pr_warn("%s: cannot create buffers: %d\n", ch->name, ret);
+		pr_warn("%s: cannot create %s: %d\n", ch->name,
+			ch->dir ? "buffers" : "debugfs directory", ret);
 }
 
 /**
@@ -266,7 +424,8 @@ out_unlock:
  * @new_level: level after
  * @source: who changed it
  *
- * Does nothing; tapset/dti.stp probes it.
+ * Does nothing; tapset/dti.stp probes it.  Called with no DTI lock held.
+ * Context: process context, or any but NMI for a change by name.
  */
 DTI_PROBE_POINT void dti_probe_level(struct dti_channel *ch, int old_level,
 				     int new_level,
@@ -279,19 +438,19 @@ DTI_PROBE_POINT void dti_probe_level(struct dti_channel *ch, int old_level,
  * __dti_set_level - change a channel's level, with its lock held
  * @ch: channel
  * @level: new level, DTI_LEVEL_MIN..DTI_LEVEL_MAX
- * @source: who asks, for dti_probe_level()
+ * @old: where to store the level before, for dti_probe_level(), which
+ *	 the caller calls once it has dropped the lock
  *
  * Return: 0, -EINVAL for a level out of range, -ENODEV if the channel is
  * being unregistered, -ENOMEM if buffers were needed and could not be
  * allocated (the level is then unchanged).
  */
-int __dti_set_level(struct dti_channel *ch, int level,
-		    enum dti_level_source source)
+int __dti_set_level(struct dti_channel *ch, int level, int *old)
 {
-	int old = ch->info->level;
 	int ret;
 
 	lockdep_assert_held(&ch->ctl_lock);
+	*old = ch->info->level;
 	if (!dti_level_valid(level))
 		return -EINVAL;
 	if (ch->dying)
@@ -313,7 +472,6 @@ int __dti_set_level(struct dti_channel *ch, int level,
 		}
 		WRITE_ONCE(ch->info->level, level);
 	}
-	dti_probe_level(ch, old, level, source);
 	return 0;
 }
 
@@ -389,12 +547,14 @@ EXPORT_SYMBOL_GPL(dti_set_level);
 int dti_change_level(struct dti_channel *ch, int level,
 		     enum dti_level_source source)
 {
-	int ret;
+	int old, ret;
 
 	might_sleep();
 	mutex_lock(&ch->ctl_lock);
-	ret = __dti_set_level(ch, level, source);
+	ret = __dti_set_level(ch, level, &old);
 	mutex_unlock(&ch->ctl_lock);
+	if (!ret)
+		dti_probe_level(ch, old, level, source);
 	return ret;
 }
 
@@ -439,6 +599,7 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 	mutex_init(&ch->ctl_lock);
 	mutex_init(&ch->buf_lock);
 	INIT_WORK(&ch->create_work, dti_create_work);
+	init_irq_work(&ch->kick, dti_kick);
 	INIT_LIST_HEAD(&ch->list);
 	return ch;
 }
@@ -463,7 +624,7 @@ static struct dti_info *dti_register_info(const char *name,
 {
 	struct dti_channel *ch;
 	bool create;
-	int ret;
+	int old, ret;
 
 	ret = dti_check_name(name);
 	if (!ret)
@@ -472,19 +633,25 @@ static struct dti_info *dti_register_info(const char *name,
 		return ERR_PTR(ret);
 	if (!dti_level_valid(init_level))
 		return ERR_PTR(-EINVAL);
-
-	mutex_lock(&dti_register_lock);
-	if (dti_name_taken(name)) {
-		ret = -EEXIST;
-		goto err_unlock;
-	}
 	ch = dti_alloc_channel(name, subbuf_size, n_subbufs, flags, info,
 			       GFP_KERNEL);
-	if (!ch) {
-		ret = -ENOMEM;
+	if (!ch)
+		return ERR_PTR(-ENOMEM);
+	/* Its name is taken, but it is not to be controlled by name yet. */
+	ch->hidden = true;
+
+	mutex_lock(&dti_register_lock);
+	/* A channel of this name being removed still has its directory. */
+	wait_event(dti_list_wq, !dti_name_hidden(name));
+	ret = dti_add_channel(ch);
+	if (ret)
 		goto err_unlock;
-	}
 	ch->dir = debugfs_create_dir(name, dti_fs_root());
+	if (IS_ERR(ch->dir)) {
+		ret = PTR_ERR(ch->dir);
+		ch->dir = NULL;
+		goto err_unlist;
+	}
 	dti_fs_create_control(ch);
 
 	/*
@@ -499,29 +666,32 @@ static struct dti_info *dti_register_info(const char *name,
 	mutex_lock(&ch->ctl_lock);
 	ret = create ? dti_create_buffers(ch) : 0;
 	if (!ret)
-		ret = __dti_set_level(ch, init_level, DTI_SRC_REGISTER);
+		ret = __dti_set_level(ch, init_level, &old);
 	mutex_unlock(&ch->ctl_lock);
 	if (ret)
 		goto err_unpublish;
 
-	/* dti_ctl_create() does not take dti_register_lock. */
-	ret = dti_add_channel(ch);
-	if (ret)
-		goto err_unpublish;
+	dti_set_hidden(ch, false);
 	mutex_unlock(&dti_register_lock);
+	dti_probe_level(ch, old, init_level, DTI_SRC_REGISTER);
 	return ch->info;
 
 err_unpublish:
 	RCU_INIT_POINTER(ch->info->chan, NULL);
 	synchronize_rcu();
-	cancel_work_sync(&ch->create_work);
 	mutex_lock(&ch->ctl_lock);
+	ch->dying = true;
 	dti_destroy_buffers(ch);
 	mutex_unlock(&ch->ctl_lock);
 	debugfs_remove_recursive(ch->dir);
-	dti_free_channel(ch);
+	dti_cancel_work(ch);
+err_unlist:
+	dti_del_channel(ch);
+	/* dti_find() under RCU may still be looking at it. */
+	synchronize_rcu();
 err_unlock:
 	mutex_unlock(&dti_register_lock);
+	dti_free_channel(ch);
 	return ERR_PTR(ret);
 }
 
@@ -623,14 +793,15 @@ void dti_unregister(struct dti_info *trace)
 	if (!ch)
 		return;
 
-	dti_del_channel(ch);
+	dti_set_hidden(ch, true);
 	__dti_unregister(ch);
 }
 EXPORT_SYMBOL_GPL(dti_unregister);
 
 /**
- * __dti_unregister - destroy a channel no longer on the list
- * @ch: channel
+ * __dti_unregister - destroy a hidden channel
+ * @ch: channel, hidden from control by name (dti_set_hidden(),
+ *	dti_take_owned()); its name stays taken until it is gone
  *
  * Context: process context; may sleep.
  */
@@ -640,21 +811,25 @@ void __dti_unregister(struct dti_channel *ch)
 	int old;
 
 	/* Logging calls reach the channel only with interrupts off. */
-	WRITE_ONCE(trace->level, DTI_LEVEL_DESTROY);
+	old = xchg(&trace->level, DTI_LEVEL_DESTROY);
 	RCU_INIT_POINTER(trace->chan, NULL);
+	/* No writer, and no control by name, uses the channel after this. */
 	synchronize_rcu();
-	/* Nothing can queue it any more. */
-	cancel_work_sync(&ch->create_work);
 
 	mutex_lock(&ch->ctl_lock);
-	/* From now on nothing queues the channel's work again. */
+	/* From now on level changes through the files fail. */
 	ch->dying = true;
-	old = xchg(&trace->level, DTI_LEVEL_DESTROY);
+	WRITE_ONCE(trace->level, DTI_LEVEL_DESTROY);
 	dti_destroy_buffers(ch);
-	dti_probe_level(ch, old, DTI_LEVEL_DESTROY, DTI_SRC_KERNEL);
 	mutex_unlock(&ch->ctl_lock);
+	dti_probe_level(ch, old, DTI_LEVEL_DESTROY, DTI_SRC_KERNEL);
 	/* Waits for control-file operations still running. */
 	debugfs_remove_recursive(ch->dir);
+	/* Nothing is left that could queue the channel's work. */
+	dti_cancel_work(ch);
+	dti_del_channel(ch);
+	/* dti_find() under RCU may still be looking at it. */
+	synchronize_rcu();
 	dti_free_channel(ch);
 }
 

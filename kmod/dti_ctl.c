@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DTI control by channel name, from any context but NMI.
+ * DTI control by channel name, from any context (dti_ctl_create(): any
+ * but NMI).
  *
  * For code that holds no dti_info pointer and may run where nothing can
  * sleep: SystemTap probe handlers (tapset/dti_control.stp) above all.
  * Channels are found under RCU; whatever needs to sleep (debugfs files,
  * allocating or freeing relay buffers) is left to the channel's work
  * item, so a change made here takes effect on the level at once and on
- * the buffers shortly after.
+ * the buffers shortly after.  Channels being registered or removed are
+ * not found here (dti_find_visible()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -45,7 +47,7 @@ int dti_ctl_get_level(const char *name, int *level)
 	if (!name || !level)
 		return -EINVAL;
 	rcu_read_lock();
-	ch = dti_find(name);
+	ch = dti_find_visible(name);
 	if (ch) {
 		*level = READ_ONCE(ch->info->level);
 		ret = 0;
@@ -74,11 +76,11 @@ static bool dti_ctl_buffers_stale(struct dti_channel *ch, int level)
  * filtered by it.  Buffers that must be allocated (a level of 0 or more
  * after "destroy") or freed ("destroy") are dealt with by a work item;
  * until new buffers exist, records of a channel without a pending store
- * are counted as filtered.
+ * are counted as unavailable.
  *
- * Context: any but NMI.
+ * Context: any, NMI included.
  * Return: 0, -EINVAL for a bad argument, -ENOENT if there is no such
- * channel, -EBUSY in NMI context.
+ * channel.
  */
 int dti_ctl_set_level(const char *name, int level)
 {
@@ -87,10 +89,8 @@ int dti_ctl_set_level(const char *name, int level)
 
 	if (!name || !dti_level_valid(level))
 		return -EINVAL;
-	if (in_nmi())
-		return -EBUSY;
 	rcu_read_lock();
-	ch = dti_find(name);
+	ch = dti_find_visible(name);
 	if (!ch) {
 		ret = -ENOENT;
 		goto out_unlock;
@@ -114,7 +114,7 @@ EXPORT_SYMBOL_GPL(dti_ctl_set_level);
  * @len: payload length
  * @caller: address to record as the caller, e.g. a probed address
  *
- * Context: any but NMI.
+ * Context: any, NMI included.
  * Return: 0 if stored (or kept for replay), 1 if the channel's level
  * filtered it, -ENOENT if there is no such channel, -EINVAL for a bad
  * argument, otherwise as dti_event_raw().
@@ -128,7 +128,7 @@ int dti_ctl_log(const char *name, int level, bool text, const void *buf,
 	if (!name || (!buf && len))
 		return -EINVAL;
 	rcu_read_lock();
-	ch = dti_find(name);
+	ch = dti_find_visible(name);
 	if (!ch)
 		ret = -ENOENT;
 	else if (!dti_enabled(ch->info, level))
@@ -173,20 +173,28 @@ void dti_ctl_free_owned(struct dti_channel *ch)
 	kfree(own);
 }
 
-/* Take over an orphaned channel of dti_ctl_create() called @name. */
+/*
+ * Take over an orphaned channel of dti_ctl_create() called @name.
+ * Return: 0, -ENOENT if there is no channel of that name, -EEXIST if
+ * there is one that cannot be taken over, -EDEADLK if called from
+ * inside the channel list lock.
+ */
 static int dti_ctl_adopt(const char *name, int level, const void *owner)
 {
 	struct dti_channel *ch;
 	unsigned long flags;
 	int ret = -EEXIST;
 
-	spin_lock_irqsave(&dti_list_lock, flags);
+	if (!dti_list_try_lock(&flags))
+		return -EDEADLK;
 	ch = dti_find(name);
-	if (ch && ch->owned && !ch->owner) {
+	if (!ch) {
+		ret = -ENOENT;
+	} else if (ch->owned && !ch->owner && !ch->hidden) {
 		ch->owner = owner;
 		ret = 0;
 	}
-	spin_unlock_irqrestore(&dti_list_lock, flags);
+	dti_list_unlock(flags);
 	if (ret)
 		return ret;
 	return dti_ctl_set_level(name, level);
@@ -208,9 +216,12 @@ static int dti_ctl_adopt(const char *name, int level, const void *owner)
  * If a channel of that name was created this way and released, it is
  * taken over as it is (records, size) and set to @level.
  *
- * Context: any but NMI; allocates with GFP_ATOMIC.
- * Return: 0, -EINVAL for a bad argument, -EEXIST if the name is taken,
- * -ENOMEM, -EBUSY in NMI context.
+ * Context: any but NMI.  It allocates with GFP_ATOMIC, so it is not for
+ * probes inside the memory allocator.
+ * Return: 0, -EINVAL for a bad argument, -EEXIST if the name is taken
+ * (also by a channel still being registered or removed), -ENOMEM,
+ * -EBUSY in NMI context, -EDEADLK from a probe that fired while this
+ * CPU held DTI's channel list lock.
  */
 int dti_ctl_create(const char *name, size_t size, int level,
 		   const void *owner)
@@ -229,8 +240,9 @@ int dti_ctl_create(const char *name, size_t size, int level,
 		return ret;
 	if (in_nmi())
 		return -EBUSY;
-	if (!dti_ctl_adopt(name, level, owner))
-		return 0;
+	ret = dti_ctl_adopt(name, level, owner);
+	if (ret != -ENOENT)
+		return ret;
 
 	own = dti_owned_alloc(level);
 	if (!own)
@@ -278,7 +290,8 @@ int dti_ctl_release(const void *owner)
 		return -EINVAL;
 	rcu_read_lock();
 	list_for_each_entry_rcu(ch, dti_channel_list(), list) {
-		if (!ch->owned || cmpxchg(&ch->owner, owner, NULL) != owner)
+		if (!ch->owned || READ_ONCE(ch->hidden) ||
+		    cmpxchg(&ch->owner, owner, NULL) != owner)
 			continue;
 		old = xchg(&ch->info->level, DTI_LEVEL_OFF);
 		dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_CONTROL);

@@ -146,37 +146,55 @@ static const struct file_operations dti_reset_consumed_fops = {
 	.llseek	= noop_llseek,
 };
 
-static void dti_stats_line(struct seq_file *m, const char *label,
-			   const struct dti_cpu_stats *s)
+/* The columns of the stats file, in order. */
+static const struct {
+	const char *name;
+	size_t offset;
+} dti_stats_cols[] = {
+#define DTI_STAT(name, field) { name, offsetof(struct dti_cpu_stats, field) }
+	DTI_STAT("written", written),
+	DTI_STAT("filtered", filtered),
+	DTI_STAT("overwritten", overwritten),
+	DTI_STAT("discarded", discarded),
+	DTI_STAT("dropped", dropped),
+	DTI_STAT("nested", nested),
+	DTI_STAT("nmi", nmi),
+	DTI_STAT("lost", lost),
+	DTI_STAT("unavailable", unavailable),
+	DTI_STAT("rejected", rejected),
+	DTI_STAT("next_seq", seq),
+#undef DTI_STAT
+};
+
+static u64 dti_stat(const struct dti_cpu_stats *s, unsigned int col)
 {
-	seq_printf(m, "%-6s %12llu %12llu %12llu %12llu %12llu %12llu %12llu\n",
-		   label, s->written, s->filtered, s->overwritten, s->dropped,
-		   s->rejected, s->nmi, s->seq);
+	return *(const u64 *)((const char *)s + dti_stats_cols[col].offset);
 }
 
 static int dti_stats_show(struct seq_file *m, void *unused)
 {
 	struct dti_channel *ch = m->private;
-	struct dti_cpu_stats total = {}, snap;
-	char label[16];
-	unsigned int cpu;
+	u64 total[ARRAY_SIZE(dti_stats_cols)] = {};
+	const struct dti_cpu_stats *s;
+	unsigned int cpu, c;
 
-	seq_printf(m, "%-6s %12s %12s %12s %12s %12s %12s %12s\n", "cpu",
-		   "written", "filtered", "overwritten", "dropped", "rejected",
-		   "nmi", "next_seq");
+	seq_printf(m, "%-6s", "cpu");
+	for (c = 0; c < ARRAY_SIZE(dti_stats_cols); c++)
+		seq_printf(m, " %12s", dti_stats_cols[c].name);
+	seq_putc(m, '\n');
 	for_each_possible_cpu(cpu) {
-		snap = *per_cpu_ptr(ch->info->stats, cpu);
-		total.written += snap.written;
-		total.filtered += snap.filtered;
-		total.overwritten += snap.overwritten;
-		total.dropped += snap.dropped;
-		total.rejected += snap.rejected;
-		total.nmi += snap.nmi;
-		total.seq += snap.seq;
-		snprintf(label, sizeof(label), "%u", cpu);
-		dti_stats_line(m, label, &snap);
+		s = per_cpu_ptr(ch->info->stats, cpu);
+		seq_printf(m, "%-6u", cpu);
+		for (c = 0; c < ARRAY_SIZE(dti_stats_cols); c++) {
+			total[c] += dti_stat(s, c);
+			seq_printf(m, " %12llu", dti_stat(s, c));
+		}
+		seq_putc(m, '\n');
 	}
-	dti_stats_line(m, "total", &total);
+	seq_printf(m, "%-6s", "total");
+	for (c = 0; c < ARRAY_SIZE(dti_stats_cols); c++)
+		seq_printf(m, " %12llu", total[c]);
+	seq_putc(m, '\n');
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(dti_stats);
@@ -186,7 +204,9 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	struct dti_channel *ch = m->private;
 	struct dti_pending *p = ch->info->pending;
 	unsigned long flags;
+	u64 replayed, lost;
 	bool buffers;
+	size_t used;
 
 	rcu_read_lock();
 	buffers = rcu_dereference(ch->rchan) != NULL;
@@ -203,11 +223,14 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	seq_printf(m, "record_version: %u\n", DTI_RECORD_VERSION);
 	seq_printf(m, "on_demand: %d\n", !!(ch->flags & DTI_F_ON_DEMAND));
 	if (p) {
-		raw_spin_lock_irqsave(&p->lock, flags);
+		dti_pending_lock(ch->info, &flags);
+		used = p->used;
+		replayed = p->replayed;
+		lost = p->lost;
+		dti_pending_unlock(ch->info, flags);
 		seq_printf(m, "pending_size: %zu\npending_used: %zu\n"
 			   "pending_replayed: %llu\npending_lost: %llu\n",
-			   p->size, p->used, p->replayed, p->lost);
-		raw_spin_unlock_irqrestore(&p->lock, flags);
+			   p->size, used, replayed, lost);
 	}
 	return 0;
 }

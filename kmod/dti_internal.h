@@ -7,6 +7,7 @@
 #define _DTI_INTERNAL_H
 
 #include <linux/dti.h>
+#include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
@@ -41,7 +42,13 @@
  * @buf_lock:	held by file operations that use @rchan; taken only briefly
  *		by level changes, to publish or detach @rchan
  * @dying:	set by dti_unregister(); level changes then fail
+ * @hidden:	on the list, so its name is taken, but not to be found by
+ *		name: being registered or being removed.  Changes under
+ *		dti_list_lock.
  * @create_work: creates the buffers of an on-demand channel
+ * @kick:	queues @create_work; raised instead of queue_work() so that
+ *		no context a record comes from (a scheduler path holding a
+ *		runqueue lock, NMI) ever wakes a worker itself
  * @owned:	created by dti_ctl_create(); freed with the channel
  * @owner:	cookie of the creator, for dti_ctl_release()
  * @dir:	debugfs directory of the channel
@@ -61,7 +68,9 @@ struct dti_channel {
 	struct mutex ctl_lock;
 	struct mutex buf_lock;
 	bool dying;
+	bool hidden;
 	struct work_struct create_work;
+	struct irq_work kick;
 	void *owned;
 	const void *owner;
 	struct dentry *dir;
@@ -101,7 +110,36 @@ enum dti_level_source {
 	DTI_SRC_CONTROL,	/* dti_ctl_set_level(), e.g. from a stap script */
 };
 
+/*
+ * The write guard (struct dti_cpu_stats.busy).  Relay buffers and the
+ * pending store cannot be entered twice on one CPU, and everything that
+ * enters them runs with interrupts off, so only NMIs and probes (kprobes,
+ * int3-based ones included, which x86 runs as NMIs) can nest inside one
+ * of them.  A nested entry finds the guard taken and backs off; nesting
+ * is strictly last-in first-out on a CPU, so a plain per-CPU flag is
+ * enough: an NMI that fires between the test and the set leaves it clear
+ * again before the interrupted code goes on.
+ *
+ * Context: interrupts disabled.
+ * Return: true if taken; then call dti_guard_exit().
+ */
+static inline bool dti_guard_enter(struct dti_info *info)
+{
+	if (this_cpu_read(info->stats->busy))
+		return false;
+	this_cpu_write(info->stats->busy, 1);
+	barrier();
+	return true;
+}
+
+static inline void dti_guard_exit(struct dti_info *info)
+{
+	barrier();
+	this_cpu_write(info->stats->busy, 0);
+}
+
 /* dti_core.c */
+extern spinlock_t dti_list_lock;
 bool dti_level_valid(int level);
 int dti_check_name(const char *name);
 int dti_check_geometry(size_t subbuf_size, size_t n_subbufs);
@@ -110,14 +148,18 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 				      size_t n_subbufs, unsigned int flags,
 				      struct dti_info *info, gfp_t gfp);
 struct dti_channel *dti_find(const char *name);
+struct dti_channel *dti_find_visible(const char *name);
 int dti_add_channel(struct dti_channel *ch);
+bool __dti_list_try_lock(unsigned long *flags);
+#define dti_list_try_lock(flags) \
+	__cond_lock(&dti_list_lock, __dti_list_try_lock(flags))
+void dti_list_unlock(unsigned long flags)
+	__releases(&dti_list_lock);
 struct dti_channel *dti_take_owned(const void *owner);
 void dti_queue_work(struct dti_channel *ch);
 struct list_head *dti_channel_list(void);
-extern spinlock_t dti_list_lock;
 void __dti_unregister(struct dti_channel *ch);
-int __dti_set_level(struct dti_channel *ch, int level,
-		    enum dti_level_source source);
+int __dti_set_level(struct dti_channel *ch, int level, int *old);
 int dti_change_level(struct dti_channel *ch, int level,
 		     enum dti_level_source source);
 void dti_probe_level(struct dti_channel *ch, int old_level, int new_level,
@@ -128,9 +170,13 @@ void dti_create_work(struct work_struct *work);
 /* dti_write.c */
 void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec);
 void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
-		    size_t len, int err);
+		    size_t len, int err, const char *reason);
 extern const struct rchan_callbacks dti_relay_callbacks;
-void dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
+int dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
+void dti_pending_lock(struct dti_info *info, unsigned long *flags)
+	__acquires(&info->pending->lock);
+void dti_pending_unlock(struct dti_info *info, unsigned long flags)
+	__releases(&info->pending->lock);
 int dti_write_record(struct dti_info *info, int level, u8 flags,
 		     const void *buf, size_t len, unsigned long caller);
 size_t dti_max_payload(const struct dti_channel *ch);

@@ -12,7 +12,9 @@
  * sub-buffers are copied while tracing goes on, and afterwards those the
  * writer may have reached in the meantime are discarded.  The sub-buffer
  * being written is copied by a function call on its CPU: writers run with
- * interrupts off, so the copy sees whole records only.
+ * interrupts off, so the copy sees whole records only, and it holds the
+ * channel's write guard on that CPU, so an NMI or a probe that logs
+ * meanwhile is refused (counted as nested) instead of changing it.
  *
  *   merged:     the text of text records, as logged (a newline is added
  *               if the text has none); binary payloads as hex bytes.
@@ -77,28 +79,42 @@ struct dti_view {
 };
 
 struct dti_snap_args {
+	struct dti_channel *ch;
 	struct dti_snap_cpu *sc;
-	size_t subbuf_size;
-	size_t n_subbufs;
+	unsigned int cpu;
 };
 
-/* Runs on the buffer's CPU with interrupts off: no writer is mid-record. */
-static void dti_snap_current(void *arg)
+static void __dti_snap_current(struct dti_channel *ch, struct dti_snap_cpu *sc)
 {
-	struct dti_snap_args *a = arg;
-	struct dti_snap_cpu *sc = a->sc;
+	size_t size = ch->subbuf_size, n = ch->n_subbufs;
 	struct rchan_buf *buf = sc->buf;
-	size_t idx, len;
+	size_t idx;
 
 	sc->produced = buf->subbufs_produced;
 	sc->offset = buf->offset;
-	memcpy(sc->padding, buf->padding, a->n_subbufs * sizeof(*sc->padding));
-	if (sc->offset > a->subbuf_size)
+	memcpy(sc->padding, buf->padding, n * sizeof(*sc->padding));
+	if (sc->offset > size)
 		return;		/* full no-overwrite buffer: no current one */
-	idx = sc->produced % a->n_subbufs;
-	len = sc->offset;
-	memcpy(sc->data + idx * a->subbuf_size,
-	       buf->start + idx * a->subbuf_size, len);
+	idx = sc->produced % n;
+	memcpy(sc->data + idx * size, buf->start + idx * size, sc->offset);
+}
+
+/*
+ * Runs on the buffer's CPU with interrupts off, so no writer there is
+ * mid-record, and takes the write guard against NMIs and probes.  Run
+ * elsewhere, for a CPU that is offline, there is no writer to keep out.
+ */
+static void dti_snap_current(void *arg)
+{
+	struct dti_snap_args *a = arg;
+	struct dti_info *info = a->ch->info;
+	bool guarded = false;
+
+	if (a->cpu == smp_processor_id())
+		guarded = dti_guard_enter(info);
+	__dti_snap_current(a->ch, a->sc);
+	if (guarded)
+		dti_guard_exit(info);
 }
 
 static void dti_snap_produced(void *arg)
@@ -140,7 +156,7 @@ static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
 			struct dti_snap_cpu *sc)
 {
 	size_t size = ch->subbuf_size, n = ch->n_subbufs;
-	struct dti_snap_args args = { sc, size, n };
+	struct dti_snap_args args = { ch, sc, cpu };
 	size_t s, idx, first, last;
 	bool partial;
 

@@ -3,12 +3,30 @@
  * DTI writers and the relay callbacks that frame sub-buffers.
  *
  * Every record is written with interrupts disabled on the local CPU into
- * that CPU's relay buffer.  That makes relay_reserve() safe against
- * interrupt handlers logging on the same CPU (relay itself does no
- * locking), makes the region an RCU read-side critical section for the
- * buffer pointer, and lets a snapshot taken by an IPI on that CPU see
- * only whole records.  NMI handlers could interrupt a writer anywhere,
- * so records from NMI context are refused and counted.
+ * that CPU's relay buffer.  That keeps interrupt handlers on the same CPU
+ * out of a half-done relay_reserve() (relay itself does no locking),
+ * makes the region an RCU read-side critical section for the buffer
+ * pointer, and lets a snapshot taken by an IPI on that CPU see only whole
+ * records.
+ *
+ * What interrupts being off does not keep out is NMIs and probes: a
+ * SystemTap or kprobe handler can fire anywhere in this file, in relay,
+ * in memcpy() or strscpy(), and log to DTI from there, and x86 runs
+ * int3-based kprobe handlers as NMIs.  The per-CPU write guard
+ * (dti_guard_enter()) makes such a nested write back off instead of
+ * entering a buffer or the pending store a second time; it is counted
+ * (nested, or nmi) and takes a sequence number, so a reader can see the
+ * gap.  A write from NMI context that interrupted no writer of the
+ * channel is stored like any other.
+ *
+ * No spinlock of DTI's is held while a probe point is called, and nothing
+ * here wakes a task: buffers are created from a work item that an
+ * irq_work queues (dti_queue_work()).
+ *
+ * Accounting (see struct dti_cpu_stats): a record that passed the level
+ * check ends in exactly one of written, dropped, nested, nmi, lost,
+ * unavailable and rejected on the CPU that handled it, and takes one
+ * sequence number there.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,16 +34,70 @@
 #include <linux/err.h>
 #include <linux/hardirq.h>
 #include <linux/kernel.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/smp.h>
+#include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
 
 #include "dti_internal.h"
 
-/* Formatting space for dti_printk_raw(), used with interrupts off. */
-static DEFINE_PER_CPU(char [DTI_TEXT_MAX], dti_text_buf);
+/*
+ * Formatting space for dti_printk_raw(), one per nesting level: a
+ * dti_printk() to another channel from an NMI or a probe that interrupts
+ * vsnprintf() must not write over the text being formatted.
+ */
+#define DTI_TEXT_NEST_MAX	4
+
+struct dti_text_bufs {
+	unsigned int depth;
+	char buf[DTI_TEXT_NEST_MAX][DTI_TEXT_MAX];
+};
+
+static DEFINE_PER_CPU(struct dti_text_bufs, dti_text);
+
+/**
+ * enum dti_loss - why a record that passed the level check was not stored
+ * @DTI_LOSS_FULL:	no-overwrite buffer full
+ * @DTI_LOSS_NESTED:	would have nested inside a write or copy on its CPU
+ * @DTI_LOSS_NMI:	the same, from NMI context
+ * @DTI_LOSS_PENDING:	pending store full
+ * @DTI_LOSS_RESERVE:	a reservation while there are no buffers
+ * @DTI_LOSS_NOBUF:	no buffer: being destroyed, or none for this CPU
+ * @DTI_LOSS_TOO_BIG:	payload larger than the channel can hold
+ * @DTI_LOSS_BAD_ARG:	bad level, or a payload length without a payload
+ */
+enum dti_loss {
+	DTI_LOSS_FULL,
+	DTI_LOSS_NESTED,
+	DTI_LOSS_NMI,
+	DTI_LOSS_PENDING,
+	DTI_LOSS_RESERVE,
+	DTI_LOSS_NOBUF,
+	DTI_LOSS_TOO_BIG,
+	DTI_LOSS_BAD_ARG,
+};
+
+/* For each loss: the counter, the caller's errno, dti.lost's reason. */
+static const struct {
+	size_t counter;
+	int err;
+	const char *reason;
+} dti_losses[] = {
+#define DTI_LOSS(why, field, errno, text) \
+	[why] = { offsetof(struct dti_cpu_stats, field), errno, text }
+	DTI_LOSS(DTI_LOSS_FULL, dropped, -ENOSPC, "full"),
+	DTI_LOSS(DTI_LOSS_NESTED, nested, -EBUSY, "nested"),
+	DTI_LOSS(DTI_LOSS_NMI, nmi, -EBUSY, "nmi"),
+	DTI_LOSS(DTI_LOSS_PENDING, lost, -ENOSPC, "pending full"),
+	DTI_LOSS(DTI_LOSS_RESERVE, lost, -ENOSPC, "no buffers to reserve in"),
+	DTI_LOSS(DTI_LOSS_NOBUF, unavailable, -ENODEV, "no buffer"),
+	DTI_LOSS(DTI_LOSS_TOO_BIG, rejected, -EMSGSIZE, "too big"),
+	DTI_LOSS(DTI_LOSS_BAD_ARG, rejected, -EINVAL, "bad argument"),
+#undef DTI_LOSS
+};
 
 static struct dti_subbuf_info *dti_subbuf_info(void *subbuf)
 {
@@ -90,7 +162,11 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf,
 		if (relay_buf_full(buf))
 			return 0;
 	} else if (buf->subbufs_produced >= ch->n_subbufs) {
-		/* The ring wrapped: this sub-buffer holds the oldest records. */
+		/*
+		 * The ring wrapped: this sub-buffer holds the oldest records.
+		 * Only the writer of buf->cpu gets here, on that CPU and under
+		 * its write guard, so no one else updates the counter.
+		 */
 		info = dti_subbuf_info(subbuf);
 		per_cpu_ptr(ch->info->stats, buf->cpu)->overwritten +=
 			info->records;
@@ -127,8 +203,10 @@ const struct rchan_callbacks dti_relay_callbacks = {
  * @rec: the record, header and payload complete (for a record from
  *	 dti_reserve_raw() the payload is not written yet)
  *
- * Does nothing; tapset/dti.stp probes it to see every record.
- * Context: interrupts disabled.
+ * Does nothing; tapset/dti.stp probes it to see every record.  It runs
+ * under the channel's write guard on this CPU: a record the probe logs to
+ * the same channel is refused as nested, to any other channel is stored.
+ * Context: interrupts disabled; any context, NMI included.
  */
 DTI_PROBE_POINT void dti_probe_stored(struct dti_channel *ch,
 				      const struct dti_record *rec)
@@ -141,15 +219,17 @@ DTI_PROBE_POINT void dti_probe_stored(struct dti_channel *ch,
  * not stored
  * @ch: channel
  * @meta: the record's metadata
- * @len: its payload length
- * @err: why, as returned to the caller (see dti_store())
+ * @len: its payload length, as the caller gave it (not bounded)
+ * @err: the errno the caller gets
+ * @reason: why, in words (see dti_losses[]), e.g. "nested"
  *
- * Does nothing; tapset/dti.stp probes it.
- * Context: interrupts disabled.
+ * Does nothing; tapset/dti.stp probes it.  Not called for records logged
+ * to a handle before INIT_DTI_HANDLE(), which has no channel yet.
+ * Context: interrupts disabled; any context, NMI included.
  */
 DTI_PROBE_POINT void dti_probe_lost(struct dti_channel *ch,
 				    const struct dti_meta *meta, size_t len,
-				    int err)
+				    int err, const char *reason)
 {
 	barrier();
 }
@@ -215,70 +295,92 @@ size_t dti_max_payload(const struct dti_channel *ch)
 	       sizeof(struct dti_record);
 }
 
+/*
+ * Account for a record that is not stored: count it under its reason,
+ * give it a sequence number and tell dti.lost.  this_cpu operations, as
+ * a writer this one interrupted may be updating the same counters.
+ *
+ * Context: interrupts disabled.
+ * Return: the errno for the caller, as an ERR_PTR().
+ */
+static void *dti_lose(struct dti_info *info, struct dti_channel *ch,
+		      const struct dti_meta *meta, size_t len,
+		      enum dti_loss why)
+{
+	u64 __percpu *counter = (u64 __percpu *)
+		((char __percpu *)info->stats + dti_losses[why].counter);
+
+	this_cpu_inc(*counter);
+	this_cpu_inc(info->stats->seq);
+	if (ch)
+		dti_probe_lost(ch, meta, len, dti_losses[why].err,
+			       dti_losses[why].reason);
+	return ERR_PTR(dti_losses[why].err);
+}
+
 /**
- * dti_store - reserve a record in the local CPU's relay buffer
+ * dti_store - store a record in the local CPU's relay buffer
  * @ch: channel
  * @rchan: its relay channel
  * @meta: record metadata
+ * @payload: payload to copy in, or NULL to leave it to the caller
+ *	     (dti_reserve_raw())
  * @len: payload length, at most dti_max_payload()
  *
- * Fills in the header and accounts for the record; the caller writes the
- * payload.
+ * Fills in the header, accounts for the record and calls the stored-record
+ * probe point.
  *
- * Context: interrupts disabled, not NMI.
- * Return: the payload area, or ERR_PTR(-ENOSPC) if a no-overwrite buffer
- * is full.
+ * Context: interrupts disabled, the channel's write guard held.
+ * Return: the payload area, or an ERR_PTR() from dti_lose().
  */
 static void *dti_store(struct dti_channel *ch, struct rchan *rchan,
-		       const struct dti_meta *meta, size_t len)
+		       const struct dti_meta *meta, const void *payload,
+		       size_t len)
 {
-	struct dti_cpu_stats *stats = this_cpu_ptr(ch->info->stats);
+	struct dti_info *info = ch->info;
 	struct rchan_buf *buf;
 	struct dti_record *rec;
 	u64 seq;
 
-	seq = stats->seq++;
-	rec = relay_reserve(rchan, DTI_RECORD_SIZE(len));
-	if (unlikely(!rec)) {
-		stats->dropped++;
-		dti_probe_lost(ch, meta, len, -ENOSPC);
-		return ERR_PTR(-ENOSPC);
-	}
 	buf = *this_cpu_ptr(rchan->buf);
+	if (unlikely(!buf))
+		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
+	rec = relay_reserve(rchan, DTI_RECORD_SIZE(len));
+	if (unlikely(!rec))
+		return dti_lose(info, ch, meta, len, DTI_LOSS_FULL);
+	seq = this_cpu_inc_return(info->stats->seq) - 1;
 	dti_fill_record(rec, meta, buf->cpu, len, seq);
 	dti_subbuf_info(buf->data)->records++;
-	stats->written++;
+	this_cpu_inc(info->stats->written);
+	if (payload)
+		memcpy(rec + 1, payload, len);
+	dti_probe_stored(ch, rec);
 	return rec + 1;
 }
 
 /*
- * Copy a stored record's payload in and let probes see it.  Without a
- * payload (dti_reserve_raw()) the caller fills it in afterwards.
+ * Append a record to the pending store; its lock held.  @len is at most
+ * DTI_PAYLOAD_MAX, so DTI_RECORD_SIZE() cannot wrap.
  */
-static void dti_store_payload(struct dti_channel *ch, void *data,
-			      const void *payload, size_t len)
+static bool dti_pending_add(struct dti_pending *p, const struct dti_meta *meta,
+			    const void *payload, size_t len)
 {
-	if (payload)
-		memcpy(data, payload, len);
-	dti_probe_stored(ch, (const struct dti_record *)data - 1);
-}
-
-/* Append a record to the pending store; its lock held. */
-static int dti_pending_add(struct dti_pending *p, const struct dti_meta *meta,
-			   const void *payload, size_t len)
-{
-	size_t size = DTI_RECORD_SIZE(len);
 	struct dti_record *rec;
+	size_t size;
 
-	if (!payload || size > p->size - p->used) {
-		p->lost++;
-		return -ENOSPC;
-	}
+	if (!payload || len > p->size)
+		goto lost;
+	size = DTI_RECORD_SIZE(len);
+	if (size > p->size - p->used)
+		goto lost;
 	rec = p->buf + p->used;
 	dti_fill_record(rec, meta, meta->cpu, len, 0);
 	memcpy(rec + 1, payload, len);
 	p->used += size;
-	return 0;
+	return true;
+lost:
+	p->lost++;
+	return false;
 }
 
 /*
@@ -286,7 +388,9 @@ static int dti_pending_add(struct dti_pending *p, const struct dti_meta *meta,
  * have an on-demand channel's buffers created.  Publication of the
  * buffers holds the store's lock, so checking again under it decides
  * once and for all whether the record is replayed or written directly.
+ * The write guard keeps this CPU from taking the lock twice.
  *
+ * Context: interrupts disabled, @info's write guard held.
  * Return: ERR_PTR(-EINPROGRESS) if the record was kept, NULL if buffers
  * or a channel appeared meanwhile (the caller starts over), another
  * ERR_PTR() if the record is lost.
@@ -296,72 +400,190 @@ static void *dti_write_pending(struct dti_info *info, struct dti_channel *ch,
 			       const void *payload, size_t len)
 {
 	struct dti_pending *p = info->pending;
-	bool appeared;
-	int err;
+	bool appeared, kept = false;
 
 	if (!p) {
 		/* Raced with "destroy": the level check passed just before. */
-		this_cpu_inc(info->stats->filtered);
-		return ERR_PTR(-ENODEV);
+		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
 	}
 	raw_spin_lock(&p->lock);
 	if (ch)
 		appeared = rcu_access_pointer(ch->rchan) != NULL;
 	else
 		appeared = rcu_access_pointer(info->chan) != NULL;
-	err = appeared ? 0 : dti_pending_add(p, meta, payload, len);
+	if (!appeared)
+		kept = dti_pending_add(p, meta, payload, len);
 	raw_spin_unlock(&p->lock);
 	if (appeared)
 		return NULL;
 	if (ch && (ch->flags & DTI_F_ON_DEMAND))
 		dti_queue_work(ch);
-	return ERR_PTR(err ? err : -EINPROGRESS);
+	if (!kept)
+		return dti_lose(info, ch, meta, len, payload ? DTI_LOSS_PENDING :
+							       DTI_LOSS_RESERVE);
+	return ERR_PTR(-EINPROGRESS);
 }
 
-/*
- * Write one record for @info: into this CPU's relay buffer, or into the
- * pending store while there is none.
- *
- * Context: interrupts disabled.
- * Return: the payload area in the relay buffer; ERR_PTR(-EINPROGRESS)
- * if the record waits in the pending store; ERR_PTR(-EBUSY) from NMI
- * context, ERR_PTR(-EMSGSIZE) if @len cannot fit a sub-buffer,
- * ERR_PTR(-ENOSPC) if there is no room, ERR_PTR(-ENODEV) if the buffers
- * are being destroyed.
- */
-static void *dti_write(struct dti_info *info, const struct dti_meta *meta,
-		       const void *payload, size_t len)
+/* dti_write() with the guard held and the arguments checked. */
+static void *__dti_write(struct dti_info *info, const struct dti_meta *meta,
+			 const void *payload, size_t len)
 {
 	struct dti_channel *ch;
 	struct rchan *rchan;
 	void *data;
 
-	lockdep_assert_irqs_disabled();
-	if (unlikely(in_nmi())) {
-		this_cpu_inc(info->stats->nmi);
-		return ERR_PTR(-EBUSY);
-	}
 	for (;;) {
 		ch = rcu_dereference_sched(info->chan);
 		if (likely(ch)) {
-			if (unlikely(len > dti_max_payload(ch))) {
-				this_cpu_inc(info->stats->rejected);
-				dti_probe_lost(ch, meta, len, -EMSGSIZE);
-				return ERR_PTR(-EMSGSIZE);
-			}
+			if (unlikely(len > dti_max_payload(ch)))
+				return dti_lose(info, ch, meta, len,
+						DTI_LOSS_TOO_BIG);
 			rchan = rcu_dereference_sched(ch->rchan);
 			if (likely(rchan))
-				break;
+				return dti_store(ch, rchan, meta, payload, len);
 		}
 		data = dti_write_pending(info, ch, meta, payload, len);
 		if (data)
 			return data;
 	}
+}
 
-	data = dti_store(ch, rchan, meta, len);
-	if (!IS_ERR(data))
-		dti_store_payload(ch, data, payload, len);
+/*
+ * Write one record for @info: into this CPU's relay buffer, or into the
+ * pending store while there is none.  @len is checked against
+ * DTI_PAYLOAD_MAX before anything else uses it.
+ *
+ * Context: interrupts disabled; any context, NMI included.
+ * Return: the payload area in the relay buffer; ERR_PTR(-EINPROGRESS)
+ * if the record waits in the pending store; otherwise the ERR_PTR() of
+ * the loss (see dti_losses[]).
+ */
+static void *dti_write(struct dti_info *info, const struct dti_meta *meta,
+		       const void *payload, size_t len)
+{
+	void *data;
+
+	lockdep_assert_irqs_disabled();
+	if (unlikely(len > DTI_PAYLOAD_MAX))
+		return dti_lose(info, rcu_dereference_sched(info->chan), meta,
+				len, DTI_LOSS_TOO_BIG);
+	if (unlikely(meta->level < 0))
+		return dti_lose(info, rcu_dereference_sched(info->chan), meta,
+				len, DTI_LOSS_BAD_ARG);
+	if (unlikely(!dti_guard_enter(info)))
+		return dti_lose(info, rcu_dereference_sched(info->chan), meta,
+				len, in_nmi() ? DTI_LOSS_NMI : DTI_LOSS_NESTED);
+	data = __dti_write(info, meta, payload, len);
+	dti_guard_exit(info);
 	return data;
+}
+
+/**
+ * dti_pending_lock - take a pending store's lock from process context
+ * @info: channel with a pending store
+ * @flags: where to save the interrupt state
+ *
+ * Disables interrupts and takes the write guard first, so that an NMI or
+ * a probe on this CPU that logs to @info backs off instead of spinning on
+ * the lock this CPU holds.
+ *
+ * Context: process context.
+ */
+void dti_pending_lock(struct dti_info *info, unsigned long *flags)
+	__acquires(&info->pending->lock)
+{
+	local_irq_save(*flags);
+	/* Nothing that holds the guard can be interrupted by process context. */
+	WARN_ON_ONCE(!dti_guard_enter(info));
+	raw_spin_lock(&info->pending->lock);
+}
+
+/**
+ * dti_pending_unlock - undo dti_pending_lock()
+ * @info: channel
+ * @flags: interrupt state saved by dti_pending_lock()
+ */
+void dti_pending_unlock(struct dti_info *info, unsigned long flags)
+	__releases(&info->pending->lock)
+{
+	raw_spin_unlock(&info->pending->lock);
+	dti_guard_exit(info);
+	local_irq_restore(flags);
+}
+
+/**
+ * struct dti_replay - pending records moved out of the store for replay
+ * @buf:	copy of the store
+ * @used:	bytes of @buf holding records
+ * @recs:	the records, sorted by time
+ * @nr:		number of @recs
+ */
+struct dti_replay {
+	void *buf;
+	size_t used;
+	const struct dti_record **recs;
+	size_t nr;
+};
+
+static int dti_replay_cmp(const void *a, const void *b)
+{
+	const struct dti_record *x = *(const struct dti_record **)a;
+	const struct dti_record *y = *(const struct dti_record **)b;
+
+	/* Records of one time keep the order they were logged in. */
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The store holds records in the order CPUs took its lock, not the order
+ * of their timestamps; readers merge each CPU's records assuming time
+ * order, so sort them.  The records were written by dti_pending_add()
+ * and are walked within @r->used only.
+ */
+static void dti_replay_sort(struct dti_replay *r)
+{
+	const struct dti_record *rec;
+	size_t pos;
+
+	r->nr = 0;
+	for (pos = 0; r->used - pos >= sizeof(*rec);
+	     pos += DTI_RECORD_SIZE(rec->len)) {
+		rec = r->buf + pos;
+		if (rec->len > r->used - pos - sizeof(*rec))
+			break;
+		r->recs[r->nr++] = rec;
+	}
+	sort(r->recs, r->nr, sizeof(*r->recs), dti_replay_cmp, NULL);
+}
+
+/* Store the records of @r in this CPU's buffer; the guard held. */
+static u64 dti_replay(struct dti_channel *ch, struct rchan *rchan,
+		      struct dti_replay *r)
+{
+	const struct dti_record *rec;
+	struct dti_meta meta;
+	u64 replayed = 0;
+	size_t i;
+
+	dti_replay_sort(r);
+	for (i = 0; i < r->nr; i++) {
+		rec = r->recs[i];
+		meta.ts_ns = rec->ts_ns;
+		meta.caller = rec->caller;
+		meta.cpu = rec->log_cpu;
+		meta.level = rec->level;
+		meta.flags = rec->flags | DTI_REC_REPLAYED;
+		if (rec->len > dti_max_payload(ch)) {
+			dti_lose(ch->info, ch, &meta, rec->len,
+				 DTI_LOSS_TOO_BIG);
+			continue;
+		}
+		if (!IS_ERR(dti_store(ch, rchan, &meta, rec + 1, rec->len)))
+			replayed++;
+	}
+	return replayed;
 }
 
 /**
@@ -369,66 +591,66 @@ static void *dti_write(struct dti_info *info, const struct dti_meta *meta,
  * @ch: channel
  * @rchan: its new relay channel
  *
- * First replays the records waiting in the pending store into this
- * CPU's buffer, in the order they were logged and with their original
- * timestamp, level, caller and logging CPU (log_cpu), flagged
- * DTI_REC_REPLAYED.  They take sequence numbers of the buffer they land
- * in, whose CPU is their cpu.
+ * First moves the records waiting in the pending store out, publishes
+ * the buffers, and replays the records into this CPU's buffer, sorted by
+ * time, with their original timestamp, level, caller and logging CPU
+ * (log_cpu), flagged DTI_REC_REPLAYED.  They take sequence numbers of the
+ * buffer they land in, whose CPU is their cpu.  Interrupts stay off and
+ * the write guard is held from before the move until the last record is
+ * replayed, so nothing else reaches this CPU's new buffer first; the
+ * stored-record probe points are called with no spinlock held.
  *
- * Context: process context, @ch->buf_lock held.
+ * Context: process context, @ch->ctl_lock and @ch->buf_lock held (no
+ * atomic context takes either).
+ * Return: 0, or -ENOMEM (nothing published, the records stay pending).
  */
-void dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan)
+int dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan)
 {
-	struct dti_pending *p = ch->info->pending;
-	struct dti_record *rec;
-	struct dti_meta meta;
+	struct dti_info *info = ch->info;
+	struct dti_pending *p = info->pending;
+	struct dti_replay r = {};
 	unsigned long flags;
-	size_t pos;
-	void *data;
+	u64 replayed;
 
 	lockdep_assert_held(&ch->buf_lock);
 	if (!p) {
 		rcu_assign_pointer(ch->rchan, rchan);
-		return;
+		return 0;
 	}
-	raw_spin_lock_irqsave(&p->lock, flags);
-	for (pos = 0; pos < p->used; pos += DTI_RECORD_SIZE(rec->len)) {
-		rec = p->buf + pos;
-		meta.ts_ns = rec->ts_ns;
-		meta.caller = rec->caller;
-		meta.cpu = rec->log_cpu;
-		meta.level = rec->level;
-		meta.flags = rec->flags | DTI_REC_REPLAYED;
-		if (rec->len > dti_max_payload(ch)) {
-			this_cpu_inc(ch->info->stats->rejected);
-			continue;
-		}
-		data = dti_store(ch, rchan, &meta, rec->len);
-		if (IS_ERR(data))
-			continue;
-		dti_store_payload(ch, data, rec + 1, rec->len);
-		p->replayed++;
+	r.buf = kvmalloc(p->size, GFP_KERNEL);
+	r.recs = kvmalloc_array(p->size / DTI_RECORD_SIZE(0) + 1,
+				sizeof(*r.recs), GFP_KERNEL);
+	if (!r.buf || !r.recs) {
+		kvfree(r.buf);
+		kvfree(r.recs);
+		return -ENOMEM;
 	}
+
+	dti_pending_lock(info, &flags);
+	r.used = p->used;
+	memcpy(r.buf, p->buf, r.used);
 	p->used = 0;
 	rcu_assign_pointer(ch->rchan, rchan);
-	raw_spin_unlock_irqrestore(&p->lock, flags);
+	raw_spin_unlock(&p->lock);
+
+	replayed = dti_replay(ch, rchan, &r);
+
+	raw_spin_lock(&p->lock);
+	p->replayed += replayed;
+	dti_pending_unlock(info, flags);
+	kvfree(r.buf);
+	kvfree(r.recs);
+	return 0;
 }
 
-static bool dti_level_ok(struct dti_info *info, int level)
-{
-	if (likely(level >= 0 && level <= DTI_LEVEL_MAX))
-		return true;
-	this_cpu_inc(info->stats->rejected);
-	return false;
-}
-
+/* A record's level, or -1 if it is not one a record can have. */
 static void dti_meta_init(struct dti_meta *meta, int level, u8 flags,
 			  unsigned long caller)
 {
 	meta->ts_ns = ktime_get_mono_fast_ns();
 	meta->caller = caller;
 	meta->cpu = smp_processor_id();
-	meta->level = level;
+	meta->level = level >= 0 && level <= DTI_LEVEL_MAX ? level : -1;
 	meta->flags = flags;
 }
 
@@ -438,6 +660,28 @@ static int dti_write_result(const void *data)
 	if (PTR_ERR(data) == -EINPROGRESS)
 		return 0;
 	return PTR_ERR_OR_ZERO(data);
+}
+
+/*
+ * This CPU's formatting buffer for the current nesting depth, or NULL
+ * if nesting is deeper than DTI_TEXT_NEST_MAX.  Interrupts disabled.
+ */
+static char *dti_text_get(void)
+{
+	struct dti_text_bufs *t = this_cpu_ptr(&dti_text);
+	unsigned int depth = t->depth;
+
+	if (depth >= DTI_TEXT_NEST_MAX)
+		return NULL;
+	t->depth = depth + 1;
+	barrier();
+	return t->buf[depth];
+}
+
+static void dti_text_put(void)
+{
+	barrier();
+	this_cpu_dec(dti_text.depth);
 }
 
 /**
@@ -450,12 +694,13 @@ static int dti_write_result(const void *data)
  * level inline first; this function does not check it again.  Text longer
  * than DTI_TEXT_MAX - 1 bytes is cut and flagged DTI_REC_TRUNCATED.
  *
- * Context: any but NMI.
+ * Context: any, NMI included (vsnprintf() must then be safe for the
+ * conversions used, as for trace_printk()).
  * Return: 0 if stored (or kept for replay into buffers being created);
- * -EINVAL for a bad level; -EBUSY from NMI context; -EMSGSIZE if the
- * text cannot fit a sub-buffer; -ENOSPC if there is no room (no-overwrite
- * buffer full, or pending store full); -ENODEV if the buffers are being
- * destroyed.
+ * -EINVAL for a bad level; -EBUSY if it would nest inside a write of the
+ * same channel on this CPU; -EMSGSIZE if the text cannot fit a
+ * sub-buffer; -ENOSPC if there is no room (no-overwrite buffer full, or
+ * pending store full); -ENODEV if there is no buffer (being destroyed).
  */
 int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 {
@@ -466,15 +711,15 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 	void *data;
 	int len;
 
-	if (!dti_level_ok(trace, level))
-		return -EINVAL;
 	local_irq_save(flags);
 	dti_meta_init(&meta, level, DTI_REC_TEXT, _RET_IP_);
-	if (unlikely(in_nmi())) {
-		data = dti_write(trace, &meta, NULL, 0);
+	text = dti_text_get();
+	if (unlikely(!text)) {
+		data = dti_lose(trace, rcu_dereference_sched(trace->chan),
+				&meta, 0, in_nmi() ? DTI_LOSS_NMI :
+						     DTI_LOSS_NESTED);
 		goto out;
 	}
-	text = this_cpu_ptr(dti_text_buf);
 	va_start(args, fmt);
 	len = vsnprintf(text, DTI_TEXT_MAX, fmt, args);
 	va_end(args);
@@ -483,6 +728,7 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 		meta.flags |= DTI_REC_TRUNCATED;
 	}
 	data = dti_write(trace, &meta, text, len);
+	dti_text_put();
 out:
 	local_irq_restore(flags);
 	return dti_write_result(data);
@@ -495,10 +741,10 @@ EXPORT_SYMBOL_GPL(dti_printk_raw);
  * @level: record level, 0..DTI_LEVEL_MAX
  * @flags: DTI_REC_TEXT or 0
  * @buf: payload
- * @len: payload length
+ * @len: payload length, any value: checked before use
  * @caller: address to record as the caller
  *
- * Context: any but NMI.
+ * Context: any, NMI included.
  * Return: as dti_event_raw().
  */
 int dti_write_record(struct dti_info *info, int level, u8 flags,
@@ -508,15 +754,13 @@ int dti_write_record(struct dti_info *info, int level, u8 flags,
 	unsigned long irqflags;
 	void *data;
 
-	if (!dti_level_ok(info, level))
-		return -EINVAL;
-	if (unlikely(!buf && len)) {
-		this_cpu_inc(info->stats->rejected);
-		return -EINVAL;
-	}
 	local_irq_save(irqflags);
 	dti_meta_init(&meta, level, flags, caller);
-	data = dti_write(info, &meta, buf ? buf : "", len);
+	if (unlikely(!buf && len))
+		data = dti_lose(info, rcu_dereference_sched(info->chan), &meta,
+				len, DTI_LOSS_BAD_ARG);
+	else
+		data = dti_write(info, &meta, buf ? buf : "", len);
 	local_irq_restore(irqflags);
 	return dti_write_result(data);
 }
@@ -531,9 +775,9 @@ int dti_write_record(struct dti_info *info, int level, u8 flags,
  * Usually called through __dti_event() or dti_event(), which check the
  * level inline first.
  *
- * Context: any but NMI.
+ * Context: any, NMI included.
  * Return: as dti_printk_raw(); also -EINVAL for a NULL @buf with a
- * non-zero @len.
+ * non-zero @len, and -EMSGSIZE for any @len over DTI_PAYLOAD_MAX.
  */
 int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len)
@@ -550,12 +794,12 @@ EXPORT_SYMBOL_GPL(dti_event_raw);
  *
  * Usually called through __dti_reserve() or dti_reserve().  The caller
  * must keep interrupts disabled until it has written the payload: that
- * is what keeps another writer on this CPU, a snapshot of the buffer and
- * the destruction of the buffer away from the half-written record.
- * While a handle's buffers do not exist yet nothing can be reserved; the
- * record is counted as lost in the pending store.
+ * is what keeps a snapshot of the buffer and the destruction of the
+ * buffer away from the half-written record.  A record an NMI logs
+ * meanwhile lands after it.  While a handle's buffers do not exist yet
+ * nothing can be reserved; the record is counted as lost.
  *
- * Context: interrupts disabled, not NMI.
+ * Context: interrupts disabled; any context, NMI included.
  * Return: pointer to @len bytes of payload, or NULL if not stored (the
  * reason is counted in the channel's stats).
  */
@@ -564,7 +808,7 @@ void *dti_reserve_raw(struct dti_info *trace, int level, size_t len)
 	struct dti_meta meta;
 	void *data;
 
-	if (WARN_ON_ONCE(!irqs_disabled()) || !dti_level_ok(trace, level))
+	if (WARN_ON_ONCE(!irqs_disabled()))
 		return NULL;
 	dti_meta_init(&meta, level, DTI_REC_RESERVED, _RET_IP_);
 	data = dti_write(trace, &meta, NULL, len);

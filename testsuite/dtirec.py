@@ -119,6 +119,30 @@ def parse_stats(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
+# Counters of records that passed the level check and were not stored
+# (struct dti_cpu_stats); each of them took a sequence number.
+LOSS_COUNTERS = ("dropped", "nested", "nmi", "lost", "unavailable", "rejected")
+
+
+def accounting_errors(stats: dict[str, dict[str, int]]) -> list[str]:
+    """Where a parsed stats file breaks DTI's accounting identity: for every
+    CPU, next_seq == written + the loss counters, and no more records were
+    overwritten or discarded than written."""
+    errs = []
+    for cpu, s in stats.items():
+        used = s["written"] + sum(s[k] for k in LOSS_COUNTERS)
+        if s["next_seq"] != used:
+            errs.append(f"cpu {cpu}: next_seq {s['next_seq']} != written + losses {used}: {s}")
+        if s["overwritten"] + s["discarded"] > s["written"]:
+            errs.append(f"cpu {cpu}: more overwritten + discarded than written: {s}")
+    return errs
+
+
+def readable(stats_cpu: dict[str, int]) -> int:
+    """Records a CPU's buffer holds, by its counters."""
+    return stats_cpu["written"] - stats_cpu["overwritten"] - stats_cpu["discarded"]
+
+
 def parse_kv(text: str) -> dict[str, str]:
     """"key=value key=value" or "key: value" lines -> dict"""
     out = {}

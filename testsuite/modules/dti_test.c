@@ -27,12 +27,38 @@
  *   ctl_create NAME LEVEL CPU CTX SIZE    dti_ctl_create(), owned by dti_test
  *   ctl_get NAME                          dti_ctl_get_level() -> "level=N"
  *   ctl_release                           dti_ctl_release() -> "released=N"
+ *   badlen NAME LEN                       dti_event_raw(), dti_reserve_raw()
+ *                                         and dti_ctl_log() with lengths
+ *                                         SIZE_MAX, (size_t)-EINVAL,
+ *                                         DTI_PAYLOAD_MAX + 1 and LEN, on a
+ *                                         channel or on a handle in any state
+ *                                         -> "event=E,E,E,E reserve=N ctl=..
+ *                                         guard=ok" (guard: see h_raw)
+ *   nest NAME MS                          kprobes inside DTI's write path
+ *                                         (dti_nest_syms) log to NAME while
+ *                                         "flood NAME MS" runs; per probe
+ *                                         "SYM=hits/stored/busy/other"
+ *   nmi NAME COUNT                        COUNT self-NMIs whose handler logs
+ *                                         "nmi free <i>" to NAME from an idle
+ *                                         CPU, then COUNT sent from inside a
+ *                                         write to NAME (a kprobe on
+ *                                         dti_probe_stored), whose records
+ *                                         "nmi inside <i>" must be refused
+ *   rereg NAME                            unregister NAME in a kthread while
+ *                                         registering NAME again here
+ *   hotreg NAME CPU                       bring offline CPU up in a kthread,
+ *                                         and register NAME (dti_register())
+ *                                         while the CPU is held between
+ *                                         relay's prepare step and coming
+ *                                         online (up to DTT_HOTREG_HOLD_MS)
  *
- * Two handles are defined here: h_demand (DEFINE_DTI_HANDLE) and h_early
- * (DEFINE_DTI_EARLY_HANDLE, 4 KiB static buffer).  At load, the module
- * logs "early <i>" records (module parameter early=, default 20) to
- * h_early before initialising it, then initialises both; "unregister"
- * on a handle is CLEANUP_DTI_HANDLE().
+ * Three handles are defined here: h_demand (DEFINE_DTI_HANDLE), h_early
+ * (DEFINE_DTI_EARLY_HANDLE, 4 KiB static buffer) and h_raw (an early
+ * handle whose 1 KiB pending store is followed by a guard pattern; not
+ * initialised at load).  At load, the module logs "early <i>" records
+ * (module parameter early=, default 20) to h_early before initialising
+ * it, then initialises h_early and h_demand; "unregister" on a handle is
+ * CLEANUP_DTI_HANDLE(), "handle_init h_raw" initialises h_raw.
  *
  * NAME may be "@empty" for "" and "@null" for NULL.  CPU is a CPU
  * number or -1 for whichever CPU the command runs on.  CTX is "process"
@@ -44,6 +70,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/completion.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
 #include <linux/dti.h>
 #include <linux/err.h>
@@ -51,6 +79,7 @@
 #include <linux/delay.h>
 #include <linux/dti_s390dbf.h>
 #include <linux/interrupt.h>
+#include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -59,11 +88,13 @@
 #include <linux/timer.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#include <asm/apic.h>
+#include <asm/nmi.h>
 #include <asm/unaligned.h>
 
 #define DTT_MAX_CHANNELS	16
 #define DTT_CMD_MAX		256
-#define DTT_RESULT_MAX		256
+#define DTT_RESULT_MAX		512
 #define DTT_ARGS_MAX		8
 #define DTT_TAG_MAX		64
 #define DTT_PAYLOAD_MAX		(64 * 1024)
@@ -95,7 +126,21 @@ static u64 h_early_buf[DTT_EARLY_BUF_SIZE / sizeof(u64)];
 DEFINE_DTI_EARLY_HANDLE(h_early, "h_early", 64 * 1024, DTI_LEVEL_DEBUG,
 			h_early_buf, sizeof(h_early_buf));
 
-static struct dti_handle *const dtt_handles[] = { &h_demand, &h_early };
+#define DTT_RAW_PENDING_SIZE	1024
+#define DTT_GUARD_WORDS		8
+#define DTT_GUARD_PATTERN	0x5a5aa5a5deadbeefULL
+
+/* h_raw's pending store, and a guard pattern right after it. */
+static struct {
+	u64 buf[DTT_RAW_PENDING_SIZE / sizeof(u64)];
+	u64 guard[DTT_GUARD_WORDS];
+} h_raw_store = {
+	.guard = { [0 ... DTT_GUARD_WORDS - 1] = DTT_GUARD_PATTERN },
+};
+DEFINE_DTI_EARLY_HANDLE(h_raw, "h_raw", 64 * 1024, DTI_LEVEL_DEBUG,
+			h_raw_store.buf, sizeof(h_raw_store.buf));
+
+static struct dti_handle *const dtt_handles[] = { &h_demand, &h_early, &h_raw };
 
 static unsigned int early = 20;
 module_param(early, uint, 0444);
@@ -589,6 +634,377 @@ static int dtt_cmd_register(char **argv, int argc)
 	return ret;
 }
 
+static bool dtt_guard_intact(void)
+{
+	int i;
+
+	for (i = 0; i < DTT_GUARD_WORDS; i++) {
+		if (READ_ONCE(h_raw_store.guard[i]) != DTT_GUARD_PATTERN)
+			return false;
+	}
+	return true;
+}
+
+/* A channel of this module by name, or a handle not initialised yet. */
+static struct dti_info *dtt_trace_or_handle(const char *name)
+{
+	struct dtt_channel *c = dtt_find(name);
+	struct dti_handle *h;
+
+	if (c)
+		return c->trace;
+	h = dtt_handle(name);
+	return h ? &h->info : NULL;
+}
+
+/*
+ * badlen NAME LEN: every entry point that takes a length, with lengths
+ * no record can have, whatever state NAME is in.  The level check is
+ * bypassed on purpose: a length must be bounded before anything uses it.
+ */
+static int dtt_cmd_badlen(const char *name, const char *extra)
+{
+	size_t lens[] = { SIZE_MAX, (size_t)-EINVAL, DTI_PAYLOAD_MAX + 1, 0 };
+	int ev[ARRAY_SIZE(lens)], ctl[ARRAY_SIZE(lens)];
+	unsigned int i, reserved = 0;
+	struct dti_info *trace;
+	unsigned long flags;
+	u8 small[16] = {};
+
+	trace = dtt_trace_or_handle(name);
+	if (!trace)
+		return -ENOENT;
+	if (kstrtoul(extra, 0, &lens[ARRAY_SIZE(lens) - 1]))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		ev[i] = dti_event_raw(trace, DTI_LEVEL_ERR, small, lens[i]);
+		local_irq_save(flags);
+		if (dti_reserve_raw(trace, DTI_LEVEL_ERR, lens[i]))
+			reserved++;
+		local_irq_restore(flags);
+		ctl[i] = dti_ctl_log(name, DTI_LEVEL_ERR, false, small, lens[i],
+				     _THIS_IP_);
+	}
+	scnprintf(dtt_result, sizeof(dtt_result),
+		  "ret=0 event=%d,%d,%d,%d reserve=%u ctl=%d,%d,%d,%d guard=%s\n",
+		  ev[0], ev[1], ev[2], ev[3], reserved, ctl[0], ctl[1], ctl[2],
+		  ctl[3], dtt_guard_intact() ? "ok" : "broken");
+	return 0;
+}
+
+/*
+ * Functions that run inside DTI's write path: the sub-buffer switch
+ * (relay's and DTI's callback), the strscpy() of the sub-buffer header,
+ * and the stored-record probe point.  strscpy() fires all over the
+ * kernel too: those records are simply stored.
+ */
+static const char *const dtt_nest_syms[] = {
+	"relay_switch_subbuf", "dti_subbuf_start", "strscpy",
+	"dti_probe_stored",
+};
+
+struct dtt_nest_probe {
+	struct kprobe kp;
+	atomic_t hits, stored, busy, other;
+};
+
+static struct dti_info *dtt_nest_trace;
+
+static int dtt_nest_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct dtt_nest_probe *np = container_of(kp, struct dtt_nest_probe, kp);
+	int ret;
+
+	atomic_inc(&np->hits);
+	ret = __dti_printk(dtt_nest_trace, DTI_LEVEL_ERR, "nest %s %u\n",
+			   kp->symbol_name, raw_smp_processor_id());
+	if (!ret)
+		atomic_inc(&np->stored);
+	else if (ret == -EBUSY)
+		atomic_inc(&np->busy);
+	else
+		atomic_inc(&np->other);
+	return 0;
+}
+
+static int dtt_cmd_nest(struct dtt_channel *c, unsigned int ms)
+{
+	struct dtt_nest_probe *np;
+	char race[DTT_RESULT_MAX];
+	unsigned int i, n;
+	size_t len;
+	int ret;
+
+	np = kcalloc(ARRAY_SIZE(dtt_nest_syms), sizeof(*np), GFP_KERNEL);
+	if (!np)
+		return -ENOMEM;
+	dtt_nest_trace = c->trace;
+	for (n = 0; n < ARRAY_SIZE(dtt_nest_syms); n++) {
+		np[n].kp.symbol_name = dtt_nest_syms[n];
+		np[n].kp.pre_handler = dtt_nest_pre;
+		ret = register_kprobe(&np[n].kp);
+		if (ret) {
+			pr_err("kprobe on %s: %d\n", dtt_nest_syms[n], ret);
+			goto out_unregister;
+		}
+	}
+	ret = dtt_cmd_race(c, ms, false);
+	strscpy(race, dtt_result, sizeof(race));
+	len = strcspn(race, "\n");
+	race[len] = '\0';
+out_unregister:
+	for (i = 0; i < n; i++)
+		unregister_kprobe(&np[i].kp);
+	if (!ret) {
+		for (i = 0; i < n; i++)
+			len += scnprintf(race + len, sizeof(race) - len,
+					 " %s=%d/%d/%d/%d", dtt_nest_syms[i],
+					 atomic_read(&np[i].hits),
+					 atomic_read(&np[i].stored),
+					 atomic_read(&np[i].busy),
+					 atomic_read(&np[i].other));
+		scnprintf(dtt_result, sizeof(dtt_result), "%s\n", race);
+	}
+	kfree(np);
+	return ret;
+}
+
+/*
+ * Self-NMIs.  The handler logs only while armed for this CPU; other NMIs
+ * pass it by.  "inside" NMIs are sent from a kprobe on dti_probe_stored,
+ * which runs inside a write of the same channel on this CPU.
+ */
+#define DTT_NMI_WAIT_US		100000
+
+static struct {
+	struct dti_info *trace;
+	int cpu;		/* armed for this CPU, or -1 */
+	bool inside;		/* sent from inside a write */
+	unsigned int i;
+	int ret;
+	bool in_nmi;
+	bool done;
+} dtt_nmi;
+
+static int dtt_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (READ_ONCE(dtt_nmi.cpu) != smp_processor_id())
+		return NMI_DONE;
+	WRITE_ONCE(dtt_nmi.cpu, -1);
+	dtt_nmi.in_nmi = in_nmi();
+	dtt_nmi.ret = __dti_printk(dtt_nmi.trace, DTI_LEVEL_ERR, "nmi %s %u\n",
+				   dtt_nmi.inside ? "inside" : "free",
+				   dtt_nmi.i);
+	smp_store_release(&dtt_nmi.done, true);
+	return NMI_HANDLED;
+}
+
+/* Send an NMI to this CPU and wait for the handler; preemption off. */
+static bool dtt_nmi_fire(void)
+{
+	unsigned int us;
+
+	WRITE_ONCE(dtt_nmi.done, false);
+	WRITE_ONCE(dtt_nmi.cpu, smp_processor_id());
+	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
+	for (us = 0; us < DTT_NMI_WAIT_US; us++) {
+		if (smp_load_acquire(&dtt_nmi.done))
+			return true;
+		udelay(1);
+	}
+	WRITE_ONCE(dtt_nmi.cpu, -1);
+	return false;
+}
+
+static int dtt_nmi_stored_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	/* Only for the writes of the outer loop, not for the NMI's own. */
+	if (READ_ONCE(dtt_nmi.inside) && !in_nmi() && !dtt_nmi_fire())
+		dtt_nmi.ret = -ETIMEDOUT;
+	return 0;
+}
+
+static int dtt_cmd_nmi(struct dtt_channel *c, unsigned int count)
+{
+	struct kprobe kp = {
+		.symbol_name = "dti_probe_stored",
+		.pre_handler = dtt_nmi_stored_pre,
+	};
+	unsigned int free_ok = 0, free_err = 0, in_busy = 0, in_err = 0;
+	unsigned int timeouts = 0, in_nmi = 0;
+	int ret;
+
+	dtt_nmi.trace = c->trace;
+	dtt_nmi.cpu = -1;
+	ret = register_nmi_handler(NMI_LOCAL, dtt_nmi_handler, 0, "dti_test");
+	if (ret)
+		return ret;
+	ret = register_kprobe(&kp);
+	if (ret)
+		goto out_nmi;
+
+	for (dtt_nmi.i = 0; dtt_nmi.i < count; dtt_nmi.i++) {
+		preempt_disable();
+		if (!dtt_nmi_fire())
+			timeouts++;
+		else if (dtt_nmi.ret)
+			free_err++;
+		else
+			free_ok++;
+		in_nmi += dtt_nmi.in_nmi;
+		preempt_enable();
+	}
+	WRITE_ONCE(dtt_nmi.inside, true);
+	for (dtt_nmi.i = 0; dtt_nmi.i < count; dtt_nmi.i++) {
+		dtt_nmi.ret = 1;
+		__dti_printk(c->trace, DTI_LEVEL_ERR, "outer %u\n", dtt_nmi.i);
+		if (dtt_nmi.ret == -EBUSY)
+			in_busy++;
+		else if (dtt_nmi.ret == -ETIMEDOUT || dtt_nmi.ret == 1)
+			timeouts++;
+		else
+			in_err++;
+		in_nmi += dtt_nmi.in_nmi;
+	}
+	WRITE_ONCE(dtt_nmi.inside, false);
+	unregister_kprobe(&kp);
+	scnprintf(dtt_result, sizeof(dtt_result),
+		  "ret=0 free_stored=%u free_err=%u inside_busy=%u inside_err=%u in_nmi=%u timeouts=%u\n",
+		  free_ok, free_err, in_busy, in_err, in_nmi, timeouts);
+out_nmi:
+	unregister_nmi_handler(NMI_LOCAL, "dti_test");
+	return ret;
+}
+
+struct dtt_unreg {
+	struct dti_info *trace;
+	struct completion done;
+};
+
+static int dtt_unreg_fn(void *arg)
+{
+	struct dtt_unreg *u = arg;
+
+	dti_unregister(u->trace);
+	complete(&u->done);
+	return 0;
+}
+
+#define DTT_REREG_TRIES		1000000
+
+/*
+ * rereg NAME: remove NAME in a kthread while registering the same name
+ * here over and over until it is no longer taken.
+ */
+static int dtt_cmd_rereg(struct dtt_channel *c)
+{
+	struct dti_info *trace = ERR_PTR(-EEXIST);
+	struct dtt_unreg u = { .trace = c->trace };
+	struct task_struct *task;
+	unsigned int tries;
+	char name[DTI_NAME_MAX + 1];
+
+	strscpy(name, c->name, sizeof(name));
+	init_completion(&u.done);
+	c->trace = NULL;
+	task = kthread_run(dtt_unreg_fn, &u, "dtt_unreg");
+	if (IS_ERR(task)) {
+		c->trace = u.trace;
+		return PTR_ERR(task);
+	}
+	for (tries = 0; tries < DTT_REREG_TRIES; tries++) {
+		trace = dti_register(name, 64 * 1024, DTI_LEVEL_DEBUG);
+		if (!IS_ERR(trace) || PTR_ERR(trace) != -EEXIST)
+			break;
+		cond_resched();
+	}
+	wait_for_completion(&u.done);
+	if (IS_ERR(trace))
+		return PTR_ERR(trace);
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 tries=%u\n", tries);
+	return dtt_add(name, trace, NULL, false);
+}
+
+
+/*
+ * hotreg: registration racing a CPU coming up.  relay gives a buffer to
+ * every channel it knows at CPUHP_RELAY_PREPARE, before the CPU is
+ * online; relay_open() gives one to every CPU online.  A channel
+ * registered in between would get none for that CPU unless registration
+ * holds CPU hotplug off.  A dynamic PREPARE state, which runs after
+ * relay's, holds the CPU there until the registration is done or
+ * DTT_HOTREG_HOLD_MS have passed (when registration waits for hotplug).
+ */
+#define DTT_HOTREG_HOLD_MS	2000
+
+static struct {
+	unsigned int cpu;
+	struct completion reached;	/* the CPU is between the two */
+	struct completion registered;
+	struct completion up;
+	int up_ret;
+	bool held;
+} dtt_hotreg;
+
+static int dtt_hotreg_prepare(unsigned int cpu)
+{
+	if (cpu != dtt_hotreg.cpu)
+		return 0;
+	complete(&dtt_hotreg.reached);
+	dtt_hotreg.held = wait_for_completion_timeout(&dtt_hotreg.registered,
+				msecs_to_jiffies(DTT_HOTREG_HOLD_MS)) != 0;
+	return 0;
+}
+
+static int dtt_hotreg_up(void *arg)
+{
+	dtt_hotreg.up_ret = add_cpu(dtt_hotreg.cpu);
+	complete(&dtt_hotreg.up);
+	return 0;
+}
+
+static int dtt_cmd_hotreg(const char *name, const char *cpu_arg)
+{
+	struct dti_info *trace;
+	struct task_struct *task;
+	int state, ret;
+
+	ret = kstrtouint(cpu_arg, 0, &dtt_hotreg.cpu);
+	if (ret)
+		return ret;
+	if (dtt_hotreg.cpu >= nr_cpu_ids || cpu_online(dtt_hotreg.cpu))
+		return -EINVAL;
+	init_completion(&dtt_hotreg.reached);
+	init_completion(&dtt_hotreg.registered);
+	init_completion(&dtt_hotreg.up);
+	state = cpuhp_setup_state_nocalls(CPUHP_BP_PREPARE_DYN, "dti_test:hotreg",
+					  dtt_hotreg_prepare, NULL);
+	if (state < 0)
+		return state;
+	task = kthread_run(dtt_hotreg_up, NULL, "dtt_hotreg");
+	if (IS_ERR(task)) {
+		ret = PTR_ERR(task);
+		goto out_state;
+	}
+	wait_for_completion(&dtt_hotreg.reached);
+	trace = dti_register(name, 64 * 1024, DTI_LEVEL_DEBUG);
+	complete(&dtt_hotreg.registered);
+	wait_for_completion(&dtt_hotreg.up);
+	ret = PTR_ERR_OR_ZERO(trace);
+	if (!ret) {
+		ret = dtt_add(name, trace, NULL, false);
+		if (ret)
+			dti_unregister(trace);
+	}
+	scnprintf(dtt_result, sizeof(dtt_result),
+		  "ret=%d up=%d held_until_registered=%d\n", ret,
+		  dtt_hotreg.up_ret, dtt_hotreg.held);
+out_state:
+	cpuhp_remove_state_nocalls(state);
+	return ret;
+}
+
+
 static int dtt_execute(char **argv, int argc)
 {
 	struct dtt_channel *c;
@@ -626,6 +1042,10 @@ static int dtt_execute(char **argv, int argc)
 		return dtt_handle_init(argv[1]);
 	if (!strcmp(argv[0], "s390_register"))
 		return dtt_cmd_s390_register(argv, argc);
+	if (!strcmp(argv[0], "badlen") && argc == 3)
+		return dtt_cmd_badlen(argv[1], argv[2]);
+	if (!strcmp(argv[0], "hotreg") && argc == 3)
+		return dtt_cmd_hotreg(argv[1], argv[2]);
 
 	if (argc < 2)
 		return -EINVAL;
@@ -635,6 +1055,16 @@ static int dtt_execute(char **argv, int argc)
 	if (!strcmp(argv[0], "unregister") && argc == 2) {
 		dtt_release(c);
 		return 0;
+	}
+	if (!strcmp(argv[0], "rereg") && argc == 2 && !c->handle && !c->s390)
+		return dtt_cmd_rereg(c);
+	if (!strcmp(argv[0], "nest") && argc == 3) {
+		ret = kstrtouint(argv[2], 0, &count);
+		return ret ? ret : dtt_cmd_nest(c, count);
+	}
+	if (!strcmp(argv[0], "nmi") && argc == 3) {
+		ret = kstrtouint(argv[2], 0, &count);
+		return ret ? ret : dtt_cmd_nmi(c, count);
 	}
 	if ((!strcmp(argv[0], "race") || !strcmp(argv[0], "flood")) &&
 	    argc == 3) {

@@ -43,25 +43,58 @@
 /* Longest dti_printk() text; longer text is cut and flagged. */
 #define DTI_TEXT_MAX		1024
 
+/*
+ * Largest payload any record can have: a sub-buffer of the largest size
+ * less its header and the record's.  Every length a caller passes is
+ * checked against this before anything else uses it.
+ */
+#define DTI_PAYLOAD_MAX		(DTI_SUBBUF_SIZE_MAX - DTI_SUBBUF_HEADER_SIZE - \
+				 sizeof(struct dti_record))
+
 /**
- * struct dti_cpu_stats - per-CPU counters of a channel
+ * struct dti_cpu_stats - per-CPU counters and write guard of a channel
  * @filtered:	records refused by the level check (counted inline)
  * @written:	records stored in the relay buffer
  * @overwritten: stored records since overwritten by newer ones
- * @dropped:	records lost for lack of space (no-overwrite mode); each
- *		one leaves a gap in the sequence numbers
- * @rejected:	records refused for bad arguments (oversize, bad level)
- * @nmi:	records refused because they were logged from NMI context
- * @seq:	next sequence number; always @written + @dropped
+ * @discarded:	stored records freed with their buffers ("destroy")
+ * @dropped:	records lost because a no-overwrite buffer was full
+ * @nested:	records refused because they would have nested inside a
+ *		write or a snapshot copy of the same channel on this CPU
+ *		(a probe inside DTI's write path, for instance)
+ * @nmi:	the same, for records logged from NMI context (NMIs and
+ *		int3-based kprobe handlers); records from NMI context that
+ *		interrupted no writer are stored as any other
+ * @lost:	records lost in the pending store: it was full, or the record
+ *		was a reservation, which needs buffers
+ * @unavailable: records that found no buffer to go to: the buffers were
+ *		being destroyed, or this CPU has none
+ * @rejected:	records refused for bad arguments (length, level)
+ * @seq:	next sequence number
+ * @busy:	the write guard: non-zero while a write, a replay or a snapshot
+ *		copy of this channel runs on this CPU.  Not a counter.
+ *
+ * Every record that passes the level check takes a sequence number on
+ * the CPU that handles it and is counted exactly once: @seq = @written +
+ * @dropped + @nested + @nmi + @lost + @unavailable + @rejected.  A record
+ * kept in the pending store takes its number when it is replayed, on the
+ * replaying CPU.  What a reader sees of a CPU's buffer is @written -
+ * @overwritten - @discarded records.  The counters change with this_cpu
+ * operations, single instructions on x86, so a nested writer never
+ * undoes an update of the writer it interrupted.
  */
 struct dti_cpu_stats {
 	u64 filtered;
 	u64 written;
 	u64 overwritten;
+	u64 discarded;
 	u64 dropped;
-	u64 rejected;
+	u64 nested;
 	u64 nmi;
+	u64 lost;
+	u64 unavailable;
+	u64 rejected;
 	u64 seq;
+	unsigned int busy;
 };
 
 struct dti_channel;
