@@ -186,7 +186,7 @@ def test_level_change_sources(tapset_guest, stap):
         ("lc", "4", "-1", "warning", "off", "file"),
         ("lc", "-1", "-2", "off", "destroy", "file"),
         ("lc", "-2", "2", "destroy", "crit", "kernel"),
-        ("lc", "-2", "-2", "destroy", "destroy", "kernel"),     # dti_unregister()
+        ("lc", "2", "-2", "crit", "destroy", "kernel"),     # dti_unregister()
     ], levels
     regs = lines_of(res, "stap.txt", "REGISTER")
     assert regs == [["lc", "8192", "8", "65536", "3", "0", "0", "0"],
