@@ -8,6 +8,11 @@ PRELUDE loads dti.ko and the dti_test client and defines:
   rawsnap CH DIR copy CH's per-CPU trace files to /out/DIR (consumes them)
   badwrite FILE TEXT   write TEXT with printf; print ACCEPTED or REFUSED
 
+flood_reading(chan, cmd, snaps) runs a dti_test flood command in the
+background and copies CHAN's merged-ts to /out/snapN until it ends.
+start_stap(mod, out, ...) starts a compiled SystemTap module and waits
+until it runs (and its dti.ko probes fire); STOP interrupts it.
+
 SAMPLE (after dti.ko is loaded) loads the sample driver, waits for its
 channel's buffers, and defines:
   S, C           the driver's debugfs directory and its DTI channel's
@@ -60,4 +65,63 @@ wait_idle() {
 # The driver's first record has DTI create the buffers in a work item.
 n=0
 until [ -e $C/merged ] || [ $n -gt 100 ]; do sleep 0.1; n=$((n+1)); done
+"""
+
+
+def flood_reading(chan: str, cmd: str, snaps: int) -> str:
+    """Guest shell: run the dti_test command `cmd` (a flood) in the
+    background, copy CHAN's merged-ts to /out/snap0, /out/snap1 ... (at
+    most `snaps`) while it runs, then its result line to /out/result."""
+    return f"""
+echo "{cmd}" > $T &
+FP=$!
+i=0
+while kill -0 $FP 2>/dev/null && [ $i -lt {snaps} ]; do
+    cat $D/{chan}/merged-ts > /out/snap$i
+    i=$((i+1))
+done
+wait $FP
+cat $T > /out/result
+"""
+
+
+# A probe that start_stap() adds (stap -E) to know when dti.ko probes fire.
+WARM = 'probe dti.printk { if (channel == "stapwarm") printf("WARM %d\\n", seq) }'
+
+
+def start_stap(mod, out_file: str, ready: str = "^READY", params: str = "",
+               warm: bool = True) -> str:
+    """Guest shell (after PRELUDE): run the compiled SystemTap module `mod`
+    in the background writing `out_file` ($SP is staprun's pid), with
+    module parameters `params` (-G globals), and wait until its begin
+    probe printed a line matching `ready`.  With `warm`, also wait until
+    its dti.ko probes fire (SystemTap 4.8 arms module probes a moment after
+    the begin probe ran): a channel "stapwarm" is written to until the
+    script's WARM probe (compile with -E WARM) reports it."""
+    from harness.stap import staprun_cmd
+    sh = f"""
+{staprun_cmd(mod, *params.split(), opts=f'-o {out_file}')} &
+SP=$!
+n=0
+until grep -q '{ready}' {out_file} 2>/dev/null; do
+    n=$((n + 1)); [ $n -lt 600 ] || {{ echo "stap did not start" >&2; exit 9; }}
+    kill -0 $SP 2>/dev/null || {{ echo "staprun died" >&2; cat {out_file} >&2; exit 9; }}
+    sleep 0.1
+done
+"""
+    if warm:
+        sh += f"""
+ctl register stapwarm 16384 7
+until grep -q '^WARM ' {out_file} 2>/dev/null; do
+    n=$((n + 1)); [ $n -lt 600 ] || {{ echo "probes never fired" >&2; exit 9; }}
+    ctl printk stapwarm 0 1 -1 process warm
+    sleep 0.1
+done
+"""
+    return sh
+
+
+STOP = """
+kill -INT $SP
+wait $SP || true
 """

@@ -11,7 +11,7 @@ import pytest
 
 from dtirec import (accounting_errors, parse_kv, parse_merged_ts, parse_stats,
                     parse_stream, payload_for, readable, record_size)
-from guestlib import PRELUDE
+from guestlib import PRELUDE, flood_reading
 
 EINVAL, EEXIST, EMSGSIZE, ENXIO = 22, 17, 90, 6
 # Channels dti_test always has (its handles, see test_handles.py).
@@ -389,19 +389,9 @@ def test_merged_snapshots_stay_consistent_while_every_cpu_floods(dti_guest, smp)
     """Read merged-ts over and over while a kthread on every CPU logs into a
     small wrapping channel: each snapshot holds, per CPU, one unbroken run
     of records, and at rest written - overwritten is exactly what it shows."""
-    res = dti_guest.run(PRELUDE + """
-        ctl register fl 16384 7
-        echo "flood fl 1500" > $T &
-        FP=$!
-        i=0
-        while kill -0 $FP 2>/dev/null && [ $i -lt 40 ]; do
-            cat $D/fl/merged-ts > /out/snap$i
-            i=$((i+1))
-        done
-        wait $FP
-        cat $T > /out/result
-        snap fl final
-    """, smp=smp, timeout=600).check()
+    res = dti_guest.run(PRELUDE + "ctl register fl 16384 7\n" +
+                        flood_reading("fl", "flood fl 1500", 40) +
+                        "snap fl final\n", smp=smp, timeout=600).check()
     snaps = sorted(res.outdir.glob("snap*"))
     assert len(snaps) >= 3
     wrapped = 0

@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 
 from dtirec import REC_REPLAYED, accounting_errors, parse_merged_ts, parse_stats
-from guestlib import PRELUDE
+from guestlib import PRELUDE, WARM, start_stap
 from harness.stap import staprun_cmd
 
 HERE = Path(__file__).resolve().parent
@@ -43,8 +43,6 @@ PLAIN_SRC = HERE / "modules" / "dti_plain.c"
 # costs all of it.
 TIMEOUT = 120
 
-# Added to scripts that need to know when their dti.ko probes are armed.
-WARM = 'probe dti.printk { if (channel == "stapwarm") printf("WARM %d\\n", seq) }'
 
 
 def ko(modules, name):
@@ -53,34 +51,6 @@ def ko(modules, name):
 
 def out(res, *parts) -> str:
     return res.outdir.joinpath(*parts).read_text()
-
-
-def start(mod, out_file: str, *, warm: bool) -> str:
-    """Guest shell: run `mod` in the background writing `out_file` ($SP is
-    staprun's pid) and wait until its begin probe printed READY; with
-    `warm`, also until its dti.ko probes fire (SystemTap arms module probes
-    a moment after the begin probe): a channel "stapwarm" is written to
-    until the script's WARM probe reports it."""
-    sh = f"""
-{staprun_cmd(mod, opts=f'-o {out_file}')} &
-SP=$!
-n=0
-until grep -q '^READY' {out_file} 2>/dev/null; do
-    n=$((n + 1)); [ $n -lt 600 ] || {{ echo "stap did not start" >&2; exit 9; }}
-    kill -0 $SP 2>/dev/null || {{ echo "staprun died" >&2; cat {out_file} >&2; exit 9; }}
-    sleep 0.1
-done
-"""
-    if warm:
-        sh += f"""
-ctl register stapwarm 16384 7
-until grep -q '^WARM ' {out_file} 2>/dev/null; do
-    n=$((n + 1)); [ $n -lt 600 ] || {{ echo "probes never fired" >&2; exit 9; }}
-    ctl printk stapwarm 0 1 -1 process warm
-    sleep 0.1
-done
-"""
-    return sh
 
 
 def stop(tenths: int = 300) -> str:
@@ -171,7 +141,7 @@ def test_record_handler_logs_into_same_channel_during_replay(tapset_guest, stap)
     the pending store's lock."""
     count = 20
     mod = stap.compile(REPLAY_NEST, name="replay_nest", args=["rep", "40"])
-    script = PRELUDE + start(mod, "/out/stap.txt", warm=True) + wait_for(
+    script = PRELUDE + start_stap(mod, "/out/stap.txt", warm=True) + wait_for(
         "[ -e $D/rep/level ]", "the script's channel") + f"""
         # {count} records from a hard interrupt on CPU 1: the irq_work that
         # queues buffer creation cannot run before the last, so all of them
@@ -285,7 +255,7 @@ def test_create_from_probe_under_list_lock(tapset_guest, stap):
     budget = 20
     mod = stap.compile(CREATE_IN_FIND, name="create_in_find", opts=["-E", WARM],
                        args=[str(budget)])
-    script = PRELUDE + start(mod, "/out/stap.txt", warm=True) + """
+    script = PRELUDE + start_stap(mod, "/out/stap.txt", warm=True) + """
         # dti_ctl_create() in a kworker on each CPU: it looks the name up
         # under the list lock (out-of-line dti_find(), an ftrace kprobe),
         # then adds the channel (dti_find() inlined, an int3 kprobe).
@@ -463,7 +433,7 @@ def test_log_from_scheduler_path(tapset_guest, stap):
     last = chans[-1]
     # Context switches on both CPUs: a kworker bound to each.
     poke = "try ctl_set nosuch 1 0 process >/dev/null; try ctl_set nosuch 1 1 process >/dev/null"
-    script = PRELUDE + start(mod, "/out/stap.txt", warm=False) + wait_for(
+    script = PRELUDE + start_stap(mod, "/out/stap.txt", warm=False) + wait_for(
         f"[ -e $D/{last}/merged ]", "the last stage's channel", tenths=600, poke=poke) + f"""
         # Let the last stage end.
         for i in {' '.join(str(i) for i in range(stage_ms // 100 + 2))}; do {poke}; sleep 0.1; done

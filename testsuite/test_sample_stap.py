@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 
-from test_tapset_guest import SCRIPTS, STOP, compile_for_test, start, wait_exit
-from guestlib import PRELUDE, SAMPLE
+from guestlib import PRELUDE, SAMPLE, STOP, start_stap
+from test_tapset_guest import SCRIPTS, compile_for_test, wait_exit
 
 
 
@@ -18,7 +18,7 @@ def counters(res) -> dict[str, int]:
 
 def test_watch_totals_equal_sample_counters(tapset_guest, stap):
     mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch")
-    script = PRELUDE + start(mod, "/out/watch.txt", ready="dti_watch: watching",
+    script = PRELUDE + start_stap(mod, "/out/watch.txt", ready="dti_watch: watching",
                              params="quiet=1") + SAMPLE + """
         echo 3000 > $S/rate_hz
         echo 30 > $S/submit
@@ -44,7 +44,7 @@ def test_watch_totals_equal_sample_counters(tapset_guest, stap):
 def test_freeze_on_the_sample_fault(tapset_guest, stap):
     mod = compile_for_test(stap, SCRIPTS / "dti_freeze.stp", "dti_freeze",
                            args=["dti_sample", "ACTIVE -> TIMEOUT", "2"])
-    script = PRELUDE + SAMPLE + start(mod, "/out/freeze.txt", ready="dti_freeze: channel") + """
+    script = PRELUDE + SAMPLE + start_stap(mod, "/out/freeze.txt", ready="dti_freeze: channel") + """
         echo 5 > $S/submit
         wait_idle
         echo timeout > $S/fault

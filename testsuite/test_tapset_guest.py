@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from dtirec import parse_stats, parse_stream
-from guestlib import PRELUDE
-from harness.stap import staprun_cmd
+from guestlib import PRELUDE, STOP, WARM, start_stap
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = HERE.parent / "scripts"
@@ -27,47 +26,13 @@ RECORDS_STP = HERE / "stap" / "records.stp"
 BIG = ["-DMAXSTRINGLEN=4200"]       # room for 2 KiB of payload as hex
 
 
-# Added to every script under test (stap -E): reports the warm-up records.
-WARM = 'probe dti.printk { if (channel == "stapwarm") printf("WARM %d\\n", seq) }'
-
-
 def compile_for_test(stap, script, name, opts=(), args=()):
     return stap.compile(script, name=name, opts=[*opts, "-E", WARM], args=args)
 
 
-def start(mod, out: str, ready: str, params: str = "") -> str:
-    """Guest shell: run `mod` in the background writing `out`; $SP is
-    staprun's pid.  Waits until the script's begin probe printed `ready` and
-    then until its probes fire: SystemTap 4.8 arms module probes a moment
-    after the begin probe ran (and after they show in kprobes/list), so a
-    channel "stapwarm" is written to until the WARM probe reports it."""
-    return f"""
-{staprun_cmd(mod, *params.split(), opts=f'-o {out}')} &
-SP=$!
-n=0
-until grep -q '{ready}' {out} 2>/dev/null; do
-    n=$((n + 1)); [ $n -lt 600 ] || {{ echo "stap did not start" >&2; exit 9; }}
-    kill -0 $SP 2>/dev/null || {{ echo "staprun died" >&2; exit 9; }}
-    sleep 0.1
-done
-ctl register stapwarm 16384 7
-until grep -q '^WARM ' {out} 2>/dev/null; do
-    n=$((n + 1)); [ $n -lt 600 ] || {{ echo "probes never fired" >&2; exit 9; }}
-    ctl printk stapwarm 0 1 -1 process warm
-    sleep 0.1
-done
-"""
-
-
-STOP = """
-kill -INT $SP
-wait $SP || true
-"""
-
-
 def wait_exit(tenths: int) -> str:
     """Guest shell: wait up to `tenths` tenths of a second for the script
-    started by start() to exit by itself, else interrupt it."""
+    started by start_stap() to exit by itself, else interrupt it."""
     return f"""
 n=0
 while kill -0 $SP 2>/dev/null; do
@@ -95,7 +60,7 @@ def test_record_sees_exactly_what_the_buffers_hold(tapset_guest, stap):
     header fields, text and bytes as the raw trace files, in every context;
     records filtered by level and oversize ones are not reported."""
     mod = compile_for_test(stap, RECORDS_STP, "records", opts=BIG)
-    script = PRELUDE + start(mod, "/out/stap.txt", "READY") + """
+    script = PRELUDE + start_stap(mod, "/out/stap.txt", "READY") + """
         ctl register rc 262144 5
         for cpu in 0 1; do
             ctl printk rc 4 5 $cpu process proc$cpu
@@ -165,7 +130,7 @@ def test_level_change_sources(tapset_guest, stap):
     the level: registration, a kernel call or the level file.  A failed
     registration (duplicate name) is not reported."""
     mod = compile_for_test(stap, RECORDS_STP, "records", opts=BIG)
-    script = PRELUDE + start(mod, "/out/stap.txt", "READY") + """
+    script = PRELUDE + start_stap(mod, "/out/stap.txt", "READY") + """
         ctl register lc 65536 3
         echo 7 > $D/lc/level
         ctl set_level lc 4
@@ -200,7 +165,7 @@ def test_lost_records(tapset_guest, stap):
     """dti.lost: oversize records ("too big") and records a full
     no-overwrite channel drops ("full"), as many as stats counts."""
     mod = compile_for_test(stap, RECORDS_STP, "records", opts=BIG)
-    script = PRELUDE + start(mod, "/out/stap.txt", "READY") + """
+    script = PRELUDE + start_stap(mod, "/out/stap.txt", "READY") + """
         ctl register_sub full 512 2 7 1
         try printk full 5 100 0 process filler > /out/fill
         try event full 3 2 0 process 600 > /out/big
@@ -220,7 +185,7 @@ def test_lost_records(tapset_guest, stap):
 
 def test_dti_watch_totals_match_stats(tapset_guest, stap):
     mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch")
-    script = PRELUDE + start(mod, "/out/watch.txt", ready="dti_watch: watching",
+    script = PRELUDE + start_stap(mod, "/out/watch.txt", ready="dti_watch: watching",
                              params="quiet=1") + """
         ctl register w1 65536 6
         ctl register w2 65536 7
@@ -261,7 +226,7 @@ def test_dti_freeze(tapset_guest, stap, after):
     script = PRELUDE + """
         ctl register fz 65536 7
         ctl printk fz 5 10 0 process pre
-    """ + start(mod, "/out/freeze.txt", ready="dti_freeze: channel") + """
+    """ + start_stap(mod, "/out/freeze.txt", ready="dti_freeze: channel") + """
         ctl printk fz 6 1 0 process FAULT
         ctl printk fz 5 2 0 process mid
         ctl printk fz 4 1 0 process FAULT
@@ -300,7 +265,7 @@ def test_filtered_records(tapset_guest, stap):
     """dti.filtered, once dti_filtered_probes(1) set probe_filtered: every
     record the level refused, with the channel's level that refused it."""
     mod = compile_for_test(stap, FILTERED_STP, "filtered")
-    script = PRELUDE + start(mod, "/out/stap.txt", "READY") + """
+    script = PRELUDE + start_stap(mod, "/out/stap.txt", "READY") + """
         P=/sys/module/dti/parameters/probe_filtered
         n=0
         until [ "$(cat $P)" = Y ]; do n=$((n + 1)); [ $n -lt 100 ] || exit 8; sleep 0.1; done

@@ -16,7 +16,7 @@ from collections import defaultdict
 from dtirec import (HDR, REC_SUBBUF, accounting_errors, parse_kv,
                     parse_merged_ts, parse_stats, parse_stream, readable,
                     record_size)
-from guestlib import PRELUDE
+from guestlib import PRELUDE, flood_reading
 
 EINVAL, ENOENT, ENOSPC, EMSGSIZE = 22, 2, 28, 90
 NEST_SYMS = ("relay_switch_subbuf", "dti_subbuf_start", "strscpy", "dti_probe_stored")
@@ -76,20 +76,9 @@ def test_kprobes_inside_the_write_path_log_to_the_same_channel(dti_guest):
     """kprobes on relay's sub-buffer switch, DTI's sub-buffer callback, the
     strscpy() of the sub-buffer header and the stored-record probe point log
     to the channel being written, while every CPU floods it and it wraps."""
-    res = dti_guest.run(PRELUDE + """
-        ctl register_sub ns 4096 4 7 0
-        echo "nest ns 1500" > $T &
-        FP=$!
-        i=0
-        while kill -0 $FP 2>/dev/null && [ $i -lt 20 ]; do
-            cat $D/ns/merged-ts > /out/snap$i
-            i=$((i+1))
-        done
-        wait $FP
-        cat $T > /out/result
-        snap ns final
-        rawsnap ns raw
-    """, smp=2, timeout=900).check()
+    res = dti_guest.run(PRELUDE + "ctl register_sub ns 4096 4 7 0\n" +
+                        flood_reading("ns", "nest ns 1500", 20) +
+                        "snap ns final\nrawsnap ns raw\n", smp=2, timeout=900).check()
     r = parse_kv(out(res, "result"))
     assert r["ret"] == "0", r
     busy = 0
