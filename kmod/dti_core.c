@@ -435,6 +435,34 @@ DTI_PROBE_POINT void dti_probe_level(struct dti_channel *ch, int old_level,
 }
 
 /**
+ * dti_probe_register - probe point: a registration ended
+ * @name: the name asked for (not validated if @err is -EINVAL)
+ * @ch: the channel, once it can be found by name; NULL if @err
+ * @err: 0, or why the registration failed
+ *
+ * Does nothing; tapset/dti.stp probes it (dti.register and
+ * dti.register_failed).  Called with no DTI lock held.
+ * Context: process context; any but NMI for dti_ctl_create().
+ */
+DTI_PROBE_POINT void dti_probe_register(const char *name,
+					struct dti_channel *ch, int err)
+{
+	barrier();
+}
+
+/**
+ * dti_probe_unregister - probe point: a channel is being removed
+ * @ch: channel, hidden already (not found by name) but otherwise whole
+ *
+ * Does nothing; tapset/dti.stp probes it (dti.unregister).
+ * Context: process context.
+ */
+DTI_PROBE_POINT void dti_probe_unregister(struct dti_channel *ch)
+{
+	barrier();
+}
+
+/**
  * __dti_set_level - change a channel's level, with its lock held
  * @ch: channel
  * @level: new level, DTI_LEVEL_MIN..DTI_LEVEL_MAX
@@ -455,6 +483,8 @@ int __dti_set_level(struct dti_channel *ch, int level, int *old)
 		return -EINVAL;
 	if (ch->dying)
 		return -ENODEV;
+	/* A level set by anyone ends a halt trigger (dti_ctl_halt_after()). */
+	cmpxchg(&ch->halt_state, DTI_HALT_ARMED, DTI_HALT_OFF);
 	if (level == DTI_LEVEL_DESTROY) {
 		WRITE_ONCE(ch->info->level, DTI_LEVEL_DESTROY);
 		dti_destroy_buffers(ch);
@@ -578,6 +608,9 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 	ch = kzalloc(sizeof(*ch), gfp);
 	if (!ch)
 		return NULL;
+	ch->trigger = alloc_percpu_gfp(struct dti_trigger_cpu, gfp);
+	if (!ch->trigger)
+		goto err_free;
 	if (info) {
 		ch->info = info;
 	} else {
@@ -585,10 +618,8 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 		ch->own_info.level = DTI_LEVEL_DESTROY;
 		ch->own_info.stats = alloc_percpu_gfp(struct dti_cpu_stats,
 						      gfp);
-		if (!ch->own_info.stats) {
-			kfree(ch);
-			return NULL;
-		}
+		if (!ch->own_info.stats)
+			goto err_free_trigger;
 	}
 	snprintf(ch->marker, sizeof(ch->marker), "%s%s", DTI_MARKER_PREFIX,
 		 name);
@@ -602,11 +633,22 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 	init_irq_work(&ch->kick, dti_kick);
 	INIT_LIST_HEAD(&ch->list);
 	return ch;
+
+err_free_trigger:
+	free_percpu(ch->trigger);
+err_free:
+	kfree(ch);
+	return NULL;
 }
 
-static void dti_free_channel(struct dti_channel *ch)
+/**
+ * dti_free_channel - free a channel no one can reach any more
+ * @ch: channel from dti_alloc_channel()
+ */
+void dti_free_channel(struct dti_channel *ch)
 {
 	free_percpu(ch->own_info.stats);
+	free_percpu(ch->trigger);
 	if (ch->owned)
 		dti_ctl_free_owned(ch);
 	kfree(ch);
@@ -629,14 +671,16 @@ static struct dti_info *dti_register_info(const char *name,
 	ret = dti_check_name(name);
 	if (!ret)
 		ret = dti_check_geometry(subbuf_size, n_subbufs);
+	if (!ret && !dti_level_valid(init_level))
+		ret = -EINVAL;
 	if (ret)
-		return ERR_PTR(ret);
-	if (!dti_level_valid(init_level))
-		return ERR_PTR(-EINVAL);
+		goto err_report;
 	ch = dti_alloc_channel(name, subbuf_size, n_subbufs, flags, info,
 			       GFP_KERNEL);
-	if (!ch)
-		return ERR_PTR(-ENOMEM);
+	if (!ch) {
+		ret = -ENOMEM;
+		goto err_report;
+	}
 	/* Its name is taken, but it is not to be controlled by name yet. */
 	ch->hidden = true;
 
@@ -674,6 +718,7 @@ static struct dti_info *dti_register_info(const char *name,
 	dti_set_hidden(ch, false);
 	mutex_unlock(&dti_register_lock);
 	dti_probe_level(ch, old, init_level, DTI_SRC_REGISTER);
+	dti_probe_register(name, ch, 0);
 	return ch->info;
 
 err_unpublish:
@@ -692,6 +737,8 @@ err_unlist:
 err_unlock:
 	mutex_unlock(&dti_register_lock);
 	dti_free_channel(ch);
+err_report:
+	dti_probe_register(name, NULL, ret);
 	return ERR_PTR(ret);
 }
 
@@ -721,8 +768,10 @@ struct dti_info *dti_register_flags(const char *name, size_t subbuf_size,
 				    unsigned int flags)
 {
 	might_sleep();
-	if (flags & ~DTI_F_NO_OVERWRITE)
+	if (flags & ~DTI_F_NO_OVERWRITE) {
+		dti_probe_register(name, NULL, -EINVAL);
 		return ERR_PTR(-EINVAL);
+	}
 	return dti_register_info(name, subbuf_size, n_subbufs, init_level,
 				 flags, NULL);
 }
@@ -810,6 +859,7 @@ void __dti_unregister(struct dti_channel *ch)
 	struct dti_info *trace = ch->info;
 	int old;
 
+	dti_probe_unregister(ch);
 	/* Logging calls reach the channel only with interrupts off. */
 	old = xchg(&trace->level, DTI_LEVEL_DESTROY);
 	RCU_INIT_POINTER(trace->chan, NULL);
@@ -851,8 +901,10 @@ int dti_handle_init(struct dti_handle *handle)
 	struct dti_info *info;
 
 	might_sleep();
-	if (rcu_access_pointer(handle->info.chan))
+	if (rcu_access_pointer(handle->info.chan)) {
+		dti_probe_register(handle->name, NULL, -EBUSY);
 		return -EBUSY;
+	}
 	info = dti_register_info(handle->name,
 				 dti_default_subbuf_size(handle->size),
 				 DTI_DEFAULT_N_SUBBUFS,
@@ -900,6 +952,7 @@ static void __exit dti_exit(void)
 	/* Channels scripts created and did not release. */
 	while ((ch = dti_take_owned(NULL)))
 		__dti_unregister(ch);
+	dti_write_exit();
 	destroy_workqueue(dti_wq);
 	/* Every client module holds a reference, so no channel is left. */
 	WARN_ON(!list_empty(&dti_channels));

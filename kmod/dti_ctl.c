@@ -95,6 +95,7 @@ int dti_ctl_set_level(const char *name, int level)
 		ret = -ENOENT;
 		goto out_unlock;
 	}
+	cmpxchg(&ch->halt_state, DTI_HALT_ARMED, DTI_HALT_OFF);
 	old = xchg(&ch->info->level, level);
 	dti_probe_level(ch, old, level, DTI_SRC_CONTROL);
 	if (dti_ctl_buffers_stale(ch, level))
@@ -200,31 +201,9 @@ static int dti_ctl_adopt(const char *name, int level, const void *owner)
 	return dti_ctl_set_level(name, level);
 }
 
-/**
- * dti_ctl_create - create a channel owned by the caller
- * @name: channel name, as for dti_register_flags()
- * @size: bytes of buffer per CPU, as for dti_register()
- * @level: initial level
- * @owner: non-NULL cookie identifying the creator, for dti_ctl_release()
- *
- * The channel can be found by name and logged to at once.  Like a
- * handle's, its buffers are allocated when the first record at a stored
- * level arrives; its debugfs directory appears shortly after this call,
- * from a work item.  Records logged before the buffers exist wait in a
- * DTI_CTL_PENDING_SIZE pending store and are replayed.
- *
- * If a channel of that name was created this way and released, it is
- * taken over as it is (records, size) and set to @level.
- *
- * Context: any but NMI.  It allocates with GFP_ATOMIC, so it is not for
- * probes inside the memory allocator.
- * Return: 0, -EINVAL for a bad argument, -EEXIST if the name is taken
- * (also by a channel still being registered or removed), -ENOMEM,
- * -EBUSY in NMI context, -EDEADLK from a probe that fired while this
- * CPU held DTI's channel list lock.
- */
-int dti_ctl_create(const char *name, size_t size, int level,
-		   const void *owner)
+/* dti_ctl_create(); *@created is set to a channel made anew. */
+static int __dti_ctl_create(const char *name, size_t size, int level,
+			    const void *owner, struct dti_channel **created)
 {
 	size_t subbuf_size = dti_default_subbuf_size(size);
 	struct dti_channel *ch;
@@ -260,14 +239,51 @@ int dti_ctl_create(const char *name, size_t size, int level,
 	ret = dti_add_channel(ch);
 	if (ret) {
 		/* Never visible: nothing to wait for. */
-		dti_ctl_free_owned(ch);
-		kfree(ch);
+		dti_free_channel(ch);
 		return ret;
 	}
 	dti_queue_work(ch);
+	*created = ch;
 	return 0;
 }
+
+/**
+ * dti_ctl_create - create a channel owned by the caller
+ * @name: channel name, as for dti_register_flags()
+ * @size: bytes of buffer per CPU, as for dti_register()
+ * @level: initial level
+ * @owner: non-NULL cookie identifying the creator, for dti_ctl_release()
+ *
+ * The channel can be found by name and logged to at once.  Like a
+ * handle's, its buffers are allocated when the first record at a stored
+ * level arrives; its debugfs directory appears shortly after this call,
+ * from a work item.  Records logged before the buffers exist wait in a
+ * DTI_CTL_PENDING_SIZE pending store and are replayed.
+ *
+ * If a channel of that name was created this way and released, it is
+ * taken over as it is (records, size) and set to @level.
+ *
+ * Context: any but NMI.  It allocates with GFP_ATOMIC, so it is not for
+ * probes inside the memory allocator.
+ * Return: 0, -EINVAL for a bad argument, -EEXIST if the name is taken
+ * (also by a channel still being registered or removed), -ENOMEM,
+ * -EBUSY in NMI context, -EDEADLK from a probe that fired while this
+ * CPU held DTI's channel list lock.
+ */
+int dti_ctl_create(const char *name, size_t size, int level,
+		   const void *owner)
+{
+	struct dti_channel *ch = NULL;
+	int ret;
+
+	ret = __dti_ctl_create(name, size, level, owner, &ch);
+	/* A channel taken over was registered before. */
+	if (ret || ch)
+		dti_probe_register(name, ch, ret);
+	return ret;
+}
 EXPORT_SYMBOL_GPL(dti_ctl_create);
+
 
 /**
  * dti_ctl_release - give up the channels @owner created
@@ -301,3 +317,137 @@ int dti_ctl_release(const void *owner)
 	return n;
 }
 EXPORT_SYMBOL_GPL(dti_ctl_release);
+
+/**
+ * dti_ctl_halt_after - switch a channel off after exactly @count more records
+ * @name: channel name
+ * @count: records to store before the channel is switched off
+ *	   (0: switch it off now)
+ *
+ * Arms the channel's halt trigger.  From then on every record the
+ * channel is about to store, on any CPU, takes one of @count places; the
+ * writer that completes the last of those records sets the level to
+ * DTI_LEVEL_OFF.  Records that find no place left are refused and
+ * counted as halted, so exactly @count records are stored after the
+ * trigger was armed (a record a CPU had already begun to store when the
+ * trigger was armed is not one of them).  dti_ctl_trigger_cpu() tells
+ * which records they were.  The trigger stays armed after it fired; a
+ * level change (by any means) ends it, and then it can be armed again.
+ *
+ * Context: any, NMI included; a probe handler of the channel's own
+ * records (dti.record) may call it.
+ * Return: 0, -EINVAL for a bad argument, -ENOENT if there is no such
+ * channel, -EBUSY if its trigger is armed already (only one of several
+ * CPUs arming it at once succeeds).
+ */
+int dti_ctl_halt_after(const char *name, unsigned long count)
+{
+	struct dti_channel *ch;
+	unsigned int cpu;
+	int old, ret = 0;
+
+	if (!name || count > LONG_MAX)
+		return -EINVAL;
+	rcu_read_lock();
+	ch = dti_find_visible(name);
+	if (!ch) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	if (cmpxchg(&ch->halt_state, DTI_HALT_OFF, DTI_HALT_ARMING) !=
+	    DTI_HALT_OFF) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(ch->trigger, cpu), 0,
+		       sizeof(struct dti_trigger_cpu));
+	atomic_long_set(&ch->halt_left, count);
+	ch->halt_count = count;
+	atomic_long_set(&ch->halt_done, 0);
+	/* A writer that sees the trigger armed sees its counts. */
+	smp_store_release(&ch->halt_state, DTI_HALT_ARMED);
+	if (!count) {
+		old = xchg(&ch->info->level, DTI_LEVEL_OFF);
+		dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_TRIGGER);
+	}
+out_unlock:
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_halt_after);
+
+/**
+ * dti_ctl_trigger_cpu - the records a halt trigger let through on a CPU
+ * @name: channel name
+ * @cpu: CPU whose buffer holds them
+ * @first_seq: where to store the sequence number of the first
+ * @last_seq: where to store that of the last
+ * @records: where to store how many there were (0: none on @cpu, and
+ *	     the sequence numbers mean nothing)
+ *
+ * Reports what the last dti_ctl_halt_after() on the channel let through
+ * so far.  On one CPU those records are contiguous in sequence numbers
+ * (a gap is a record lost for a reason its stats count).
+ *
+ * Context: any, NMI included.
+ * Return: 0, -EINVAL for a bad argument, -ENOENT if there is no such
+ * channel, -ENODATA if no trigger was armed.
+ */
+int dti_ctl_trigger_cpu(const char *name, unsigned int cpu, u64 *first_seq,
+			u64 *last_seq, u64 *records)
+{
+	const struct dti_trigger_cpu *t;
+	struct dti_channel *ch;
+	int ret = 0;
+
+	if (!name || !first_seq || !last_seq || !records || cpu >= nr_cpu_ids)
+		return -EINVAL;
+	rcu_read_lock();
+	ch = dti_find_visible(name);
+	if (!ch) {
+		ret = -ENOENT;
+	} else if (READ_ONCE(ch->halt_state) != DTI_HALT_ARMED) {
+		ret = -ENODATA;
+	} else if (!cpu_possible(cpu)) {
+		*first_seq = *last_seq = *records = 0;
+	} else {
+		t = per_cpu_ptr(ch->trigger, cpu);
+		*first_seq = READ_ONCE(t->first_seq);
+		*last_seq = READ_ONCE(t->last_seq);
+		*records = READ_ONCE(t->records);
+	}
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_trigger_cpu);
+
+/**
+ * dti_ctl_trigger_left - how many records a halt trigger still lets through
+ * @name: channel name
+ *
+ * Context: any, NMI included.
+ * Return: how many records it still lets through before the channel
+ * goes off (0: all are stored and the channel is off),
+ * -EINVAL for a NULL @name, -ENOENT if there is no such channel,
+ * -ENODATA if no trigger is armed.
+ */
+long dti_ctl_trigger_left(const char *name)
+{
+	struct dti_channel *ch;
+	long ret;
+
+	if (!name)
+		return -EINVAL;
+	rcu_read_lock();
+	ch = dti_find_visible(name);
+	if (!ch)
+		ret = -ENOENT;
+	else if (READ_ONCE(ch->halt_state) != DTI_HALT_ARMED)
+		ret = -ENODATA;
+	else
+		ret = ch->halt_count - atomic_long_read(&ch->halt_done);
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_trigger_left);

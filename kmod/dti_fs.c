@@ -162,6 +162,7 @@ static const struct {
 	DTI_STAT("lost", lost),
 	DTI_STAT("unavailable", unavailable),
 	DTI_STAT("rejected", rejected),
+	DTI_STAT("halted", halted),
 	DTI_STAT("next_seq", seq),
 #undef DTI_STAT
 };

@@ -49,6 +49,15 @@
  * @kick:	queues @create_work; raised instead of queue_work() so that
  *		no context a record comes from (a scheduler path holding a
  *		runqueue lock, NMI) ever wakes a worker itself
+ * @halt_state:	DTI_HALT_*: whether a "halt after N" trigger is armed
+ *		(dti_ctl_halt_after()); it stays armed once the trigger
+ *		fired, so that records still arriving are refused and
+ *		counted, until the level changes
+ * @halt_left:	places the trigger still has for records
+ * @halt_count:	records the trigger lets through in all
+ * @halt_done:	records it let through that are stored; the writer whose
+ *		record makes it @halt_count switches the channel off
+ * @trigger:	per CPU, the records the trigger let through
  * @owned:	created by dti_ctl_create(); freed with the channel
  * @owner:	cookie of the creator, for dti_ctl_release()
  * @dir:	debugfs directory of the channel
@@ -71,12 +80,35 @@ struct dti_channel {
 	bool hidden;
 	struct work_struct create_work;
 	struct irq_work kick;
+	int halt_state;
+	atomic_long_t halt_left;
+	unsigned long halt_count;
+	atomic_long_t halt_done;
+	struct dti_trigger_cpu __percpu *trigger;
 	void *owned;
 	const void *owner;
 	struct dentry *dir;
 	struct dentry *merged;
 	struct dentry *merged_ts;
 	struct list_head list;
+};
+
+/* struct dti_channel.halt_state */
+#define DTI_HALT_OFF		0
+#define DTI_HALT_ARMING		1	/* dti_ctl_halt_after() setting it up */
+#define DTI_HALT_ARMED		2
+
+/**
+ * struct dti_trigger_cpu - what a halt trigger let through on one CPU
+ * @first_seq:	sequence number of the first record stored after arming
+ * @last_seq:	sequence number of the last one
+ * @records:	how many were stored (sequence numbers in between that are
+ *		missing belong to records that were lost, see the stats)
+ */
+struct dti_trigger_cpu {
+	u64 first_seq;
+	u64 last_seq;
+	u64 records;
 };
 
 /**
@@ -108,6 +140,7 @@ enum dti_level_source {
 	DTI_SRC_KERNEL,		/* dti_set_level() or dti_unregister() */
 	DTI_SRC_FILE,		/* a write to the "level" file */
 	DTI_SRC_CONTROL,	/* dti_ctl_set_level(), e.g. from a stap script */
+	DTI_SRC_TRIGGER,	/* a halt trigger fired (dti_ctl_halt_after()) */
 };
 
 /*
@@ -147,6 +180,7 @@ size_t dti_default_subbuf_size(size_t size);
 struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 				      size_t n_subbufs, unsigned int flags,
 				      struct dti_info *info, gfp_t gfp);
+void dti_free_channel(struct dti_channel *ch);
 struct dti_channel *dti_find(const char *name);
 struct dti_channel *dti_find_visible(const char *name);
 int dti_add_channel(struct dti_channel *ch);
@@ -164,6 +198,8 @@ int dti_change_level(struct dti_channel *ch, int level,
 		     enum dti_level_source source);
 void dti_probe_level(struct dti_channel *ch, int old_level, int new_level,
 		     enum dti_level_source source);
+void dti_probe_register(const char *name, struct dti_channel *ch, int err);
+void dti_probe_unregister(struct dti_channel *ch);
 int dti_parse_level(const char *buf, int *level);
 void dti_create_work(struct work_struct *work);
 
@@ -180,6 +216,7 @@ void dti_pending_unlock(struct dti_info *info, unsigned long flags)
 int dti_write_record(struct dti_info *info, int level, u8 flags,
 		     const void *buf, size_t len, unsigned long caller);
 size_t dti_max_payload(const struct dti_channel *ch);
+void dti_write_exit(void);
 
 /* dti_ctl.c */
 void dti_ctl_free_owned(struct dti_channel *ch);

@@ -68,6 +68,7 @@ static DEFINE_PER_CPU(struct dti_text_bufs, dti_text);
  * @DTI_LOSS_NOBUF:	no buffer: being destroyed, or none for this CPU
  * @DTI_LOSS_TOO_BIG:	payload larger than the channel can hold
  * @DTI_LOSS_BAD_ARG:	bad level, or a payload length without a payload
+ * @DTI_LOSS_HALTED:	a halt trigger let its last record through already
  */
 enum dti_loss {
 	DTI_LOSS_FULL,
@@ -78,6 +79,7 @@ enum dti_loss {
 	DTI_LOSS_NOBUF,
 	DTI_LOSS_TOO_BIG,
 	DTI_LOSS_BAD_ARG,
+	DTI_LOSS_HALTED,
 };
 
 /* For each loss: the counter, the caller's errno, dti.lost's reason. */
@@ -96,6 +98,7 @@ static const struct {
 	DTI_LOSS(DTI_LOSS_NOBUF, unavailable, -ENODEV, "no buffer"),
 	DTI_LOSS(DTI_LOSS_TOO_BIG, rejected, -EMSGSIZE, "too big"),
 	DTI_LOSS(DTI_LOSS_BAD_ARG, rejected, -EINVAL, "bad argument"),
+	DTI_LOSS(DTI_LOSS_HALTED, halted, -ECANCELED, "halted"),
 #undef DTI_LOSS
 };
 
@@ -252,6 +255,55 @@ static int dti_probe_filtered_set(const char *val,
 	return 0;
 }
 
+/*
+ * dti_ctl_probe_filtered(): switching a static key patches code and
+ * sleeps, so a request from any context is carried out by a work item,
+ * queued through an irq_work.
+ */
+static bool dti_probe_filtered_want;
+
+static void dti_probe_filtered_switch(struct work_struct *work)
+{
+	if (READ_ONCE(dti_probe_filtered_want))
+		static_branch_enable(&dti_filtered_probe_key);
+	else
+		static_branch_disable(&dti_filtered_probe_key);
+}
+static DECLARE_WORK(dti_probe_filtered_work, dti_probe_filtered_switch);
+
+static void dti_probe_filtered_kick_fn(struct irq_work *kick)
+{
+	schedule_work(&dti_probe_filtered_work);
+}
+static DEFINE_IRQ_WORK(dti_probe_filtered_kick, dti_probe_filtered_kick_fn);
+
+/**
+ * dti_ctl_probe_filtered - switch the probe_filtered parameter
+ * @on: true to make records refused by a level reach dti_probe_filtered()
+ *
+ * As writing dti.ko's probe_filtered parameter, but callable from a
+ * SystemTap probe: the switch happens shortly after the call.
+ *
+ * Context: any, NMI included.
+ * Return: 0.
+ */
+int dti_ctl_probe_filtered(bool on)
+{
+	WRITE_ONCE(dti_probe_filtered_want, on);
+	irq_work_queue(&dti_probe_filtered_kick);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_probe_filtered);
+
+/**
+ * dti_write_exit - wait for a pending dti_ctl_probe_filtered() switch
+ */
+void dti_write_exit(void)
+{
+	irq_work_sync(&dti_probe_filtered_kick);
+	cancel_work_sync(&dti_probe_filtered_work);
+}
+
 static int dti_probe_filtered_get(char *buf, const struct kernel_param *kp)
 {
 	return sysfs_emit(buf, "%c\n",
@@ -318,6 +370,34 @@ static void *dti_lose(struct dti_info *info, struct dti_channel *ch,
 	return ERR_PTR(dti_losses[why].err);
 }
 
+/*
+ * A halt trigger is armed: take one of the records it lets through.
+ * Return: how many are left after this one, or -1 if there was none.
+ */
+static long dti_halt_ticket(struct dti_channel *ch)
+{
+	return atomic_long_dec_if_positive(&ch->halt_left);
+}
+
+/*
+ * Note a record the trigger let through.  The writer that completes the
+ * last of them, whichever CPU took the last place, halts the channel: no
+ * record let through is stored after the level went off.
+ */
+static void dti_halt_account(struct dti_channel *ch, u64 seq)
+{
+	struct dti_trigger_cpu *t = this_cpu_ptr(ch->trigger);
+	int old;
+
+	if (!t->records++)
+		t->first_seq = seq;
+	t->last_seq = seq;
+	if (atomic_long_inc_return(&ch->halt_done) != ch->halt_count)
+		return;
+	old = xchg(&ch->info->level, DTI_LEVEL_OFF);
+	dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_TRIGGER);
+}
+
 /**
  * dti_store - store a record in the local CPU's relay buffer
  * @ch: channel
@@ -328,7 +408,9 @@ static void *dti_lose(struct dti_info *info, struct dti_channel *ch,
  * @len: payload length, at most dti_max_payload()
  *
  * Fills in the header, accounts for the record and calls the stored-record
- * probe point.
+ * probe point.  While a halt trigger is armed, a record is stored only if
+ * the trigger lets it through; the writer that completes the last such
+ * record switches the channel off.
  *
  * Context: interrupts disabled, the channel's write guard held.
  * Return: the payload area, or an ERR_PTR() from dti_lose().
@@ -340,14 +422,24 @@ static void *dti_store(struct dti_channel *ch, struct rchan *rchan,
 	struct dti_info *info = ch->info;
 	struct rchan_buf *buf;
 	struct dti_record *rec;
+	long left = -1;
 	u64 seq;
 
 	buf = *this_cpu_ptr(rchan->buf);
 	if (unlikely(!buf))
 		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
+	if (unlikely(smp_load_acquire(&ch->halt_state) == DTI_HALT_ARMED)) {
+		left = dti_halt_ticket(ch);
+		if (left < 0)
+			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
+	}
 	rec = relay_reserve(rchan, DTI_RECORD_SIZE(len));
-	if (unlikely(!rec))
+	if (unlikely(!rec)) {
+		/* Nothing was stored: the place goes back to the trigger. */
+		if (left >= 0)
+			atomic_long_inc(&ch->halt_left);
 		return dti_lose(info, ch, meta, len, DTI_LOSS_FULL);
+	}
 	seq = this_cpu_inc_return(info->stats->seq) - 1;
 	dti_fill_record(rec, meta, buf->cpu, len, seq);
 	dti_subbuf_info(buf->data)->records++;
@@ -355,6 +447,8 @@ static void *dti_store(struct dti_channel *ch, struct rchan *rchan,
 	if (payload)
 		memcpy(rec + 1, payload, len);
 	dti_probe_stored(ch, rec);
+	if (unlikely(left >= 0))
+		dti_halt_account(ch, seq);
 	return rec + 1;
 }
 

@@ -10,6 +10,8 @@ Fixtures:
   stap       (session) harness.stap.Stap: stap.compile(script) -> module for
              the guest kernel (dti.ko installed where stap finds it first)
   tapset_guest (function) dti_guest plus /bin/dti, for SystemTap tests
+  kernel_symbols (session) Path: a System.map for the guest kernel in its
+             build tree (from a guest's /proc/kallsyms), for kprobe.function()
 
 After each test, every console of the test's boots is searched for kernel
 splats (harness.logcheck.find_splats); any splat fails the test.  Opt out
@@ -176,6 +178,28 @@ def stap(kernel, build_dir, modules):
         pytest.skip("stap not installed: apt-get install systemtap")
     dti_ko = next((m for m in modules if m.name == "dti.ko"), None)
     return Stap(kernel, build_dir, dti_ko)
+
+
+@pytest.fixture(scope="session")
+def kernel_symbols(kernel, build_dir) -> Path:
+    """A System.map for the guest kernel in its build tree, where stap -r
+    KVER looks for the kernel's symbol table (kprobe.function() probes need
+    it).  Debian's /boot/System.map is a stub pointing at the -dbg package,
+    so it is made from the /proc/kallsyms of a booted guest, once, and a
+    real System.map already there is left alone."""
+    target = Path(kernel.build_dir).resolve() / "System.map"
+    if target.is_file():
+        return target
+    g = Guest("kallsyms", kernel=kernel, build_dir=build_dir)
+    res = g.run("cat /proc/kallsyms > /out/kallsyms", smp=1).check()
+    lines = sorted(line for line in (res.outdir / "kallsyms").read_text().splitlines()
+                   if "[" not in line)          # vmlinux's, not modules'
+    if not any(line.endswith(" _stext") and not line.startswith("0000") for line in lines):
+        pytest.fail("guest /proc/kallsyms hides its addresses", pytrace=False)
+    tmp = target.with_suffix(".dti-tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.replace(target)
+    return target
 
 
 @pytest.fixture

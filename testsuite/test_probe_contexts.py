@@ -7,6 +7,7 @@ the channel (merged-ts, `dti read -F json` for the flags) and that every
 record is accounted for in the channel's stats:
 
   next_seq == written + dropped + nested + nmi + lost + unavailable + rejected
+              + halted
 
 on every CPU.
 
@@ -176,7 +177,7 @@ def test_record_handler_logs_into_same_channel_during_replay(tapset_guest, stap)
     errors = re.findall(r"^ERR (\d+) (.*)$", stap_out, re.M)
     assert sum(int(n) for n, _ in errors) == nested_err
     for _, e in errors:
-        assert "nested inside a write (-16)" in e, stap_out
+        assert "nested inside a write to the same channel (-16)" in e, stap_out
 
     # The channel: the replayed records in the order they were logged,
     # flagged replayed, logged on CPU 1; then the direct ones.
@@ -297,11 +298,13 @@ def test_create_from_probe_under_list_lock(tapset_guest, stap):
     assert made_n + sum(n for n, _ in errors) == calls, stap_out
     # Under the list lock: refused.  At the inlined (int3, NMI) sites:
     # refused as NMI.  Nothing else.
-    deadlk = [e for _, e in errors if e.endswith("called inside DTI's channel list lock (-35)")]
+    deadlk = [e for _, e in errors
+              if e.endswith("refused: called inside DTI's channel list lock (-35)")]
     assert deadlk, stap_out
     for _, e in errors:
-        assert (e.endswith("called inside DTI's channel list lock (-35)")
-                or e.endswith("not allowed in NMI context, or nested inside a write (-16)")), e
+        assert (e.endswith("refused: called inside DTI's channel list lock (-35)")
+                or e.endswith("refused: NMI context, or nested inside a write to the "
+                              "same channel (-16)")), e
     # Whatever the probe created exists.
     for name in made:
         assert name in listed, (name, listed)

@@ -23,9 +23,10 @@ const char usage_reset[] =
 const char usage_stats[] =
 	"usage: dti stats CHANNEL\n"
 	"\nPrint the per-CPU counters: written, filtered, overwritten, discarded,\n"
-	"dropped, nested, nmi, lost, unavailable, rejected, next_seq.  Per CPU,\n"
-	"next_seq = written + dropped + nested + nmi + lost + unavailable +\n"
-	"rejected; a reader sees written - overwritten - discarded records.\n";
+	"dropped, nested, nmi, lost, unavailable, rejected, halted, next_seq.\n"
+	"Per CPU, next_seq = written + dropped + nested + nmi + lost +\n"
+	"unavailable + rejected + halted; a reader sees written - overwritten -\n"
+	"discarded records.\n";
 
 /* Only --help/-h; returns -1 to go on, or an exit code. */
 static int dti_simple_opts(const char *cmd, int argc, char **argv)

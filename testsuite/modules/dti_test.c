@@ -18,6 +18,11 @@
  *                                         CPU while CLEANUP_DTI_HANDLE() runs
  *   flood NAME MS                         log "flood <cpu> <i>" to NAME from
  *                                         every CPU for 2 * MS ms
+ *   floodctx NAME MS                      for MS ms log to NAME on every CPU
+ *                                         from a kthread ("flood P<cpu> <i>"),
+ *                                         a timer ("flood S<cpu> <i>", softirq)
+ *                                         and an hrtimer ("flood H<cpu> <i>",
+ *                                         hardirq) -> "calls=N stored=N"
  *   s390_register NAME PAGES AREAS        debug_register() (dti_s390dbf.h)
  *   s390 NAME LEVEL COUNT TAG             debug_sprintf_event() and
  *                                         debug_event() COUNT times each
@@ -1005,6 +1010,134 @@ out_state:
 }
 
 
+/*
+ * floodctx: every CPU logs from process, softirq and hardirq context at
+ * once.  The softirq timer logs DTT_FLOOD_SOFT_BATCH records a jiffy,
+ * the hrtimer one every DTT_FLOOD_HARD_NS.
+ */
+#define DTT_FLOOD_SOFT_BATCH	16
+#define DTT_FLOOD_HARD_NS	(200 * NSEC_PER_USEC)
+
+struct dtt_flooder {
+	struct dti_info *trace;
+	unsigned int cpu;
+	bool stop;
+	struct task_struct *task;
+	struct timer_list timer;
+	struct hrtimer hrtimer;
+	unsigned long calls[3];		/* process, softirq, hardirq */
+	unsigned long stored;
+};
+
+static void dtt_flood_one(struct dtt_flooder *f, int ctx, char tag)
+{
+	if (!__dti_printk(f->trace, DTI_LEVEL_ERR, "flood %c%u %lu\n", tag,
+			  f->cpu, f->calls[ctx]))
+		f->stored++;
+	f->calls[ctx]++;
+}
+
+static int dtt_flood_thread(void *arg)
+{
+	struct dtt_flooder *f = arg;
+	unsigned long flags;
+
+	while (!READ_ONCE(f->stop)) {
+		/* stored is shared with the timers on this CPU. */
+		local_irq_save(flags);
+		dtt_flood_one(f, 0, 'P');
+		local_irq_restore(flags);
+		cond_resched();
+	}
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+static void dtt_flood_timer(struct timer_list *t)
+{
+	struct dtt_flooder *f = from_timer(f, t, timer);
+	unsigned long flags;
+	int i;
+
+	local_irq_save(flags);
+	for (i = 0; i < DTT_FLOOD_SOFT_BATCH; i++)
+		dtt_flood_one(f, 1, 'S');
+	local_irq_restore(flags);
+	if (!READ_ONCE(f->stop))
+		mod_timer(&f->timer, jiffies + 1);
+}
+
+static enum hrtimer_restart dtt_flood_hrtimer(struct hrtimer *t)
+{
+	struct dtt_flooder *f = container_of(t, struct dtt_flooder, hrtimer);
+
+	dtt_flood_one(f, 2, 'H');
+	if (READ_ONCE(f->stop))
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, ns_to_ktime(DTT_FLOOD_HARD_NS));
+	return HRTIMER_RESTART;
+}
+
+/* Runs on f->cpu: start its timers there. */
+static long dtt_flood_start_timers(void *arg)
+{
+	struct dtt_flooder *f = arg;
+
+	timer_setup(&f->timer, dtt_flood_timer, TIMER_PINNED);
+	f->timer.expires = jiffies + 1;
+	add_timer_on(&f->timer, f->cpu);
+	hrtimer_init(&f->hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+	f->hrtimer.function = dtt_flood_hrtimer;
+	hrtimer_start(&f->hrtimer, ns_to_ktime(DTT_FLOOD_HARD_NS),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	return 0;
+}
+
+static int dtt_cmd_floodctx(struct dtt_channel *c, unsigned int ms)
+{
+	unsigned long calls[3] = {}, stored = 0;
+	struct dtt_flooder *fl;
+	unsigned int cpu, n = 0, i;
+
+	fl = kcalloc(nr_cpu_ids, sizeof(*fl), GFP_KERNEL);
+	if (!fl)
+		return -ENOMEM;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		fl[n].trace = c->trace;
+		fl[n].cpu = cpu;
+		fl[n].task = kthread_run_on_cpu(dtt_flood_thread, &fl[n], cpu,
+						"dtt_flood/%u");
+		if (IS_ERR(fl[n].task)) {
+			fl[n].task = NULL;
+			continue;
+		}
+		work_on_cpu(cpu, dtt_flood_start_timers, &fl[n]);
+		n++;
+	}
+	cpus_read_unlock();
+	msleep(ms);
+	for (i = 0; i < n; i++)
+		WRITE_ONCE(fl[i].stop, true);
+	for (i = 0; i < n; i++) {
+		kthread_stop(fl[i].task);
+		del_timer_sync(&fl[i].timer);
+		hrtimer_cancel(&fl[i].hrtimer);
+		calls[0] += fl[i].calls[0];
+		calls[1] += fl[i].calls[1];
+		calls[2] += fl[i].calls[2];
+		stored += fl[i].stored;
+	}
+	kfree(fl);
+	scnprintf(dtt_result, sizeof(dtt_result),
+		  "ret=0 calls=%lu stored=%lu process=%lu softirq=%lu hardirq=%lu\n",
+		  calls[0] + calls[1] + calls[2], stored, calls[0], calls[1],
+		  calls[2]);
+	return 0;
+}
+
+
 static int dtt_execute(char **argv, int argc)
 {
 	struct dtt_channel *c;
@@ -1055,6 +1188,10 @@ static int dtt_execute(char **argv, int argc)
 	if (!strcmp(argv[0], "unregister") && argc == 2) {
 		dtt_release(c);
 		return 0;
+	}
+	if (!strcmp(argv[0], "floodctx") && argc == 3) {
+		ret = kstrtouint(argv[2], 0, &count);
+		return ret ? ret : dtt_cmd_floodctx(c, count);
 	}
 	if (!strcmp(argv[0], "rereg") && argc == 2 && !c->handle && !c->s390)
 		return dtt_cmd_rereg(c);

@@ -69,13 +69,15 @@
  * @unavailable: records that found no buffer to go to: the buffers were
  *		being destroyed, or this CPU has none
  * @rejected:	records refused for bad arguments (length, level)
+ * @halted:	records refused because a halt trigger had already let its
+ *		records through (dti_ctl_halt_after())
  * @seq:	next sequence number
  * @busy:	the write guard: non-zero while a write, a replay or a snapshot
  *		copy of this channel runs on this CPU.  Not a counter.
  *
  * Every record that passes the level check takes a sequence number on
  * the CPU that handles it and is counted exactly once: @seq = @written +
- * @dropped + @nested + @nmi + @lost + @unavailable + @rejected.  A record
+ * @dropped + @nested + @nmi + @lost + @unavailable + @rejected + @halted.  A record
  * kept in the pending store takes its number when it is replayed, on the
  * replaying CPU.  What a reader sees of a CPU's buffer is @written -
  * @overwritten - @discarded records.  The counters change with this_cpu
@@ -93,6 +95,7 @@ struct dti_cpu_stats {
 	u64 lost;
 	u64 unavailable;
 	u64 rejected;
+	u64 halted;
 	u64 seq;
 	unsigned int busy;
 };
@@ -174,6 +177,11 @@ int dti_ctl_log(const char *name, int level, bool text, const void *buf,
 int dti_ctl_create(const char *name, size_t size, int level,
 		   const void *owner);
 int dti_ctl_release(const void *owner);
+int dti_ctl_halt_after(const char *name, unsigned long count);
+int dti_ctl_trigger_cpu(const char *name, unsigned int cpu, u64 *first_seq,
+			u64 *last_seq, u64 *records);
+long dti_ctl_trigger_left(const char *name);
+int dti_ctl_probe_filtered(bool on);
 
 __printf(3, 4)
 int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...);
