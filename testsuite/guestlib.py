@@ -13,6 +13,9 @@ background and copies CHAN's merged-ts to /out/snapN until it ends.
 start_stap(mod, out, ...) starts a compiled SystemTap module and waits
 until it runs (and its dti.ko probes fire); STOP interrupts it.
 
+plain_setup(chan) loads dti.ko and dti_plain (a module that knows nothing of
+DTI) and defines P, its poke file, and C, /sys/kernel/debug/dti/CHAN.
+
 SAMPLE (after dti.ko is loaded) loads the sample driver, waits for its
 channel's buffers, and defines:
   S, C           the driver's debugfs directory and its DTI channel's
@@ -124,4 +127,15 @@ done
 STOP = """
 kill -INT $SP
 wait $SP || true
+"""
+
+
+def plain_setup(chan: str) -> str:
+    """Guest shell: load dti.ko and dti_plain; $P is dti_plain's poke file
+    ("A B" calls plain_compute(A, B)), $C the debugfs directory of CHAN."""
+    return f"""
+insmod $DTI_MODDIR/dti.ko
+insmod $DTI_MODDIR/dti_plain.ko
+P=/sys/kernel/debug/dti_plain/poke
+C=/sys/kernel/debug/dti/{chan}
 """

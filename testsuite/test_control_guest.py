@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dtirec import parse_merged_ts
-from guestlib import SAMPLE
+from guestlib import SAMPLE, plain_setup
 from harness.stap import staprun_cmd
 
 REPO = Path(__file__).resolve().parent.parent
@@ -108,12 +108,7 @@ def test_inject_into_a_module_without_dti(dti_guest, stap, modules, point, want)
     if point == "return":
         probe += ".return"
     mod = stap.compile(INJECT, name=f"inject_plain_{point}", args=[probe, "inj", "5", "32"])
-    script = r"""
-        insmod $DTI_MODDIR/dti.ko
-        insmod $DTI_MODDIR/dti_plain.ko
-        P=/sys/kernel/debug/dti_plain/poke
-        C=/sys/kernel/debug/dti/inj
-    """ + start_inject(mod, "/out/stap.txt", "echo '1 1' > $P",
+    script = plain_setup("inj") + start_inject(mod, "/out/stap.txt", "echo '1 1' > $P",
                        "[ -e $C/merged ] && grep -q plain_compute $C/merged") + """
         echo '6 7' > $P
         echo '-3 5' > $P

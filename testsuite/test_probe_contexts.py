@@ -32,7 +32,7 @@ import re
 from pathlib import Path
 
 from dtirec import REC_REPLAYED, accounting_errors, parse_merged_ts, parse_stats
-from guestlib import PRELUDE, WARM, start_stap
+from guestlib import PRELUDE, WARM, plain_setup, start_stap
 from harness.stap import staprun_cmd
 
 HERE = Path(__file__).resolve().parent
@@ -523,11 +523,7 @@ def test_inject_on_statement_probe(dti_guest, stap, modules):
         # Keep the kprobe an int3 one: an optimised (jump) kprobe would not
         # run its handler as NMI.  (staprun switches optimisation off too.)
         echo 0 > /proc/sys/debug/kprobes-optimization
-        insmod $DTI_MODDIR/dti.ko
-        insmod $DTI_MODDIR/dti_plain.ko
-        P=/sys/kernel/debug/dti_plain/poke
-        C=/sys/kernel/debug/dti/stmt
-        """ + f"""
+    """ + plain_setup("stmt") + f"""
         {staprun_cmd(mod, opts='-o /out/stap.txt')} &
         SP=$!
     """ + wait_for("grep -q '^dti_inject:' /out/stap.txt 2>/dev/null", "stap to start") \

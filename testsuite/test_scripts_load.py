@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from dtirec import accounting_errors, parse_kv, parse_merged_ts, parse_stats
-from guestlib import PRELUDE, STOP, start_stap
+from guestlib import PRELUDE, STOP, plain_setup, start_stap
 from harness.stap import staprun_cmd
 from test_tapset_guest import compile_for_test, wait_exit
 
@@ -182,12 +182,7 @@ def test_inject_every_probe_kind(dti_guest, stap, modules, kernel_symbols, kerne
         pytest.skip(f"kernel.function() needs the kernel's DWARF: "
                     f"apt-get install linux-image-{kernel.release}-dbg")
     mod = stap.compile(INJECT, name=f"inject_{kind}", args=[point, "ik", "5", "64"])
-    script = r"""
-        insmod $DTI_MODDIR/dti.ko
-        insmod $DTI_MODDIR/dti_plain.ko
-        P=/sys/kernel/debug/dti_plain/poke
-        C=/sys/kernel/debug/dti/ik
-    """ + f"""
+    script = plain_setup("ik") + f"""
         {staprun_cmd(mod, opts='-o /out/stap.txt')} &
         SP=$!
         n=0
