@@ -484,7 +484,7 @@ int __dti_set_level(struct dti_channel *ch, int level, int *old)
 	if (ch->dying)
 		return -ENODEV;
 	/* A level set by anyone ends a halt trigger (dti_ctl_halt_after()). */
-	cmpxchg(&ch->halt_state, DTI_HALT_ARMED, DTI_HALT_OFF);
+	dti_halt_disarm(ch);
 	if (level == DTI_LEVEL_DESTROY) {
 		WRITE_ONCE(ch->info->level, DTI_LEVEL_DESTROY);
 		dti_destroy_buffers(ch);

@@ -95,7 +95,7 @@ int dti_ctl_set_level(const char *name, int level)
 		ret = -ENOENT;
 		goto out_unlock;
 	}
-	cmpxchg(&ch->halt_state, DTI_HALT_ARMED, DTI_HALT_OFF);
+	dti_halt_disarm(ch);
 	old = xchg(&ch->info->level, level);
 	dti_probe_level(ch, old, level, DTI_SRC_CONTROL);
 	if (dti_ctl_buffers_stale(ch, level))
@@ -344,7 +344,7 @@ int dti_ctl_halt_after(const char *name, unsigned long count)
 {
 	struct dti_channel *ch;
 	unsigned int cpu;
-	int old, ret = 0;
+	int ret = 0;
 
 	if (!name || count > LONG_MAX)
 		return -EINVAL;
@@ -367,10 +367,8 @@ int dti_ctl_halt_after(const char *name, unsigned long count)
 	atomic_long_set(&ch->halt_done, 0);
 	/* A writer that sees the trigger armed sees its counts. */
 	smp_store_release(&ch->halt_state, DTI_HALT_ARMED);
-	if (!count) {
-		old = xchg(&ch->info->level, DTI_LEVEL_OFF);
-		dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_TRIGGER);
-	}
+	if (!count)
+		dti_halt_fire(ch);
 out_unlock:
 	rcu_read_unlock();
 	return ret;

@@ -171,6 +171,12 @@ static inline void dti_guard_exit(struct dti_info *info)
 	this_cpu_write(info->stats->busy, 0);
 }
 
+/* A level change ends an armed halt trigger (dti_ctl_halt_after()). */
+static inline void dti_halt_disarm(struct dti_channel *ch)
+{
+	cmpxchg(&ch->halt_state, DTI_HALT_ARMED, DTI_HALT_OFF);
+}
+
 /* dti_core.c */
 extern spinlock_t dti_list_lock;
 bool dti_level_valid(int level);
@@ -216,6 +222,7 @@ void dti_pending_unlock(struct dti_info *info, unsigned long flags)
 int dti_write_record(struct dti_info *info, int level, u8 flags,
 		     const void *buf, size_t len, unsigned long caller);
 size_t dti_max_payload(const struct dti_channel *ch);
+void dti_halt_fire(struct dti_channel *ch);
 void dti_write_exit(void);
 
 /* dti_ctl.c */

@@ -25,8 +25,8 @@
  *
  * Accounting (see struct dti_cpu_stats): a record that passed the level
  * check ends in exactly one of written, dropped, nested, nmi, lost,
- * unavailable and rejected on the CPU that handled it, and takes one
- * sequence number there.
+ * unavailable, rejected and halted on the CPU that handled it, and takes
+ * one sequence number there.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -370,13 +370,24 @@ static void *dti_lose(struct dti_info *info, struct dti_channel *ch,
 	return ERR_PTR(dti_losses[why].err);
 }
 
-/*
- * A halt trigger is armed: take one of the records it lets through.
- * Return: how many are left after this one, or -1 if there was none.
- */
-static long dti_halt_ticket(struct dti_channel *ch)
+/* Why a write that found its CPU busy with the same channel is refused. */
+static enum dti_loss dti_nested_loss(void)
 {
-	return atomic_long_dec_if_positive(&ch->halt_left);
+	return in_nmi() ? DTI_LOSS_NMI : DTI_LOSS_NESTED;
+}
+
+/**
+ * dti_halt_fire - a halt trigger let its last record through
+ * @ch: channel
+ *
+ * Switches the channel off and tells dti.level_change (source "trigger").
+ * Context: any, NMI included.
+ */
+void dti_halt_fire(struct dti_channel *ch)
+{
+	int old = xchg(&ch->info->level, DTI_LEVEL_OFF);
+
+	dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_TRIGGER);
 }
 
 /*
@@ -387,15 +398,12 @@ static long dti_halt_ticket(struct dti_channel *ch)
 static void dti_halt_account(struct dti_channel *ch, u64 seq)
 {
 	struct dti_trigger_cpu *t = this_cpu_ptr(ch->trigger);
-	int old;
 
 	if (!t->records++)
 		t->first_seq = seq;
 	t->last_seq = seq;
-	if (atomic_long_inc_return(&ch->halt_done) != ch->halt_count)
-		return;
-	old = xchg(&ch->info->level, DTI_LEVEL_OFF);
-	dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_TRIGGER);
+	if (atomic_long_inc_return(&ch->halt_done) == ch->halt_count)
+		dti_halt_fire(ch);
 }
 
 /**
@@ -429,7 +437,8 @@ static void *dti_store(struct dti_channel *ch, struct rchan *rchan,
 	if (unlikely(!buf))
 		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
 	if (unlikely(smp_load_acquire(&ch->halt_state) == DTI_HALT_ARMED)) {
-		left = dti_halt_ticket(ch);
+		/* Take one of the places the trigger has; -1 if none is left. */
+		left = atomic_long_dec_if_positive(&ch->halt_left);
 		if (left < 0)
 			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
 	}
@@ -555,21 +564,22 @@ static void *__dti_write(struct dti_info *info, const struct dti_meta *meta,
 static void *dti_write(struct dti_info *info, const struct dti_meta *meta,
 		       const void *payload, size_t len)
 {
+	enum dti_loss why;
 	void *data;
 
 	lockdep_assert_irqs_disabled();
-	if (unlikely(len > DTI_PAYLOAD_MAX))
-		return dti_lose(info, rcu_dereference_sched(info->chan), meta,
-				len, DTI_LOSS_TOO_BIG);
-	if (unlikely(meta->level < 0))
-		return dti_lose(info, rcu_dereference_sched(info->chan), meta,
-				len, DTI_LOSS_BAD_ARG);
-	if (unlikely(!dti_guard_enter(info)))
-		return dti_lose(info, rcu_dereference_sched(info->chan), meta,
-				len, in_nmi() ? DTI_LOSS_NMI : DTI_LOSS_NESTED);
-	data = __dti_write(info, meta, payload, len);
-	dti_guard_exit(info);
-	return data;
+	if (unlikely(len > DTI_PAYLOAD_MAX)) {
+		why = DTI_LOSS_TOO_BIG;
+	} else if (unlikely(meta->level < 0)) {
+		why = DTI_LOSS_BAD_ARG;
+	} else if (unlikely(!dti_guard_enter(info))) {
+		why = dti_nested_loss();
+	} else {
+		data = __dti_write(info, meta, payload, len);
+		dti_guard_exit(info);
+		return data;
+	}
+	return dti_lose(info, rcu_dereference_sched(info->chan), meta, len, why);
 }
 
 /**
@@ -810,8 +820,7 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 	text = dti_text_get();
 	if (unlikely(!text)) {
 		data = dti_lose(trace, rcu_dereference_sched(trace->chan),
-				&meta, 0, in_nmi() ? DTI_LOSS_NMI :
-						     DTI_LOSS_NESTED);
+				&meta, 0, dti_nested_loss());
 		goto out;
 	}
 	va_start(args, fmt);
