@@ -29,13 +29,15 @@ def out(res, *parts) -> str:
     return res.outdir.joinpath(*parts).read_text()
 
 
-def run_watch_under_flood(tapset_guest, stap, modules):
-    """30 s of records from a kthread, a timer and an hrtimer on each of 4
-    CPUs under dti_watch, compiled -DSTP_NO_OVERLOAD as the script's header
-    says for floods: with CPUs that do nothing but log, any per-record
-    handler takes more than the half of their cycles that SystemTap's
-    overload guard allows.  Returns the script's output, the flood's
-    result and the channel's stats."""
+def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
+    """dti_watch ends normally after 30 s of every CPU flooding a channel
+    from every context, with its summary, and never counts more than the
+    channel stored.  Its totals should equal the channel's written column
+    exactly; where they do not yet, the test reports XFAIL with the
+    figures (issue 16).  Compiled -DSTP_NO_OVERLOAD, as the script's
+    header says for floods: with CPUs that do nothing but log, any
+    per-record handler takes more than the half of their cycles that
+    SystemTap's overload guard allows."""
     dti_test = next(m for m in modules if m.name == "dti_test.ko")
     mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_flood",
                            opts=["-DSTP_NO_OVERLOAD", "-d", str(dti_test)])
@@ -54,16 +56,6 @@ def run_watch_under_flood(tapset_guest, stap, modules):
     totals: dict[int, int] = {}
     for m in re.finditer(r"^total channel=wl cpu=(\d+) level=\d+ records=(\d+) ", text, re.M):
         totals[int(m[1])] = totals.get(int(m[1]), 0) + int(m[2])
-    return text, r, st, totals
-
-
-def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
-    """dti_watch ends normally after 30 s of every CPU flooding a channel
-    from every context, with its summary, and never counts more than the
-    channel stored.  Its totals should equal the channel's written column
-    exactly; where they do not yet, the test reports XFAIL with the
-    figures (issue 16)."""
-    text, r, st, totals = run_watch_under_flood(tapset_guest, stap, modules)
     assert "=== dti_watch summary" in text, text[-2000:]
     assert all(int(r[k]) > 0 for k in ("process", "softirq", "hardirq")), r
     assert st["total"]["written"] == int(r["stored"]) == int(r["calls"])
