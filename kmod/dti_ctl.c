@@ -289,7 +289,8 @@ EXPORT_SYMBOL_GPL(dti_ctl_create);
  * dti_ctl_release - give up the channels @owner created
  * @owner: the cookie given to dti_ctl_create()
  *
- * The channels are switched off and stay, with their records, so they
+ * The channels are switched off, ending any halt trigger (as every level
+ * change does), and stay, with their records, so they
  * can still be read after their creator (a SystemTap script, say) has
  * gone; dti_ctl_create() with the same name takes one over again.  They
  * are freed when dti.ko is unloaded.
@@ -309,6 +310,7 @@ int dti_ctl_release(const void *owner)
 		if (!ch->owned || READ_ONCE(ch->hidden) ||
 		    cmpxchg(&ch->owner, owner, NULL) != owner)
 			continue;
+		dti_halt_disarm(ch);
 		old = xchg(&ch->info->level, DTI_LEVEL_OFF);
 		dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_CONTROL);
 		n++;

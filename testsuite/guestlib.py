@@ -93,7 +93,7 @@ WARM = 'probe dti.printk { if (channel == "stapwarm") printf("WARM %d\\n", seq) 
 
 
 def start_stap(mod, out_file: str, ready: str = "^READY", params: str = "",
-               warm: bool = True) -> str:
+               warm: bool = True, err_file: str = "") -> str:
     """Guest shell (after PRELUDE): run the compiled SystemTap module `mod`
     in the background writing `out_file` ($SP is staprun's pid), with
     module parameters `params` (-G globals), and wait until its begin
@@ -103,7 +103,7 @@ def start_stap(mod, out_file: str, ready: str = "^READY", params: str = "",
     script's WARM probe (compile with -E WARM) reports it."""
     from harness.stap import staprun_cmd
     sh = f"""
-{staprun_cmd(mod, *params.split(), opts=f'-o {out_file}')} &
+{staprun_cmd(mod, *params.split(), opts=f'-o {out_file}')}{' 2>' + err_file if err_file else ''} &
 SP=$!
 n=0
 until grep -q '{ready}' {out_file} 2>/dev/null; do

@@ -162,3 +162,29 @@ def test_level_changes_by_name_race_destroy_and_recreate(dti_guest):
         assert texts(res, "s", "merged")[-1] == "final 0"
     else:
         assert "trace0" not in files or level == -1
+
+
+def test_release_ends_a_halt_trigger(dti_guest):
+    """dti_ctl_release() is a level change: it ends an armed halt trigger,
+    so the trigger can be armed again at once, and a script that takes
+    the channel over logs without limit."""
+    res = dti_guest.run(PRELUDE + """
+        ctl ctl_create hr 7 0 process 32768
+        ctl ctl_halt hr 3
+        try ctl_halt hr 3 > /out/busy
+        ctl ctl_log hr 3 2 0 process before
+        ctl ctl_release
+        try ctl_halt hr 3 > /out/rearm
+        ctl ctl_create hr 7 0 process 32768
+        ctl ctl_log hr 3 5 0 process after
+        cat $T > /out/after
+        snap hr s
+    """, smp=2).check()
+    assert parse_kv(out(res, "busy"))["ret"] == "-16"          # -EBUSY: armed
+    assert parse_kv(out(res, "rearm"))["ret"] == "0"
+    assert parse_kv(out(res, "after"))["stored"] == "5"
+    assert texts(res, "s", "merged") == [
+        "before 0", "before 1", *(f"after {i}" for i in range(5))]
+    st = parse_stats(out(res, "s", "stats"))
+    assert st["total"]["halted"] == 0 and st["total"]["written"] == 7
+    assert out(res, "s", "level") == "7\n"

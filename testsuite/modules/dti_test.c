@@ -32,6 +32,7 @@
  *   ctl_create NAME LEVEL CPU CTX SIZE    dti_ctl_create(), owned by dti_test
  *   ctl_get NAME                          dti_ctl_get_level() -> "level=N"
  *   ctl_release                           dti_ctl_release() -> "released=N"
+ *   ctl_halt NAME COUNT                   dti_ctl_halt_after()
  *   badlen NAME LEN                       dti_event_raw(), dti_reserve_raw()
  *                                         and dti_ctl_log() with lengths
  *                                         SIZE_MAX, (size_t)-EINVAL,
@@ -1163,6 +1164,11 @@ static int dtt_execute(char **argv, int argc)
 		scnprintf(dtt_result, sizeof(dtt_result), "ret=0 released=%d\n",
 			  ret);
 		return ret < 0 ? ret : 0;
+	}
+	if (!strcmp(argv[0], "ctl_halt") && argc == 3) {
+		ret = kstrtouint(argv[2], 0, &count);
+		return ret ? ret : dti_ctl_halt_after(dtt_name_arg(argv[1]),
+						      count);
 	}
 	if (!strcmp(argv[0], "ctl_get") && argc == 2) {
 		ret = dti_ctl_get_level(dtt_name_arg(argv[1]), &level);
