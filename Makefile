@@ -44,6 +44,13 @@ check: deps
 	$(MAKE) --no-print-directory -C runtime check
 	cd testsuite && $(PYTEST) -q $(PYTEST_ARGS)
 
+# Tests that need the guest kernel's DWARF (a kernel.function() probe):
+# installs Debian's linux-image-KVER-dbg (about 860 MB, several GB
+# unpacked), so CI does not run it.
+check-kdebug: deps
+	.ci/install-deps linux-image-$(KVER)-dbg
+	cd testsuite && $(PYTEST) -q -k kernel_function test_scripts_load.py
+
 clean:
 	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) clean; done
 	$(MAKE) -C runtime clean
@@ -65,4 +72,4 @@ install: modules runtime
 	install -D -m 755 scripts/dti-stap $(DESTDIR)$(PREFIX)/bin/dti-stap
 	install -m 755 scripts/*.stp $(DESTDIR)$(PREFIX)/share/dti/
 
-.PHONY: all modules runtime deps lint demo check clean install
+.PHONY: all modules runtime deps lint demo check check-kdebug clean install
