@@ -114,7 +114,7 @@ done
 """
     if warm:
         sh += f"""
-ctl register stapwarm 16384 7
+[ -d $D/stapwarm ] || ctl register stapwarm 16384 7
 until grep -q '^WARM ' {out_file} 2>/dev/null; do
     n=$((n + 1)); [ $n -lt 600 ] || {{ echo "probes never fired" >&2; exit 9; }}
     ctl printk stapwarm 0 1 -1 process warm

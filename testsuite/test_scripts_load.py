@@ -73,6 +73,41 @@ def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
     assert totals == exact, (totals, exact, out(res, "watch.err"))
 
 
+def test_watch_stops_while_every_cpu_floods(tapset_guest, stap, modules):
+    """Stopping dti_watch (Ctrl-C) while every CPU floods from every
+    context: SystemTap removes its probes under load and the tapset drops
+    its listener; the kernel stays up, the script prints its summary, and
+    the flood's records are all stored."""
+    mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_flood",
+                           opts=["-DSTP_NO_OVERLOAD", "-d",
+                                 str(next(m for m in modules if m.name == "dti_test.ko"))])
+    script = PRELUDE + "ctl register ws 262144 7\n"
+    for i in range(3):
+        script += start_stap(mod, f"/out/watch{i}.txt", ready="dti_watch: watching",
+                             params="quiet=1") + f"""
+        echo "floodctx ws 4000" > $T &
+        FP=$!
+        sleep 2
+        kill -INT $SP
+        wait $SP || true
+        wait $FP
+        cat $T > /out/flood{i}
+        # The listener is dropped by a work item, shortly after the end probe.
+        n=0; until grep -q N /sys/module/dti/parameters/probe_stored || [ $n -ge 50 ]; do
+            sleep 0.1; n=$((n + 1)); done
+        cat /sys/module/dti/parameters/probe_stored > /out/listen{i}
+    """
+    script += "snap ws s\n"
+    res = tapset_guest.run(script, smp=4, timeout=900,
+                           extra_files=stap.guest_files(mod)).check()
+    for i in range(3):
+        assert "=== dti_watch summary" in out(res, f"watch{i}.txt")
+        r = parse_kv(out(res, f"flood{i}"))
+        assert int(r["stored"]) == int(r["calls"]) > 0, r
+        assert out(res, f"listen{i}") == "N\n"
+    assert not accounting_errors(parse_stats(out(res, "s", "stats")))
+
+
 def test_freeze_is_exact_while_every_cpu_floods(tapset_guest, stap, dti_tool):
     """dti_freeze CH REGEX 50 while 4 CPUs flood: exactly 50 records follow
     the match, nothing is stored after the halt, and the per-CPU report

@@ -169,66 +169,38 @@ def test_copy_is_patched_and_reused(rig):
     assert not list(rig.cache.glob(".runtime-*"))
 
 
-# Enough of SystemTap 4.8's transport.c: a forward declaration, the control
-# timer that holds the probe context with interrupts on, and what follows.
-CTL_TIMER_C = """\
-static void _stp_ctl_work_callback(stp_timer_callback_parameter_t unused);
-static void _stp_ctl_work_callback(stp_timer_callback_parameter_t unused)
-{
-\tint do_io = 0;
-\tunsigned long flags;
-\tstruct context* __restrict__ c = NULL;
-
-\t/* Prevent probe reentrancy while grabbing probe-used locks.  */
-\tc = _stp_runtime_entryfn_get_context();
-
-\tstp_spin_lock_irqsave(&_stp_ctl_ready_lock, flags);
-\tif (!list_empty(&_stp_ctl_ready_q))
-\t\tdo_io = 1;
-\tstp_spin_unlock_irqrestore(&_stp_ctl_ready_lock, flags);
-
-\t_stp_runtime_entryfn_put_context(c);
-
-\tif (do_io)
-\t\twake_up_interruptible(&_stp_ctl_wq);
-}
-
-static void other(void)
-{
-\tc = _stp_runtime_entryfn_get_context();
-\t_stp_runtime_entryfn_put_context(c);
-}
-"""
+# SystemTap 4.8's own probe context functions, which the context fix patches.
+STOCK = Path("/usr/share/systemtap/runtime")
+CTX_FILES = ("linux/runtime_context.h", "common_probe_context.h")
 
 
-def test_ctl_timer_holds_the_context_with_interrupts_off(rig):
-    """On any kernel (old: no task_work fix) the copy's control timer saves
-    and restores interrupts in a variable of its own around the context
-    hold; the rest of transport.c is unchanged."""
-    (rig.runtime / "transport/transport.c").write_text(CTL_TIMER_C)
+def test_context_is_held_with_interrupts_off(rig):
+    """On any kernel (old: no task_work fix) the copy's probe context
+    functions save interrupts in the context and restore them on release;
+    where the kernel needs the task_work fix too, another copy has both.
+    A runtime the patch does not apply to, or DTI_STAP_CTX_FIX=no: the
+    stock runtime."""
+    if not all((STOCK / f).is_file() for f in CTX_FILES):
+        pytest.skip("SystemTap 4.8's runtime is not installed")
+    for f in CTX_FILES:
+        (rig.runtime / f).parent.mkdir(parents=True, exist_ok=True)
+        (rig.runtime / f).write_text((STOCK / f).read_text())
     d = rig.run("--runtime-dir", "-r", rig.k["old"]).stdout.strip()
     assert d.startswith(str(rig.cache) + "/")
-    got = (Path(d) / "transport/transport.c").read_text()
-    want = CTL_TIMER_C.replace(
-        "{\n\tint do_io", "{\n\tunsigned long dti_irqflags;\n\tint do_io").replace(
-        "\tc = _stp_runtime_entryfn_get_context();\n\n\tstp_spin",
-        "\tlocal_irq_save(dti_irqflags);\n\tc = _stp_runtime_entryfn_get_context();\n\n\tstp_spin").replace(
-        "\t_stp_runtime_entryfn_put_context(c);\n\n\tif (do_io)",
-        "\t_stp_runtime_entryfn_put_context(c);\n\tlocal_irq_restore(dti_irqflags);\n\n\tif (do_io)")
-    assert want != CTL_TIMER_C and got == want
+    ctx = (Path(d) / "linux/runtime_context.h").read_text()
+    assert "local_irq_save(flags);" in ctx and "c->dti_irqflags = flags;" in ctx
+    assert "local_irq_restore(flags);" in ctx.split("_stp_runtime_entryfn_put_context")[1]
+    assert "unsigned long dti_irqflags;" in (Path(d) / "common_probe_context.h").read_text()
     fixed = (Path(d) / ".dti-fixed").read_text()
-    assert "_stp_ctl_work_callback" in fixed and "task_work" not in fixed
-    assert TASK_WORK_C == (Path(d) / "stp_task_work.c").read_text()
-    # Both fixes where the kernel needs the task_work one too: another copy.
+    assert "interrupts off" in fixed and "task_work" not in fixed
+    assert (Path(d) / "stp_task_work.c").read_text() == TASK_WORK_C
     both = rig.run("--runtime-dir", "-r", rig.k["new"]).stdout.strip()
     assert both != d
-    assert (Path(both) / "transport/transport.c").read_text() == want
+    assert (Path(both) / "linux/runtime_context.h").read_text() == ctx
     assert "task_work_cancel_func(task, func)" in (Path(both) / "stp_task_work.c").read_text()
-    # A runtime that already disables interrupts there, or DTI_STAP_CTL_FIX=no:
-    # the stock runtime.
     assert rig.run("--runtime-dir", "-r", rig.k["old"],
-                   DTI_STAP_CTL_FIX="no").stdout.strip() == str(rig.runtime)
-    (rig.runtime / "transport/transport.c").write_text(want)
+                   DTI_STAP_CTX_FIX="no").stdout.strip() == str(rig.runtime)
+    (rig.runtime / CTX_FILES[0]).write_text(ctx)          # fixed already
     assert rig.run("--runtime-dir", "-r", rig.k["old"]).stdout.strip() == str(rig.runtime)
 
 
