@@ -210,6 +210,7 @@ int dti_parse_level(const char *buf, int *level);
 void dti_create_work(struct work_struct *work);
 
 /* dti_write.c */
+void dti_write_exit(void);
 void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec);
 void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
 		    size_t len, int err, const char *reason);
@@ -223,7 +224,6 @@ int dti_write_record(struct dti_info *info, int level, u8 flags,
 		     const void *buf, size_t len, unsigned long caller);
 size_t dti_max_payload(const struct dti_channel *ch);
 void dti_halt_fire(struct dti_channel *ch);
-void dti_write_exit(void);
 
 /* dti_ctl.c */
 void dti_ctl_free_owned(struct dti_channel *ch);

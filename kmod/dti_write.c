@@ -206,8 +206,10 @@ const struct rchan_callbacks dti_relay_callbacks = {
  * @rec: the record, header and payload complete (for a record from
  *	 dti_reserve_raw() the payload is not written yet)
  *
- * Does nothing; tapset/dti.stp probes it to see every record.  It runs
- * under the channel's write guard on this CPU: a record the probe logs to
+ * Does nothing; tapset/dti.stp probes it to see every record.  Called
+ * only while someone listens (dti_ctl_probe_stored(), or the
+ * probe_stored parameter).  It runs under the channel's write guard on
+ * this CPU: a record the probe logs to
  * the same channel is refused as nested, to any other channel is stored.
  * Context: interrupts disabled; any context, NMI included.
  */
@@ -237,45 +239,99 @@ DTI_PROBE_POINT void dti_probe_lost(struct dti_channel *ch,
 	barrier();
 }
 
+/*
+ * Probe points behind static keys: with nothing listening, the hot path
+ * makes no call.  A key is on while its module parameter forces it or a
+ * listener holds it (dti_ctl_probe_stored(), for the tapset's lifetime).
+ * Switching a static key patches code and sleeps, so every change is
+ * carried out by a work item that reads the state afresh, queued through
+ * an irq_work from any context; the last change always has a run after
+ * it, so the key ends as the state says.
+ */
+struct dti_probe_switch {
+	struct static_key_false *key;
+	bool forced;
+	atomic_t listeners;
+	struct irq_work kick;
+	struct work_struct work;
+};
+
+static void dti_probe_switch_work(struct work_struct *work)
+{
+	struct dti_probe_switch *sw =
+		container_of(work, struct dti_probe_switch, work);
+
+	if (READ_ONCE(sw->forced) || atomic_read(&sw->listeners) > 0)
+		static_branch_enable(sw->key);
+	else
+		static_branch_disable(sw->key);
+}
+
+static void dti_probe_switch_kick(struct irq_work *kick)
+{
+	struct dti_probe_switch *sw =
+		container_of(kick, struct dti_probe_switch, kick);
+
+	schedule_work(&sw->work);
+}
+
+#define DEFINE_DTI_PROBE_SWITCH(_name, _key)				\
+	static struct dti_probe_switch _name = {			\
+		.key = &(_key),						\
+		.listeners = ATOMIC_INIT(0),				\
+		.kick = IRQ_WORK_INIT(dti_probe_switch_kick),		\
+		.work = __WORK_INITIALIZER((_name).work,		\
+					   dti_probe_switch_work),	\
+	}
+
 DEFINE_STATIC_KEY_FALSE(dti_filtered_probe_key);
 EXPORT_SYMBOL_GPL(dti_filtered_probe_key);
+static DEFINE_STATIC_KEY_FALSE(dti_stored_probe_key);
 
-static int dti_probe_filtered_set(const char *val,
-				  const struct kernel_param *kp)
+DEFINE_DTI_PROBE_SWITCH(dti_filtered_switch, dti_filtered_probe_key);
+DEFINE_DTI_PROBE_SWITCH(dti_stored_switch, dti_stored_probe_key);
+
+/* Context: any, NMI included. */
+static void dti_probe_switch_request(struct dti_probe_switch *sw)
 {
+	irq_work_queue(&sw->kick);
+}
+
+/* A module parameter's write: switch now.  Context: process. */
+static int dti_probe_switch_param_set(const char *val,
+				      const struct kernel_param *kp)
+{
+	struct dti_probe_switch *sw = kp->arg;
 	bool on;
 	int ret = kstrtobool(val, &on);
 
 	if (ret)
 		return ret;
-	if (on)
-		static_branch_enable(&dti_filtered_probe_key);
-	else
-		static_branch_disable(&dti_filtered_probe_key);
+	WRITE_ONCE(sw->forced, on);
+	schedule_work(&sw->work);
+	flush_work(&sw->work);
 	return 0;
 }
 
-/*
- * dti_ctl_probe_filtered(): switching a static key patches code and
- * sleeps, so a request from any context is carried out by a work item,
- * queued through an irq_work.
- */
-static bool dti_probe_filtered_want;
-
-static void dti_probe_filtered_switch(struct work_struct *work)
+static int dti_probe_switch_param_get(char *buf, const struct kernel_param *kp)
 {
-	if (READ_ONCE(dti_probe_filtered_want))
-		static_branch_enable(&dti_filtered_probe_key);
-	else
-		static_branch_disable(&dti_filtered_probe_key);
-}
-static DECLARE_WORK(dti_probe_filtered_work, dti_probe_filtered_switch);
+	struct dti_probe_switch *sw = kp->arg;
 
-static void dti_probe_filtered_kick_fn(struct irq_work *kick)
-{
-	schedule_work(&dti_probe_filtered_work);
+	return sysfs_emit(buf, "%c\n", static_key_enabled(sw->key) ? 'Y' : 'N');
 }
-static DEFINE_IRQ_WORK(dti_probe_filtered_kick, dti_probe_filtered_kick_fn);
+
+static const struct kernel_param_ops dti_probe_switch_ops = {
+	.set = dti_probe_switch_param_set,
+	.get = dti_probe_switch_param_get,
+};
+module_param_cb(probe_filtered, &dti_probe_switch_ops, &dti_filtered_switch,
+		0644);
+MODULE_PARM_DESC(probe_filtered,
+		 "call dti_probe_filtered() for records refused by level (for SystemTap)");
+module_param_cb(probe_stored, &dti_probe_switch_ops, &dti_stored_switch,
+		0644);
+MODULE_PARM_DESC(probe_stored,
+		 "call dti_probe_stored() for every stored record even with no SystemTap script listening (for perf probe, bpftrace, kprobes)");
 
 /**
  * dti_ctl_probe_filtered - switch the probe_filtered parameter
@@ -289,34 +345,46 @@ static DEFINE_IRQ_WORK(dti_probe_filtered_kick, dti_probe_filtered_kick_fn);
  */
 int dti_ctl_probe_filtered(bool on)
 {
-	WRITE_ONCE(dti_probe_filtered_want, on);
-	irq_work_queue(&dti_probe_filtered_kick);
+	WRITE_ONCE(dti_filtered_switch.forced, on);
+	dti_probe_switch_request(&dti_filtered_switch);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(dti_ctl_probe_filtered);
 
 /**
- * dti_write_exit - wait for a pending dti_ctl_probe_filtered() switch
+ * dti_ctl_probe_stored - start or stop listening to stored records
+ * @on: true to add a listener, false to drop one
+ *
+ * dti_probe_stored() is called for every stored record while at least
+ * one listener is held or the probe_stored parameter is set; otherwise
+ * the write path makes no call.  tapset/dti.stp holds a listener from a
+ * script's first begin probe to its last end (or error) probe, so a
+ * script sees records shortly after it starts.  Calls must pair.
+ *
+ * Context: any, NMI included; the switch happens shortly after the call.
+ * Return: 0, or -EINVAL for a drop with no listener held.
+ */
+int dti_ctl_probe_stored(bool on)
+{
+	if (on)
+		atomic_inc(&dti_stored_switch.listeners);
+	else if (atomic_add_unless(&dti_stored_switch.listeners, -1, 0) == 0)
+		return -EINVAL;
+	dti_probe_switch_request(&dti_stored_switch);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_probe_stored);
+
+/**
+ * dti_write_exit - wait for pending probe switches
  */
 void dti_write_exit(void)
 {
-	irq_work_sync(&dti_probe_filtered_kick);
-	cancel_work_sync(&dti_probe_filtered_work);
+	irq_work_sync(&dti_filtered_switch.kick);
+	irq_work_sync(&dti_stored_switch.kick);
+	cancel_work_sync(&dti_filtered_switch.work);
+	cancel_work_sync(&dti_stored_switch.work);
 }
-
-static int dti_probe_filtered_get(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%c\n",
-			  static_key_enabled(&dti_filtered_probe_key) ? 'Y' : 'N');
-}
-
-static const struct kernel_param_ops dti_probe_filtered_ops = {
-	.set = dti_probe_filtered_set,
-	.get = dti_probe_filtered_get,
-};
-module_param_cb(probe_filtered, &dti_probe_filtered_ops, NULL, 0644);
-MODULE_PARM_DESC(probe_filtered,
-		 "call dti_probe_filtered() for records refused by level (for SystemTap)");
 
 /**
  * dti_probe_filtered - probe point: a record was refused by the level
@@ -406,6 +474,26 @@ static void dti_halt_account(struct dti_channel *ch, u64 seq)
 		dti_halt_fire(ch);
 }
 
+/*
+ * relay_reserve() on a buffer the caller already holds: with interrupts
+ * off on its CPU there is no need to look the per-CPU buffer up again,
+ * nor to disable preemption around it as relay_reserve() does.
+ */
+static inline void *dti_relay_reserve(struct rchan *rchan,
+				      struct rchan_buf *buf, size_t length)
+{
+	void *reserved;
+
+	if (unlikely(buf->offset + length > rchan->subbuf_size)) {
+		length = relay_switch_subbuf(buf, length);
+		if (!length)
+			return NULL;
+	}
+	reserved = buf->data + buf->offset;
+	buf->offset += length;
+	return reserved;
+}
+
 /**
  * dti_store - store a record in the local CPU's relay buffer
  * @ch: channel
@@ -423,9 +511,10 @@ static void dti_halt_account(struct dti_channel *ch, u64 seq)
  * Context: interrupts disabled, the channel's write guard held.
  * Return: the payload area, or an ERR_PTR() from dti_lose().
  */
-static void *dti_store(struct dti_channel *ch, struct rchan *rchan,
-		       const struct dti_meta *meta, const void *payload,
-		       size_t len)
+static __always_inline void *dti_store(struct dti_channel *ch,
+				       struct rchan *rchan,
+				       const struct dti_meta *meta,
+				       const void *payload, size_t len)
 {
 	struct dti_info *info = ch->info;
 	struct rchan_buf *buf;
@@ -442,7 +531,7 @@ static void *dti_store(struct dti_channel *ch, struct rchan *rchan,
 		if (left < 0)
 			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
 	}
-	rec = relay_reserve(rchan, DTI_RECORD_SIZE(len));
+	rec = dti_relay_reserve(rchan, buf, DTI_RECORD_SIZE(len));
 	if (unlikely(!rec)) {
 		/* Nothing was stored: the place goes back to the trigger. */
 		if (left >= 0)
@@ -455,7 +544,8 @@ static void *dti_store(struct dti_channel *ch, struct rchan *rchan,
 	this_cpu_inc(info->stats->written);
 	if (payload)
 		memcpy(rec + 1, payload, len);
-	dti_probe_stored(ch, rec);
+	if (static_branch_unlikely(&dti_stored_probe_key))
+		dti_probe_stored(ch, rec);
 	if (unlikely(left >= 0))
 		dti_halt_account(ch, seq);
 	return rec + 1;

@@ -125,6 +125,58 @@ def test_record_sees_exactly_what_the_buffers_hold(tapset_guest, stap):
         [("rc", "1", "60000", "-90", "too big")]
 
 
+PROBE_STORED = "/sys/module/dti/parameters/probe_stored"
+RAW_STORED_STP = """
+probe begin { printf("READY\\n") }
+probe module("dti").function("dti_probe_stored")
+{
+	printf("HIT %s", kernel_string_n($rec + $rec->hdr_len, $rec->len))
+}
+"""
+
+
+def test_probe_point_is_called_only_while_someone_listens(tapset_guest, stap):
+    """With no listener, the write path makes no call to dti_probe_stored():
+    a raw probe on it (a script that does not use the tapset) sees records
+    only while dti.ko's probe_stored parameter is set.  A script that uses
+    the tapset holds a listener from before its begin probes to after its
+    end probes."""
+    raw = stap.compile(RAW_STORED_STP, name="raw_stored")
+    mod = compile_for_test(stap, RECORDS_STP, "records", opts=BIG)
+    script = PRELUDE + f"""
+        cat {PROBE_STORED} > /out/before
+        ctl register ls 65536 7
+    """ + start_stap(raw, "/out/raw.txt", "READY", warm=False) + f"""
+        echo 1 > {PROBE_STORED}
+        n=0
+        until grep -q '^HIT on' /out/raw.txt; do
+            n=$((n + 1)); [ $n -lt 600 ] || {{ echo "raw probe never fired" >&2; exit 9; }}
+            ctl printk ls 3 1 0 process on
+            sleep 0.1
+        done
+        echo 0 > {PROBE_STORED}
+        for cpu in 0 1; do
+            ctl printk ls 3 5 $cpu process off$cpu
+            ctl printk ls 3 5 $cpu hardirq off$cpu
+        done
+        sleep 0.5
+    """ + STOP + start_stap(mod, "/out/stap.txt", "READY") + f"""
+        cat {PROBE_STORED} > /out/during
+    """ + STOP + f"""
+        n=0; until grep -q N {PROBE_STORED} || [ $n -ge 50 ]; do sleep 0.1; n=$((n + 1)); done
+        cat {PROBE_STORED} > /out/after
+        snap ls s
+    """
+    res = tapset_guest.run(script, smp=2,
+                           extra_files=stap.guest_files(raw, mod)).check()
+    hits = [x for x in (res.outdir / "raw.txt").read_text().splitlines() if x.startswith("HIT ")]
+    assert hits and all(x == "HIT on 0" for x in hits), hits
+    merged = (res.outdir / "s" / "merged").read_text().splitlines()
+    assert merged.count("off0 0") == 2 and merged.count("off1 4") == 2, merged
+    assert [(res.outdir / f).read_text() for f in ("before", "during", "after")] == \
+        ["N\n", "Y\n", "N\n"]
+
+
 def test_level_change_sources(tapset_guest, stap):
     """dti.register, dti.level_change and dti.unregister, and who changed
     the level: registration, a kernel call or the level file.  A failed

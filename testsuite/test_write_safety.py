@@ -76,7 +76,9 @@ def test_kprobes_inside_the_write_path_log_to_the_same_channel(dti_guest):
     """kprobes on relay's sub-buffer switch, DTI's sub-buffer callback, the
     strscpy() of the sub-buffer header and the stored-record probe point log
     to the channel being written, while every CPU floods it and it wraps."""
-    res = dti_guest.run(PRELUDE + "ctl register_sub ns 4096 4 7 0\n" +
+    # dti_probe_stored() is called only while someone listens.
+    res = dti_guest.run(PRELUDE + "echo 1 > /sys/module/dti/parameters/probe_stored\n"
+                        "ctl register_sub ns 4096 4 7 0\n" +
                         flood_reading("ns", "nest ns 1500", 20) +
                         "snap ns final\nrawsnap ns raw\n", smp=2, timeout=900).check()
     r = parse_kv(out(res, "result"))
@@ -116,6 +118,7 @@ def test_nmi_records_are_stored_unless_they_interrupt_a_writer(dti_guest):
     stored; one from an NMI sent from inside a write of the same channel
     is refused and counted as nmi, and the outer record is intact."""
     res = dti_guest.run(PRELUDE + """
+        echo 1 > /sys/module/dti/parameters/probe_stored
         ctl register nm 65536 7
         ctl nmi nm 40
         cat $T > /out/result

@@ -182,6 +182,7 @@ int dti_ctl_trigger_cpu(const char *name, unsigned int cpu, u64 *first_seq,
 			u64 *last_seq, u64 *records);
 long dti_ctl_trigger_left(const char *name);
 int dti_ctl_probe_filtered(bool on);
+int dti_ctl_probe_stored(bool on);
 
 __printf(3, 4)
 int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...);
