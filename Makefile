@@ -11,6 +11,9 @@
 #                 /lib/modules/KVER/extra (+ depmod), the SystemTap tapset
 #                 where stap finds it, dti-stap and the scripts
 #                 (DESTDIR, PREFIX, STAP_TAPSET_DIR respected)
+#   make bench    boot the guest 5 times and measure DTI's cost per call
+#                 beside raw relay, ftrace and printk (bench/run.py: table
+#                 on stdout, JSON and PNG in bench/results/)
 #   make clean
 
 PYTHON  ?= /usr/bin/python3
@@ -51,6 +54,9 @@ check-kdebug: deps
 	.ci/install-deps linux-image-$(KVER)-dbg
 	cd testsuite && $(PYTEST) -q -k kernel_function test_scripts_load.py
 
+bench: deps
+	$(MAKE) -C bench PYTHON=$(PYTHON)
+
 clean:
 	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) clean; done
 	$(MAKE) -C runtime clean
@@ -72,4 +78,4 @@ install: modules runtime
 	install -D -m 755 scripts/dti-stap $(DESTDIR)$(PREFIX)/bin/dti-stap
 	install -m 755 scripts/*.stp $(DESTDIR)$(PREFIX)/share/dti/
 
-.PHONY: all modules runtime deps lint demo check check-kdebug clean install
+.PHONY: all modules runtime deps lint demo check check-kdebug bench clean install

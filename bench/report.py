@@ -1,0 +1,335 @@
+"""Summaries, JSON, gnuplot chart and Markdown table of bench/run.py.
+
+Every ratio is computed within one boot, from figures measured minutes
+apart on the same guest; what is reported is its minimum, median and
+maximum over the boots.  A case's figure in a boot is the mean over the
+guest's CPUs of the per-CPU median time per call.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+from pathlib import Path
+
+# (numerator, denominator, comparison, goal) of issue 17's goals.
+GOALS = [
+    ("dti_event64", "relay64", "<=", 1.3),
+    ("dti_event64", "trace_event64", "<=", 1.0),
+    ("dti_printk", "trace_array_printk", "<=", 1.0),
+    ("dti_filtered", "empty_call", "<=", 1.0),
+    ("tput:all", "tput:1", ">=", 1.8),
+]
+# Further ratios, no goal: the other payload sizes and other neighbours.
+OTHER_RATIOS = [
+    ("dti_event16", "relay16"),
+    ("dti_event256", "relay256"),
+    ("dti_event16", "trace_event16"),
+    ("dti_event256", "trace_event256"),
+    ("dti_event64", "relay64_var"),
+    ("relay64_var", "relay64"),
+    ("dti_reserve64", "relay64"),
+    ("dti_reserve64", "dti_event64"),
+    ("dti_printk", "printk"),
+    ("trace_array_printk", "printk"),
+    ("trace_event64", "relay64"),
+    ("relay64", "empty_call"),
+]
+
+
+def _case_value(cpus: dict, key: str) -> float:
+    return statistics.fmean(d[key] for d in cpus.values())
+
+
+def _boot_value(b: dict, name: str) -> float:
+    """A case's figure in one boot; "tput:N" is records/s with N writers."""
+    if name.startswith("tput:"):
+        t = b["tput"]
+        n = max(t) if name == "tput:all" else int(name[5:])
+        return t[n]["per_sec"]
+    return _case_value(b["cases"][name], "median_ns")
+
+
+def _spread(values: list[float]) -> dict:
+    return {"min": min(values), "median": statistics.median(values),
+            "max": max(values), "per_boot": values}
+
+
+def _label(num: str, den: str, smp: int) -> str:
+    if num.startswith("tput:"):
+        return f"throughput {smp} writers / 1 writer"
+    return f"{num} / {den}"
+
+
+def _icount_ratio(data: dict, num: str, den: str) -> float | None:
+    ic = (data.get("icount") or {}).get("cases")
+    if not ic or num not in ic or den not in ic or not ic[den]["insns_median"]:
+        return None
+    return ic[num]["insns_median"] / ic[den]["insns_median"]
+
+
+def _ratio(data: dict, num: str, den: str) -> dict:
+    vals = [_boot_value(b, num) / _boot_value(b, den) for b in data["boots"]]
+    return {"num": num, "den": den, **_spread(vals),
+            "label": _label(num, den, data["args"]["smp"]),
+            "insns_ratio": _icount_ratio(data, num, den)}
+
+
+def _holds(r: dict, op: str, goal: float) -> str:
+    ok = [(v <= goal) if op == "<=" else (v >= goal) for v in r["per_boot"]]
+    if all(ok):
+        return "yes"
+    if not any(ok):
+        return "no"
+    return f"in {sum(ok)} of {len(ok)} boots"
+
+
+def _cases(data: dict) -> dict:
+    """Per case: medians over boots of the per-boot figures."""
+    out = {}
+    for case in data["cases"]:
+        per_boot = [b["cases"][case] for b in data["boots"]]
+        cpus = sorted(per_boot[0])
+        out[case] = {
+            "median_ns": statistics.median(_case_value(c, "median_ns") for c in per_boot),
+            "p99_ns": statistics.median(_case_value(c, "p99_ns") for c in per_boot),
+            "median_ns_min": min(_case_value(c, "median_ns") for c in per_boot),
+            "median_ns_max": max(_case_value(c, "median_ns") for c in per_boot),
+            "per_cpu_median_ns": {cpu: statistics.median(c[cpu]["median_ns"]
+                                                         for c in per_boot)
+                                  for cpu in cpus},
+        }
+    return out
+
+
+def _probe(data: dict) -> dict | None:
+    p = data.get("probe") or {}
+    ph = p.get("phases")
+    if not ph:
+        return None
+    val = {k: statistics.fmean(d["median_ns"] for d in v) for k, v in ph.items()}
+    return {"median_ns": val, "attached_over_before": val["attached"] / val["before"],
+            "after_over_before": val["after"] / val["before"],
+            "probe_records": p.get("probe_records")}
+
+
+def summarise(data: dict) -> dict:
+    goals = []
+    for num, den, op, goal in GOALS:
+        r = _ratio(data, num, den)
+        r.update(op=op, goal=goal, holds=_holds(r, op, goal))
+        goals.append(r)
+    tput = {n: {k: statistics.median(b["tput"][n][k] for b in data["boots"])
+                for k in ("per_sec", "sum_per_sec")}
+            for n in data["boots"][0]["tput"]}
+    return {"goals": goals,
+            "other_ratios": [_ratio(data, n, d) for n, d in OTHER_RATIOS],
+            "cases": _cases(data), "tput_per_sec": tput, "probe": _probe(data)}
+
+
+# ---------------------------------------------------------------- chart
+
+GNUPLOT = """
+set terminal pngcairo size 1200,1000 font "sans,9" noenhanced
+set output '{png}'
+set multiplot layout 2,1 title "DTI benchmark, {date}: {machine}"
+set style data histograms
+set style histogram errorbars gap 1 lw 1
+set style fill solid 0.6 border -1
+set grid ytics
+set xtics rotate by -35 scale 0
+set key top right
+set title "Time per call in the TCG guest: median over boots (bar) and p99 (whisker top); log scale"
+set ylabel "ns per call"
+set logscale y
+plot '{cases}' using 2:2:3:xtic(1) title "median .. p99" lc rgb "#4472c4"
+unset logscale y
+set title "Goal ratios, min / median / max over {boots} boot(s); crosses are the goals; log scale"
+set ylabel "ratio"
+set logscale y
+set yrange [0.1:*]
+set style histogram errorbars gap 1 lw 1
+plot '{ratios}' using 2:3:4:xtic(1) title "measured (median, min..max)" lc rgb "#ed7d31", \\
+     '' using 0:5 with points pt 2 ps 2 lw 2 lc rgb "black" title "goal"
+unset multiplot
+"""
+
+
+def chart(data: dict, png: Path, work: Path) -> bool:
+    """Draw the PNG with gnuplot; False if gnuplot is missing or fails."""
+    if not shutil.which("gnuplot"):
+        return False
+    s = data["summary"]
+    cases = work / "chart-cases.dat"
+    cases.write_text("".join(f'"{c}" {v["median_ns"]:.3f} {max(v["p99_ns"], v["median_ns"]):.3f}\n'
+                             for c, v in s["cases"].items()))
+    ratios = work / "chart-ratios.dat"
+    ratios.write_text("".join(
+        f'"{g["label"].replace(" / ", "/")}" {g["median"]:.4f} {g["min"]:.4f} '
+        f'{g["max"]:.4f} {g["goal"]}\n' for g in s["goals"]))
+    m = data["machine"]
+    script = GNUPLOT.format(png=png, date=m["date"], boots=len(data["boots"]),
+                            machine=f'{m["qemu"].split("(")[0].strip()} '
+                                    f'{m["accel"].upper()}, guest {m["guest_kernel"]}, '
+                                    f'{m["guest_smp"]} vCPUs',
+                            cases=cases, ratios=ratios)
+    (work / "chart.gp").write_text(script)
+    r = subprocess.run(["gnuplot", str(work / "chart.gp")], capture_output=True, text=True)
+    if r.returncode != 0:
+        (work / "chart.err").write_text(r.stderr)
+    return r.returncode == 0 and png.is_file()
+
+
+# ---------------------------------------------------------------- table
+
+def _f(v: float | None, digits: int = 2) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def _ns(v: float) -> str:
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def _load(data: dict) -> str:
+    loads = [v for b in data["boots"] for v in b.get("host_load", ())]
+    return f"{min(loads):.1f} to {max(loads):.1f}" if loads else "?"
+
+
+def _goal_rows(s: dict) -> list[str]:
+    rows = ["| goal | measured ratio min / **median** / max | holds | "
+            "instructions ratio (icount) |", "|---|---|---|---|"]
+    for g in s["goals"]:
+        rows.append(f'| {g["label"]} {g["op"].replace("<=", "≤").replace(">=", "≥")} '
+                    f'{g["goal"]} | {_f(g["min"])} / **{_f(g["median"])}** / '
+                    f'{_f(g["max"])} | {g["holds"]} | {_f(g["insns_ratio"])} |')
+    return rows
+
+
+def _other_rows(s: dict) -> list[str]:
+    rows = ["| ratio (no goal) | min / **median** / max | instructions ratio |",
+            "|---|---|---|"]
+    for r in s["other_ratios"]:
+        rows.append(f'| {r["label"]} | {_f(r["min"])} / **{_f(r["median"])}** / '
+                    f'{_f(r["max"])} | {_f(r["insns_ratio"])} |')
+    return rows
+
+
+def _case_rows(data: dict) -> list[str]:
+    s = data["summary"]
+    ic = (data.get("icount") or {}).get("cases") or {}
+    loops = data.get("static", {}).get("bench_loops", {})
+    cpus = sorted(next(iter(s["cases"].values()))["per_cpu_median_ns"])
+    head = ("| case | what is measured | median ns | p99 ns | "
+            + " | ".join(f"cpu{c} ns" for c in cpus)
+            + " | instructions/call (icount) | loop insns (static) |")
+    rows = [head, "|" + "---|" * (6 + len(cpus))]
+    for case, v in s["cases"].items():
+        per_cpu = " | ".join(_ns(v["per_cpu_median_ns"][c]) for c in cpus)
+        insns = ic.get(case, {}).get("insns_median")
+        rows.append(f'| {case} | {data["cases"][case]} | {_ns(v["median_ns"])} | '
+                    f'{_ns(v["p99_ns"])} | {per_cpu} | {_f(insns, 1)} | '
+                    f'{loops.get(case, {}).get("insns", "–")} |')
+    return rows
+
+
+def _decode_rows(d: dict) -> list[str]:
+    rows = [f'{d["files"]} per-CPU files, {d["bytes"] / 1e6:.1f} MB in all; median of '
+            f'{d["reps"]} run(s), output to /dev/null.', "",
+            "| reader | ms | MB/s | × cat |", "|---|---|---|---|",
+            f'| cat | {d["cat"]["ms"]:.1f} | {d["cat"]["mb_per_s"]:.0f} | 1.00 |']
+    for fmt, v in d["formats"].items():
+        rows.append(f'| dti decode -F {fmt} | {v["ms"]:.1f} | {v["mb_per_s"]:.0f} | '
+                    f'{v["x_cat"]:.2f} |')
+    return rows
+
+
+def _static_rows(st: dict) -> list[str]:
+    rows = [st["method"] + ".", "",
+            "| dti.ko function | instructions | static-key sites | calls and tail calls |",
+            "|---|---|---|---|"]
+    for f, v in st["dti_path"].items():
+        rows.append(f'| {f} | {v["insns"]} | {v["static_keys"]} | '
+                    f'{", ".join(v["calls"]) or "–"} |')
+    rows.append(f'| **total** | **{st["dti_path_insns"]}** | | |')
+    stubs = st["probe_stub_calls_on_path"]
+    rows += ["", "Call sites of dti_probe_* stubs in these functions (a call "
+                 "site is executed whether or not a probe is attached unless a "
+                 "static key guards it; dti_probe_lost is on the loss paths): "
+                 + (", ".join(stubs) or "none") + ".",
+             "__fentry__ (ftrace's entry hook, a NOP while unused) is left out; "
+             "pv_ops calls are the paravirt interrupt flag operations, patched "
+             "into single instructions at boot."]
+    return rows
+
+
+def markdown(data: dict, paths: dict | None = None) -> str:
+    s, m, a = data["summary"], data["machine"], data["args"]
+    out = [f'## DTI benchmark, {m["date"]}', "",
+           f'Host {m["host_cpu"]} ({m["host_cores"]} cores, Linux {m["host_kernel"]}); '
+           f'guest {m["guest_kernel"]} under {m["qemu"]} ({m["accel"].upper()}), '
+           f'{m["guest_smp"]} vCPUs.  {len(data["boots"])} boot(s); per boot every case '
+           f'ran on every CPU: {a["batches"]} batches × {a["calls"]} calls, each batch '
+           f'timed with local_clock(), interrupts on.  Host load average '
+           f'(1 min) around the boots: {_load(data)}.', "",
+           "Ratios compare two cases' median ns per call in the same boot "
+           "(mean over CPUs); min / median / max are over the boots.  "
+           "'instructions ratio' is the same ratio in guest instructions "
+           "executed per call, counted under QEMU -icount shift=0 (one CPU, "
+           "one boot).", "",
+           "### Goals (issue 17)", "", *_goal_rows(s), "",
+           "### Other ratios", "", *_other_rows(s), "",
+           "### Time per call", "",
+           "Absolute ns are TCG time on this host: compare them only within this "
+           "table.  'instructions/call': guest instructions executed per call "
+           "including the benchmark loop (QEMU counts each iteration of a rep "
+           "movs/stos as an instruction).  'loop insns (static)': instructions "
+           "in the case's batch function in dti_bench.ko (objdump), callees "
+           "not included.", "", *_case_rows(data), ""]
+    t = s["tput_per_sec"]
+    out += ["### Throughput (dti_event 64 B)", "",
+            "Writers on different CPUs start together once each has done an "
+            "untimed warm-up batch.  records/s: all records over the time from "
+            "the first writer's start to the last one's end (the goal's "
+            "figure); sum of writers' rates: each writer's records over its own "
+            "time.  Medians over boots.", "",
+            "| writers | records/s | sum of writers' rates |", "|---|---|---|",
+            *[f'| {n} | {v["per_sec"]:,.0f} | {v["sum_per_sec"]:,.0f} |'
+              for n, v in sorted(t.items())], ""]
+    p = s.get("probe")
+    out += ["### Probe effect (dti_event 64 B, one boot)", ""]
+    if p:
+        ns = p["median_ns"]
+        out += [f'A SystemTap `probe dti.record {{ n++ }}` attached: '
+                f'{_ns(ns["before"])} ns before, {_ns(ns["attached"])} ns attached '
+                f'(× {p["attached_over_before"]:.2f}), {_ns(ns["after"])} ns after '
+                f'detaching (× {p["after_over_before"]:.2f}); the probe counted '
+                f'{p["probe_records"]} records.', ""]
+    else:
+        out += [f'skipped: {(data.get("probe") or {}).get("skipped", "?")}', ""]
+    if data.get("decode"):
+        out += ["### Host: dti decode against cat of the same files", "",
+                *_decode_rows(data["decode"]), ""]
+    if data.get("static"):
+        out += ["### Static count of dti_event's path in dti.ko", "",
+                *_static_rows(data["static"]), ""]
+    if paths:
+        out += [f'JSON: {paths["json"]}  ', f'Chart: {paths.get("png") or "not drawn"}']
+    return "\n".join(out)
+
+
+def write_all(data: dict, outdir: Path, stamp: str) -> dict:
+    """bench-STAMP.json/.png/.md in outdir, copied to latest.*."""
+    work = outdir / f"bench-{stamp}"
+    paths = {"json": outdir / f"bench-{stamp}.json", "png": outdir / f"bench-{stamp}.png",
+             "md": outdir / f"bench-{stamp}.md"}
+    if not chart(data, paths["png"], work):
+        paths["png"] = None
+    data["outputs"] = {k: str(v) if v else None for k, v in paths.items()}
+    paths["json"].write_text(json.dumps(data, indent=1, default=str) + "\n")
+    paths["md"].write_text(markdown(data, paths) + "\n")
+    for k, p in paths.items():
+        if p:
+            shutil.copyfile(p, outdir / f"latest{p.suffix}")
+    return paths

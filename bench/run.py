@@ -1,0 +1,554 @@
+#!/usr/bin/python3
+"""`make bench`: DTI's cost per call beside raw relay, ftrace and printk.
+
+Boots the guest kernel (testsuite/harness) --repeat times; each boot loads
+dti.ko and the benchmark module (bench/kmod/dti_bench.c) and runs every
+case on every CPU once, then the throughput runs.  QEMU's TCG makes
+absolute nanoseconds meaningless from one machine to the next, so the
+figures that matter are ratios between cases measured in the same boot;
+each ratio is reported as its minimum, median and maximum over the boots.
+
+Further boots, each once:
+  probe   dti_event 64 B with a SystemTap dti.record probe attached
+          (skipped with --no-stap, or if stap is not installed)
+  icount  every case under QEMU -icount shift=0, where the guest TSC
+          advances one tick per guest instruction: instructions per call
+  files   a DTI channel flooded in the guest; its per-CPU files are
+          decoded on the host with `dti decode` and read with `cat`
+
+Also a static count, from objdump, of the instructions of the functions on
+dti_event's path in dti.ko.
+
+Writes bench/results/bench-<date>.json (every figure and the machine),
+bench-<date>.png (gnuplot) and prints a Markdown table; latest.json,
+latest.png and latest.md are copies of the newest.
+
+Python 3 standard library only; run with /usr/bin/python3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "testsuite"))
+sys.path.insert(0, str(HERE))
+
+from harness import initramfs, vm                     # noqa: E402
+from harness.kernel import find_kernel                # noqa: E402
+
+import report                                         # noqa: E402
+
+# Every case of dti_bench.c, in the order they run, with what it measures.
+CASES = {
+    "dti_event16": "dti_event, 16 B payload",
+    "dti_event64": "dti_event, 64 B payload",
+    "dti_event256": "dti_event, 256 B payload",
+    "dti_printk": "dti_printk, 3 integers and a short string",
+    "dti_reserve64": "dti_reserve + fill of 64 B (irqs off around it)",
+    "dti_filtered": "dti_event refused by the channel's level",
+    "relay16": "raw relay_reserve + memcpy 16 B, irqs off",
+    "relay64": "raw relay_reserve + memcpy 64 B, irqs off",
+    "relay256": "raw relay_reserve + memcpy 256 B, irqs off",
+    "relay64_var": "relay64 with the length a run-time value: memcpy() called",
+    "trace_array_printk": "ftrace instance, trace_array_printk, same format",
+    "trace_event16": "TRACE_EVENT with u8[16] into an ftrace instance",
+    "trace_event64": "TRACE_EVENT with u8[64] into an ftrace instance",
+    "trace_event256": "TRACE_EVENT with u8[256] into an ftrace instance",
+    "printk": "printk (pr_info), console quiet",
+    "empty_call": "empty noinline function call",
+}
+TPUT_CASE = "dti_event64"
+PROBE_CASE = "dti_event64"
+FTRACE_INSTANCE = "/sys/kernel/tracing/instances/dti_bench"
+FTRACE_BUF_KB = 1024            # the DTI channel's 8 x 128 KiB per CPU
+DECODE_FORMATS = ["text", "ts", "hex", "json", "raw"]
+
+# Counts: (batches, calls per batch).  --tiny is for the test suite.
+DEFAULTS = dict(batches=1000, calls=1000, repeat=5, fill_kb=16384,
+                icount_batches=11, icount_calls=1000, host_reps=5)
+TINY = dict(batches=5, calls=100, repeat=1, fill_kb=512,
+            icount_batches=3, icount_calls=100, host_reps=1)
+
+
+def log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- build
+
+def make(path: Path, *targets: str, kernel=None) -> None:
+    cmd = ["make", "-C", str(path), f"-j{os.cpu_count() or 1}", *targets]
+    if kernel is not None:
+        cmd += [f"KVER={kernel.release}", f"KDIR={kernel.build_dir}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed:\n"
+                 + "\n".join((r.stdout + r.stderr).splitlines()[-40:]))
+
+
+# Build products and their output that a snapshot of the sources leaves out.
+SNAPSHOT_IGNORE = shutil.ignore_patterns(
+    "*.o", "*.ko", "*.mod", "*.mod.c", "*.cmd", ".*.cmd", "*.a", "Module.symvers",
+    "modules.order", ".*.d", "build", "results", "__pycache__", ".lint.log")
+
+
+def build(kernel, work: Path) -> dict[str, Path]:
+    """Build dti.ko, dti_bench.ko and the dti command from a copy of the
+    sources in the run's directory (same layout, so the relative paths of
+    the Makefiles hold): the sources may change while the boots run, and
+    the stap module must match the dti.ko the guest loads.  The work
+    tree's own build products are left alone."""
+    src = work / "src"
+    for d in ("kmod", "runtime", "bench/kmod"):
+        shutil.copytree(REPO / d, src / d, ignore=SNAPSHOT_IGNORE)
+    make(src / "kmod", kernel=kernel)
+    make(src / "bench" / "kmod", kernel=kernel)
+    make(src / "runtime", "build/dti")
+    return {"dti.ko": src / "kmod" / "dti.ko",
+            "dti_bench.ko": src / "bench" / "kmod" / "dti_bench.ko",
+            "dti": src / "runtime" / "build" / "dti"}
+
+
+# ---------------------------------------------------------------- guest side
+
+GUEST_SETUP = f"""
+insmod $DTI_MODDIR/dti.ko
+insmod $DTI_MODDIR/dti_bench.ko
+# Console quiet: only messages more urgent than level 1 reach the serial
+# console; printk still stores every record in the log buffer.
+echo "1 4 1 7" > /proc/sys/kernel/printk
+I={FTRACE_INSTANCE}
+echo {FTRACE_BUF_KB} > $I/buffer_size_kb
+C=/sys/kernel/debug/dti_bench/ctl
+# bench CMD...: run a dti_bench command, print its result as a BENCH line
+bench() {{
+    echo "$*" > $C || {{ echo "BENCH error cmd=$1_$2 $(cat $C)"; return 0; }}
+    echo "BENCH $(cat $C)"
+}}
+# ftstored CPU: events the ftrace instance took on CPU (kept + overwritten)
+ftstored() {{
+    awk '/^entries:/ {{ e = $2 }} /^overrun:/ {{ o = $2 }} END {{ print e + o }}' \\
+        $I/per_cpu/cpu$1/stats
+}}
+"""
+
+
+def case_commands(cases, cpus: int, batches: int, calls: int) -> str:
+    """Guest shell: every case on every CPU.  TRACE_EVENT cases are checked
+    through the instance's counters, which the module cannot read."""
+    sh = []
+    for case in cases:
+        for cpu in range(cpus):
+            cmd = f"bench run {case} {cpu} {batches} {calls}"
+            if case.startswith("trace_event"):
+                sh.append(f"b=$(ftstored {cpu}); {cmd}; a=$(ftstored {cpu}); "
+                          f'echo "FTRACE case={case} cpu={cpu} stored=$((a - b))"')
+            else:
+                sh.append(cmd)
+    return "\n".join(sh) + "\n"
+
+
+def parse_lines(stdout: str, tag: str) -> list[dict]:
+    """`TAG key=value ...` lines of the guest's output as dicts."""
+    out = []
+    for line in stdout.splitlines():
+        if not line.startswith(tag + " "):
+            continue
+        d = {}
+        for k, v in re.findall(r"(\w+)=(\S+)", line):
+            d[k] = int(v) if re.fullmatch(r"-?\d+", v) else v
+        out.append(d)
+    return out
+
+
+def case_results(stdout: str) -> dict[str, dict[int, dict]]:
+    """{case: {cpu: figures}} from a boot's BENCH and FTRACE lines, with
+    the stored count checked: a case that did not store every record
+    measured an error path, and the run fails."""
+    res: dict[str, dict[int, dict]] = {}
+    errors = [d for d in parse_lines(stdout, "BENCH") if "error" in d]
+    if errors:
+        raise RuntimeError(f"dti_bench commands failed: {errors}")
+    for d in parse_lines(stdout, "BENCH"):
+        if "cpu" in d:
+            res.setdefault(d["case"], {})[d["cpu"]] = d
+    for d in parse_lines(stdout, "FTRACE"):
+        # The instance also counted the module's untimed warm-up batch.
+        run = res[d["case"]][d["cpu"]]
+        run["stored"] = d["stored"] - run["calls"]
+    for case, cpus in res.items():
+        for cpu, d in cpus.items():
+            if d["stored"] != d["expected"]:
+                raise RuntimeError(f"{case} on cpu{cpu}: {d['stored']} of "
+                                   f"{d['expected']} records stored")
+            d["median_ns"] = d["median_milli"] / 1000
+            d["p99_ns"] = d["p99_milli"] / 1000
+    return res
+
+
+def boot(name: str, script: str, files: dict[str, Path], args, *, smp=None,
+         extra_files=None, timeout=None, qemu=None) -> vm.Result:
+    """One guest boot running `script` after GUEST_SETUP; raises unless it
+    exited 0.  `qemu` replaces the QEMU binary (the -icount wrapper)."""
+    run_dir = args.work / "runs" / name
+    old = os.environ.get("DTI_QEMU")
+    if qemu:
+        os.environ["DTI_QEMU"] = str(qemu)
+    try:
+        t0 = time.monotonic()
+        load0 = os.getloadavg()[0]
+        res = vm.run(GUEST_SETUP + script, smp=smp or args.smp, mem=args.mem,
+                     timeout=timeout or args.timeout,
+                     modules=[files["dti.ko"], files["dti_bench.ko"]],
+                     extra_files=extra_files or {}, kernel=args.kernel,
+                     build_dir=args.build_dir, run_dir=run_dir)
+    finally:
+        if qemu:
+            if old is None:
+                os.environ.pop("DTI_QEMU", None)
+            else:
+                os.environ["DTI_QEMU"] = old
+    # The host's 1-minute load average before and after: the boot's vCPUs
+    # themselves add up to --smp; anything above that is someone else's.
+    res.host_load = (load0, os.getloadavg()[0])
+    res.check()
+    splats = res.splats()
+    if splats:
+        raise RuntimeError(f"kernel splat in {run_dir}:\n" + "\n".join(splats))
+    log(f"{name}: {time.monotonic() - t0:.0f} s")
+    return res
+
+
+def latency_boot(i: int, files, args) -> dict:
+    """One repeat: every case on every CPU, then the throughput runs."""
+    b, n = args.batches, args.calls
+    script = case_commands(CASES, args.smp, b, n)
+    script += f"bench tput {TPUT_CASE} 1 {b} {n}\n"
+    script += f"bench tput {TPUT_CASE} {args.smp} {b} {n}\n"
+    script += 'echo "GUEST uname=$(uname -r)"\n'
+    res = boot(f"latency-{i}", script, files, args)
+    tput = {}
+    for d in parse_lines(res.stdout, "BENCH"):
+        if "writers" in d:
+            if d["stored"] != d["expected"]:
+                raise RuntimeError(f"throughput run stored {d['stored']} of "
+                                   f"{d['expected']}")
+            tput[d["writers"]] = d
+    guest = parse_lines(res.stdout, "GUEST")
+    return {"cases": case_results(res.stdout), "tput": tput,
+            "guest_uname": guest[0]["uname"] if guest else None,
+            "seconds": res.duration, "host_load": res.host_load}
+
+
+# ---------------------------------------------------------------- probe effect
+
+PROBE_STP = """
+global n, warm
+probe begin { printf("READY\\n") }
+probe dti.record { n++ }
+probe timer.ms(100) { if (n && !warm) { warm = 1; printf("WARM\\n") } }
+probe end { printf("RECORDS %d\\n", n) }
+"""
+
+
+def probe_boot(files, args) -> dict | None:
+    """dti_event 64 B without, with, and again without a dti.record probe."""
+    if args.no_stap or not shutil.which("stap"):
+        return {"skipped": "no stap (--no-stap, or stap not installed)"}
+    from harness.stap import Stap
+    from guestlib import STOP, start_stap
+    stap = Stap(args.kernel, args.build_dir, files["dti.ko"])
+    mod = stap.compile(PROBE_STP, name="dti_bench_probe")
+    b, n = args.batches, args.calls
+    script = ""
+    for cpu in range(args.smp):
+        script += f'echo "PHASE before"; bench run {PROBE_CASE} {cpu} {b} {n}\n'
+    script += start_stap(mod, "/tmp/stap.out", warm=False)
+    script += f"""
+until grep -q WARM /tmp/stap.out; do
+    n=$((n + 1)); [ $n -lt 600 ] || {{ echo "probe never fired" >&2; exit 9; }}
+    echo "run {PROBE_CASE} 0 1 10" > $C
+    sleep 0.1
+done
+"""
+    for cpu in range(args.smp):
+        script += f'echo "PHASE attached"; bench run {PROBE_CASE} {cpu} {b} {n}\n'
+    script += STOP + "cat /tmp/stap.out\n"
+    for cpu in range(args.smp):
+        script += f'echo "PHASE after"; bench run {PROBE_CASE} {cpu} {b} {n}\n'
+    res = boot("probe", script, files, args, extra_files=stap.guest_files(mod))
+    phases: dict[str, list[dict]] = {}
+    phase = None
+    for line in res.stdout.splitlines():
+        if line.startswith("PHASE "):
+            phase = line.split()[1]
+        elif line.startswith("BENCH ") and phase:
+            d = parse_lines(line, "BENCH")[0]
+            if d.get("stored") != d.get("expected"):
+                raise RuntimeError(f"probe run stored {d.get('stored')} records "
+                                   f"of {d.get('expected')}")
+            d["median_ns"] = d["median_milli"] / 1000
+            d["p99_ns"] = d["p99_milli"] / 1000
+            phases.setdefault(phase, []).append(d)
+    m = re.search(r"^RECORDS (\d+)", res.stdout, re.M)
+    return {"phases": phases, "probe_records": int(m.group(1)) if m else None,
+            "script": PROBE_STP.strip(), "stap_module": mod.name}
+
+
+# ---------------------------------------------------------------- icount
+
+def icount_boot(files, args) -> dict | None:
+    """Every case on CPU 0 under -icount shift=0, timed with the TSC: one
+    tick per guest instruction, so the figure is instructions per call.
+    One CPU: QEMU's icount makes TCG single-threaded, and a 2-CPU guest
+    did not come up under it here."""
+    if args.no_icount:
+        return {"skipped": "--no-icount"}
+    script = "bench clock tsc\n"
+    script += "dmesg | grep -m1 'tsc: Detected' | sed 's/^/TSC /'\n"
+    script += case_commands(CASES, 1, args.icount_batches, args.icount_calls)
+    res = boot("icount", script, files, args, smp=1, qemu=HERE / "qemu-icount")
+    cases = case_results(res.stdout)
+    tsc = re.search(r"^TSC .*Detected ([\d.]+) MHz", res.stdout, re.M)
+    return {"method": "QEMU -icount shift=0: guest TSC ticks = guest instructions",
+            "tsc_mhz": float(tsc.group(1)) if tsc else None,
+            "cases": {c: {"insns_median": d[0]["median_milli"] / 1000,
+                          "insns_min": d[0]["min_milli"] / 1000,
+                          "insns_max": d[0]["max_milli"] / 1000}
+                      for c, d in cases.items()}}
+
+
+# ---------------------------------------------------------------- dti decode vs cat
+
+def files_boot(files, args) -> Path:
+    """Flood channel dti_bench_big in the guest (every CPU wraps its ring
+    once) and bring its per-CPU trace files back; returns their dir."""
+    script = f"""
+bench fill {args.fill_kb}
+mkdir -p /out/big
+for f in /sys/kernel/debug/dti/dti_bench_big/trace*; do cat $f > /out/big/${{f##*/}}; done
+cat /sys/kernel/debug/dti/dti_bench_big/stats > /out/big/stats
+cat /sys/kernel/debug/dti/dti_bench_big/info > /out/big/info
+"""
+    res = boot("files", script, files, args)
+    big = res.outdir / "big"
+    if not list(big.glob("trace*")):
+        raise RuntimeError("no trace files came back from the guest")
+    return big
+
+
+def time_cmd(cmd: list[str], reps: int) -> float:
+    """Median wall time of `cmd` in seconds, stdout to /dev/null."""
+    times = []
+    with open(os.devnull, "wb") as null:
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, stdout=null, stderr=subprocess.DEVNULL, check=True)
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def decode_bench(big: Path, dti: Path, reps: int) -> dict:
+    traces = sorted(str(p) for p in big.glob("trace[0-9]*"))
+    size = sum(os.path.getsize(p) for p in traces)
+    mb = size / 1e6
+    cat_s = time_cmd(["cat", *traces], reps)
+    out = {"files": len(traces), "bytes": size, "reps": reps,
+           "cat": {"ms": cat_s * 1e3, "mb_per_s": mb / cat_s}, "formats": {}}
+    for fmt in DECODE_FORMATS:
+        s = time_cmd([str(dti), "decode", "-q", "-F", fmt, str(big)], reps)
+        r = subprocess.run([str(dti), "decode", "-q", "-F", fmt, str(big)],
+                           capture_output=True)
+        out["formats"][fmt] = {"ms": s * 1e3, "mb_per_s": mb / s,
+                               "x_cat": s / cat_s, "output_bytes": len(r.stdout)}
+    return out
+
+
+# ---------------------------------------------------------------- static count
+
+DTI_PATH = ["dti_event_raw", "dti_write_record", "dti_meta_init", "dti_write",
+            "__dti_write", "dti_store", "dti_fill_record", "dti_write_result",
+            "dti_probe_stored", "dti_lose"]
+
+
+def disassemble(ko: Path) -> dict[str, dict]:
+    """{function: {"section", "start", "end", "insns"}} of a module's code.
+    objdump -dr: a module's calls are relocations, so the target of each
+    call is taken from the relocation line that follows it and written
+    into the instruction as <target>."""
+    r = subprocess.run(["objdump", "-dr", "--no-show-raw-insn", str(ko)],
+                       capture_output=True, text=True, check=True)
+    funcs: dict[str, dict] = {}
+    cur = section = None
+    for line in r.stdout.splitlines():
+        m = re.match(r"^Disassembly of section (\S+):$", line)
+        if m:
+            section = m.group(1)
+            continue
+        m = re.match(r"^([0-9a-f]+) <([^>]+)>:$", line)
+        if m:
+            cur = funcs[m.group(2)] = {"section": section, "start": int(m.group(1), 16),
+                                       "end": int(m.group(1), 16), "insns": []}
+            continue
+        if cur is None:
+            continue
+        rel = re.match(r"^\s+[0-9a-f]+: R_X86_64_\w+\s+([^+\s-]+)", line)
+        ins = re.match(r"^\s+([0-9a-f]+):\s+(\S.*)$", line)
+        if rel:
+            if cur["insns"] and re.match(r"(call|jmp)\b", cur["insns"][-1]):
+                cur["insns"][-1] = (re.sub(r"<[^>]*>", "", cur["insns"][-1])
+                                    + f" <{rel.group(1)}>")
+        elif ins:
+            cur["insns"].append(ins.group(2).strip())
+            cur["end"] = int(ins.group(1), 16) + 1
+    return funcs
+
+
+def jump_label_sites(ko: Path) -> list[tuple[str, int]]:
+    """(section, offset) of every static-key site (struct jump_entry's
+    code field: the first of its three relocations, entries 16 bytes)."""
+    r = subprocess.run(["objdump", "-r", "-j", "__jump_table", str(ko)],
+                       capture_output=True, text=True)
+    sites = []
+    for off, sec, add in re.findall(r"^([0-9a-f]+) R_X86_64_PC32\s+(\.\S+?)\+0x([0-9a-f]+)",
+                                    r.stdout, re.M):
+        if int(off, 16) % JUMP_ENTRY_SIZE == 0:
+            sites.append((sec, int(add, 16)))
+    return sites
+
+
+JUMP_ENTRY_SIZE = 16            # struct jump_entry on x86-64: s32, s32, long
+
+
+def static_count(files) -> dict:
+    """Static instruction counts of dti_event's path through dti.ko and of
+    each case's loop in dti_bench.ko, the calls each makes, and its
+    static-key sites (jump labels: a NOP or jmp patched at run time)."""
+    dti = disassemble(files["dti.ko"])
+    bench = disassemble(files["dti_bench.ko"])
+
+    def entry(fn, sites):
+        if fn is None:
+            return {"insns": 0, "calls": [], "static_keys": 0}
+        # calls, and tail calls (jmp to another function's start)
+        calls = sorted({m for i in fn["insns"]
+                        for m in re.findall(r"^(?:call|jmp)\s.*<([^>+]+)>", i)}
+                       - {"__x86_return_thunk", "__fentry__"})
+        keys = sum(1 for sec, off in sites
+                   if sec == fn["section"] and fn["start"] <= off < fn["end"])
+        return {"insns": len(fn["insns"]), "calls": calls, "static_keys": keys}
+
+    dsites = jump_label_sites(files["dti.ko"])
+    bsites = jump_label_sites(files["dti_bench.ko"])
+    path = {f: entry(dti[f], dsites) for f in DTI_PATH if f in dti}
+    loops = {c: entry(bench.get(f"bench_batch_{c}"), bsites) for c in CASES}
+    stub_calls = sorted(f"{f} -> {c}" for f in path if not f.startswith("dti_probe_")
+                        for c in path[f]["calls"] if c.startswith("dti_probe_"))
+    return {"method": "objdump -dr: instructions in each function's body (a static "
+                      "count, not the instructions executed; callees outside the "
+                      "function not included)",
+            "dti_path": path, "dti_path_insns": sum(p["insns"] for p in path.values()),
+            "bench_loops": loops, "probe_stub_calls_on_path": stub_calls}
+
+
+# ---------------------------------------------------------------- machine
+
+def machine(args) -> dict:
+    cpu = "?"
+    try:
+        m = re.search(r"^model name\s*:\s*(.*)$", Path("/proc/cpuinfo").read_text(), re.M)
+        cpu = m.group(1) if m else platform.processor()
+    except OSError:
+        pass
+    q = subprocess.run([vm.qemu_binary(), "--version"], capture_output=True, text=True)
+    return {"date": args.date, "host_cpu": cpu, "host_cores": os.cpu_count(),
+            "host_kernel": platform.release(), "guest_kernel": args.kernel.release,
+            "qemu": q.stdout.splitlines()[0] if q.stdout else "?",
+            "accel": "kvm" if vm.use_kvm() else "tcg", "guest_smp": args.smp,
+            "guest_mem_mb": args.mem, "python": platform.python_version()}
+
+
+# ---------------------------------------------------------------- main
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--repeat", type=int, help="guest boots for the latency "
+                   f"cases (default {DEFAULTS['repeat']})")
+    p.add_argument("--smp", type=int, default=2, help="guest CPUs (default 2)")
+    p.add_argument("--batches", type=int, help=f"batches per case and CPU "
+                   f"(default {DEFAULTS['batches']})")
+    p.add_argument("--calls", type=int, help=f"calls per batch "
+                   f"(default {DEFAULTS['calls']})")
+    p.add_argument("--fill-kb", type=int, help="KiB per CPU of the channel "
+                   f"decoded on the host (default {DEFAULTS['fill_kb']})")
+    p.add_argument("--tiny", action="store_true",
+                   help="tiny counts, one boot of each kind: for the test suite")
+    p.add_argument("--no-stap", action="store_true", help="skip the probe effect")
+    p.add_argument("--no-icount", action="store_true",
+                   help="skip the instruction count under -icount")
+    p.add_argument("--mem", type=int, default=768, help="guest MiB (default 768)")
+    p.add_argument("--timeout", type=float, default=900.0,
+                   help="seconds per guest boot (default 900)")
+    p.add_argument("--outdir", type=Path, default=HERE / "results",
+                   help="where the JSON, PNG and table go (default bench/results); "
+                        "each run's guest directories go in a bench-DATE/ below it")
+    args = p.parse_args(argv)
+    base = TINY if args.tiny else DEFAULTS
+    for k, v in base.items():
+        if getattr(args, k, None) is None:
+            setattr(args, k, v)
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    args.date = now.strftime("%Y-%m-%d %H:%M UTC")
+    stamp = now.strftime("%Y%m%d-%H%M%S")
+    args.outdir = args.outdir.resolve()
+    args.work = args.outdir / f"bench-{stamp}"
+    args.work.mkdir(parents=True)
+    args.kernel = find_kernel()
+    args.build_dir = initramfs.default_build_dir()
+    log(f"building a copy of the sources for {args.kernel.release} in {args.work}")
+    files = build(args.kernel, args.work)
+
+    data = {"args": {k: getattr(args, k) for k in
+                     ("repeat", "smp", "batches", "calls", "fill_kb", "tiny",
+                      "icount_batches", "icount_calls", "host_reps")},
+            "cases": CASES, "machine": machine(args), "boots": []}
+    for i in range(1, args.repeat + 1):
+        log(f"latency boot {i}/{args.repeat}")
+        data["boots"].append(latency_boot(i, files, args))
+    data["machine"]["guest_uname"] = data["boots"][0]["guest_uname"]
+    log("probe boot")
+    data["probe"] = probe_boot(files, args)
+    log("icount boot")
+    data["icount"] = icount_boot(files, args)
+    log("files boot")
+    big = files_boot(files, args)
+    log(f"dti decode vs cat on {sum(p.stat().st_size for p in big.glob('trace*')) >> 20} MiB")
+    data["decode"] = decode_bench(big, files["dti"], args.host_reps)
+    data["static"] = static_count(files)
+    data["summary"] = report.summarise(data)
+
+    paths = report.write_all(data, args.outdir, stamp)
+    print(report.markdown(data, paths))
+    log(f"JSON {paths['json']}, chart {paths['png']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""`make bench` keeps working: bench/run.py once with tiny counts.
+
+One boot of each kind (latency, probe effect, -icount, files for the host
+reader), so the benchmark module, the driver and its outputs are
+exercised by `make check`.  Nothing about speed is asserted: only that
+every case produced figures, every record was stored (the driver itself
+fails a case that measured an error path) and the JSON, PNG and table
+were written.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+RUN = REPO / "bench" / "run.py"
+sys.path.insert(0, str(REPO / "bench"))
+
+import report  # noqa: E402
+from run import CASES, DECODE_FORMATS  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_tiny_run_writes_every_figure(tmp_path, kernel):
+    cmd = [sys.executable, str(RUN), "--tiny", "--repeat", "1", "--outdir", str(tmp_path)]
+    if not shutil.which("stap"):
+        cmd.append("--no-stap")
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stdout[-3000:]}\n{r.stderr[-5000:]}"
+
+    data = json.loads((tmp_path / "latest.json").read_text())
+    smp = data["args"]["smp"]
+    (boot,) = data["boots"]
+    assert set(boot["cases"]) == set(CASES)
+    for case, cpus in boot["cases"].items():
+        assert sorted(cpus) == [str(c) for c in range(smp)], case
+        for fig in cpus.values():
+            assert fig["stored"] == fig["expected"] > 0, (case, fig)
+            assert fig["median_ns"] > 0 and fig["p99_ns"] >= fig["median_ns"], (case, fig)
+    assert sorted(boot["tput"]) == sorted({"1", str(smp)})
+    assert all(t["per_sec"] > 0 for t in boot["tput"].values())
+
+    s = data["summary"]
+    assert len(s["goals"]) == len(report.GOALS)
+    for g in s["goals"] + s["other_ratios"]:
+        assert g["min"] <= g["median"] <= g["max"] and g["median"] > 0, g
+
+    assert set(data["icount"]["cases"]) == set(CASES)
+    assert all(v["insns_median"] > 0 for v in data["icount"]["cases"].values())
+    if "--no-stap" not in cmd:
+        phases = data["probe"]["phases"]
+        assert sorted(phases) == ["after", "attached", "before"]
+        assert data["probe"]["probe_records"] >= data["args"]["batches"] * data["args"]["calls"]
+    assert sorted(data["decode"]["formats"]) == sorted(DECODE_FORMATS)
+    assert data["decode"]["bytes"] > 0
+    assert data["static"]["dti_path_insns"] > 0
+    for key in ("host_cpu", "host_kernel", "guest_kernel", "qemu", "date"):
+        assert data["machine"][key], key
+
+    png = tmp_path / "latest.png"
+    assert png.read_bytes()[:len(PNG_MAGIC)] == PNG_MAGIC
+    table = (tmp_path / "latest.md").read_text()
+    assert table.strip() in r.stdout
+    for g in s["goals"]:
+        assert g["label"] in table
+    for case in CASES:
+        assert f"| {case} |" in table
