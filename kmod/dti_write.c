@@ -651,8 +651,9 @@ static void *__dti_write(struct dti_info *info, const struct dti_meta *meta,
  * if the record waits in the pending store; otherwise the ERR_PTR() of
  * the loss (see dti_losses[]).
  */
-static void *dti_write(struct dti_info *info, const struct dti_meta *meta,
-		       const void *payload, size_t len)
+static __always_inline void *dti_write(struct dti_info *info,
+				       const struct dti_meta *meta,
+				       const void *payload, size_t len)
 {
 	enum dti_loss why;
 	void *data;
@@ -838,8 +839,8 @@ int dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan)
 }
 
 /* A record's level, or -1 if it is not one a record can have. */
-static void dti_meta_init(struct dti_meta *meta, int level, u8 flags,
-			  unsigned long caller)
+static __always_inline void dti_meta_init(struct dti_meta *meta, int level,
+					  u8 flags, unsigned long caller)
 {
 	meta->ts_ns = ktime_get_mono_fast_ns();
 	meta->caller = caller;
@@ -928,6 +929,27 @@ out:
 }
 EXPORT_SYMBOL_GPL(dti_printk_raw);
 
+/* dti_write_record(), inlined into the exported writers. */
+static __always_inline int __dti_write_record(struct dti_info *info,
+					      int level, u8 flags,
+					      const void *buf, size_t len,
+					      unsigned long caller)
+{
+	struct dti_meta meta;
+	unsigned long irqflags;
+	void *data;
+
+	local_irq_save(irqflags);
+	dti_meta_init(&meta, level, flags, caller);
+	if (unlikely(!buf && len))
+		data = dti_lose(info, rcu_dereference_sched(info->chan), &meta,
+				len, DTI_LOSS_BAD_ARG);
+	else
+		data = dti_write(info, &meta, buf ? buf : "", len);
+	local_irq_restore(irqflags);
+	return dti_write_result(data);
+}
+
 /**
  * dti_write_record - store a record whose payload is ready
  * @info: channel
@@ -943,19 +965,7 @@ EXPORT_SYMBOL_GPL(dti_printk_raw);
 int dti_write_record(struct dti_info *info, int level, u8 flags,
 		     const void *buf, size_t len, unsigned long caller)
 {
-	struct dti_meta meta;
-	unsigned long irqflags;
-	void *data;
-
-	local_irq_save(irqflags);
-	dti_meta_init(&meta, level, flags, caller);
-	if (unlikely(!buf && len))
-		data = dti_lose(info, rcu_dereference_sched(info->chan), &meta,
-				len, DTI_LOSS_BAD_ARG);
-	else
-		data = dti_write(info, &meta, buf ? buf : "", len);
-	local_irq_restore(irqflags);
-	return dti_write_result(data);
+	return __dti_write_record(info, level, flags, buf, len, caller);
 }
 
 /**
@@ -975,7 +985,7 @@ int dti_write_record(struct dti_info *info, int level, u8 flags,
 int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len)
 {
-	return dti_write_record(trace, level, 0, buf, len, _RET_IP_);
+	return __dti_write_record(trace, level, 0, buf, len, _RET_IP_);
 }
 EXPORT_SYMBOL_GPL(dti_event_raw);
 
