@@ -209,8 +209,8 @@ const struct rchan_callbacks dti_relay_callbacks = {
  * Does nothing; tapset/dti.stp probes it to see every record.  Called
  * only while someone listens (dti_ctl_probe_stored(), or the
  * probe_stored parameter).  It runs under the channel's write guard on
- * this CPU: a record the probe logs to
- * the same channel is refused as nested, to any other channel is stored.
+ * this CPU: a record the probe logs to the same channel is refused as
+ * nested, to any other channel is stored.
  * Context: interrupts disabled; any context, NMI included.
  */
 DTI_PROBE_POINT void dti_probe_stored(struct dti_channel *ch,

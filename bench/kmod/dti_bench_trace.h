@@ -16,41 +16,23 @@
 
 #include "dti_bench.h"
 
-TRACE_EVENT(dti_bench_payload16,
-	TP_PROTO(const void *payload),
-	TP_ARGS(payload),
-	TP_STRUCT__entry(
-		__array(u8, data, DTI_BENCH_SMALL)
-	),
-	TP_fast_assign(
-		memcpy(__entry->data, payload, DTI_BENCH_SMALL);
-	),
-	TP_printk("%s", __print_hex(__entry->data, DTI_BENCH_SMALL))
-);
+/* dti_bench_payload<n>: the payload as an array of @size bytes. */
+#define DTI_BENCH_PAYLOAD_EVENT(n, size)				\
+TRACE_EVENT(dti_bench_payload##n,					\
+	TP_PROTO(const void *payload),					\
+	TP_ARGS(payload),						\
+	TP_STRUCT__entry(						\
+		__array(u8, data, size)					\
+	),								\
+	TP_fast_assign(							\
+		memcpy(__entry->data, payload, size);			\
+	),								\
+	TP_printk("%s", __print_hex(__entry->data, size))		\
+)
 
-TRACE_EVENT(dti_bench_payload64,
-	TP_PROTO(const void *payload),
-	TP_ARGS(payload),
-	TP_STRUCT__entry(
-		__array(u8, data, DTI_BENCH_MEDIUM)
-	),
-	TP_fast_assign(
-		memcpy(__entry->data, payload, DTI_BENCH_MEDIUM);
-	),
-	TP_printk("%s", __print_hex(__entry->data, DTI_BENCH_MEDIUM))
-);
-
-TRACE_EVENT(dti_bench_payload256,
-	TP_PROTO(const void *payload),
-	TP_ARGS(payload),
-	TP_STRUCT__entry(
-		__array(u8, data, DTI_BENCH_LARGE)
-	),
-	TP_fast_assign(
-		memcpy(__entry->data, payload, DTI_BENCH_LARGE);
-	),
-	TP_printk("%s", __print_hex(__entry->data, DTI_BENCH_LARGE))
-);
+DTI_BENCH_PAYLOAD_EVENT(16, DTI_BENCH_SMALL);
+DTI_BENCH_PAYLOAD_EVENT(64, DTI_BENCH_MEDIUM);
+DTI_BENCH_PAYLOAD_EVENT(256, DTI_BENCH_LARGE);
 
 #endif /* _DTI_BENCH_TRACE_H */
 
