@@ -67,6 +67,20 @@ static bool dti_ctl_buffers_stale(struct dti_channel *ch, int level)
 	return level >= 0 && !buffers && !(ch->flags & DTI_F_ON_DEMAND);
 }
 
+/*
+ * A level change by name, without ctl_lock: like every level change it
+ * ends an armed halt trigger, and dti.level_change is told.
+ * Context: any, NMI included.
+ */
+static void dti_ctl_switch_level(struct dti_channel *ch, int level)
+{
+	int old;
+
+	dti_halt_disarm(ch);
+	old = xchg(&ch->info->level, level);
+	dti_probe_level(ch, old, level, DTI_SRC_CONTROL);
+}
+
 /**
  * dti_ctl_set_level - set a channel's level by name
  * @name: channel name
@@ -85,7 +99,7 @@ static bool dti_ctl_buffers_stale(struct dti_channel *ch, int level)
 int dti_ctl_set_level(const char *name, int level)
 {
 	struct dti_channel *ch;
-	int old, ret = 0;
+	int ret = 0;
 
 	if (!name || !dti_level_valid(level))
 		return -EINVAL;
@@ -95,9 +109,7 @@ int dti_ctl_set_level(const char *name, int level)
 		ret = -ENOENT;
 		goto out_unlock;
 	}
-	dti_halt_disarm(ch);
-	old = xchg(&ch->info->level, level);
-	dti_probe_level(ch, old, level, DTI_SRC_CONTROL);
+	dti_ctl_switch_level(ch, level);
 	if (dti_ctl_buffers_stale(ch, level))
 		dti_queue_work(ch);
 out_unlock:
@@ -284,7 +296,6 @@ int dti_ctl_create(const char *name, size_t size, int level,
 }
 EXPORT_SYMBOL_GPL(dti_ctl_create);
 
-
 /**
  * dti_ctl_release - give up the channels @owner created
  * @owner: the cookie given to dti_ctl_create()
@@ -301,7 +312,7 @@ EXPORT_SYMBOL_GPL(dti_ctl_create);
 int dti_ctl_release(const void *owner)
 {
 	struct dti_channel *ch;
-	int old, n = 0;
+	int n = 0;
 
 	if (!owner)
 		return -EINVAL;
@@ -310,9 +321,7 @@ int dti_ctl_release(const void *owner)
 		if (!ch->owned || READ_ONCE(ch->hidden) ||
 		    cmpxchg(&ch->owner, owner, NULL) != owner)
 			continue;
-		dti_halt_disarm(ch);
-		old = xchg(&ch->info->level, DTI_LEVEL_OFF);
-		dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_CONTROL);
+		dti_ctl_switch_level(ch, DTI_LEVEL_OFF);
 		n++;
 	}
 	rcu_read_unlock();

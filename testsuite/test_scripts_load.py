@@ -75,7 +75,7 @@ def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
 
 @pytest.mark.xfail(reason="known bug: the 4-CPU guest sometimes hangs silently (no "
                    "lockup report, all CPUs quiet) while the script exits under the "
-                   "flood; seen in 1 of 4 runs, not yet explained", strict=False)
+                   "flood; seen in 4 of 7 runs, not yet explained", strict=False)
 def test_watch_stops_while_every_cpu_floods(tapset_guest, stap, modules):
     """Stopping dti_watch (Ctrl-C) while every CPU floods from every
     context: SystemTap removes its probes under load and the tapset drops
