@@ -68,7 +68,17 @@ CASES = {
     "trace_event256": "TRACE_EVENT with u8[256] into an ftrace instance",
     "printk": "printk (pr_info), console quiet",
     "empty_call": "empty noinline function call",
+    "clock_mono": "DTI's timestamp: ktime_get_mono_fast_ns()",
+    "clock_local": "ftrace's default clock: trace_clock_local()",
 }
+# Guest kernel command line additions.  QEMU's TCG runs each vCPU in its
+# own host thread, so the kernel's TSC synchronisation check fails and
+# timekeeping falls back to the HPET, where every CLOCK_MONOTONIC read is
+# an emulated MMIO access costing ~4x a whole raw relay write (the
+# clock_mono case shows it).  Production x86 machines keep time with the
+# TSC, as ftrace's clock does here in either case; tsc=reliable gives the
+# guest the same.  --append "" measures the HPET guest.
+DEFAULT_APPEND = "tsc=reliable"
 TPUT_CASE = "dti_event64"
 PROBE_CASE = "dti_event64"
 FTRACE_INSTANCE = "/sys/kernel/tracing/instances/dti_bench"
@@ -213,7 +223,8 @@ def boot(name: str, script: str, files: dict[str, Path], args, *, smp=None,
                      timeout=timeout or args.timeout,
                      modules=[files["dti.ko"], files["dti_bench.ko"]],
                      extra_files=extra_files or {}, kernel=args.kernel,
-                     build_dir=args.build_dir, run_dir=run_dir)
+                     build_dir=args.build_dir, run_dir=run_dir,
+                     append=args.append)
     finally:
         if qemu:
             if old is None:
@@ -234,10 +245,11 @@ def boot(name: str, script: str, files: dict[str, Path], args, *, smp=None,
 def latency_boot(i: int, files, args) -> dict:
     """One repeat: every case on every CPU, then the throughput runs."""
     b, n = args.batches, args.calls
-    script = case_commands(CASES, args.smp, b, n)
+    script = case_commands(args.cases, args.smp, b, n)
     script += f"bench tput {TPUT_CASE} 1 {b} {n}\n"
     script += f"bench tput {TPUT_CASE} {args.smp} {b} {n}\n"
-    script += 'echo "GUEST uname=$(uname -r)"\n'
+    script += ('echo "GUEST uname=$(uname -r) clocksource=$(cat '
+               '/sys/devices/system/clocksource/clocksource0/current_clocksource)"\n')
     res = boot(f"latency-{i}", script, files, args)
     tput = {}
     for d in parse_lines(res.stdout, "BENCH"):
@@ -249,6 +261,7 @@ def latency_boot(i: int, files, args) -> dict:
     guest = parse_lines(res.stdout, "GUEST")
     return {"cases": case_results(res.stdout), "tput": tput,
             "guest_uname": guest[0]["uname"] if guest else None,
+            "clocksource": guest[0]["clocksource"] if guest else None,
             "seconds": res.duration, "host_load": res.host_load}
 
 
@@ -498,6 +511,13 @@ def parse_args(argv=None):
     p.add_argument("--no-stap", action="store_true", help="skip the probe effect")
     p.add_argument("--no-icount", action="store_true",
                    help="skip the instruction count under -icount")
+    p.add_argument("--append", default=DEFAULT_APPEND,
+                   help=f"guest kernel command line additions (default "
+                        f"'{DEFAULT_APPEND}': see DEFAULT_APPEND)")
+    p.add_argument("--cases", type=lambda s: s.split(","),
+                   help="a quick look while profiling: only these cases "
+                        "(comma-separated), latency boots only; prints each "
+                        "boot's medians and writes no report")
     p.add_argument("--mem", type=int, default=768, help="guest MiB (default 768)")
     p.add_argument("--timeout", type=float, default=900.0,
                    help="seconds per guest boot (default 900)")
@@ -509,7 +529,23 @@ def parse_args(argv=None):
     for k, v in base.items():
         if getattr(args, k, None) is None:
             setattr(args, k, v)
+    unknown = set(args.cases or ()) - set(CASES)
+    if unknown:
+        p.error(f"unknown case(s): {', '.join(sorted(unknown))}")
     return args
+
+
+def quick_look(files, args) -> int:
+    """--cases: each boot's median ns per call of the chosen cases, and
+    their ratio to the first one."""
+    for i in range(1, args.repeat + 1):
+        b = latency_boot(i, files, args)
+        base = statistics.mean(d["median_ns"] for d in b["cases"][args.cases[0]].values())
+        print(f"boot {i} (clocksource {b['clocksource']}):")
+        for case in args.cases:
+            ns = statistics.mean(d["median_ns"] for d in b["cases"][case].values())
+            print(f"  {case:20} {ns:9.1f} ns  {ns / base:6.2f} x {args.cases[0]}")
+    return 0
 
 
 def main(argv=None) -> int:
@@ -529,6 +565,9 @@ def main(argv=None) -> int:
                      ("repeat", "smp", "batches", "calls", "fill_kb", "tiny",
                       "icount_batches", "icount_calls", "host_reps")},
             "cases": CASES, "machine": machine(args), "boots": []}
+    if args.cases:
+        return quick_look(files, args)
+    args.cases = list(CASES)
     for i in range(1, args.repeat + 1):
         log(f"latency boot {i}/{args.repeat}")
         data["boots"].append(latency_boot(i, files, args))

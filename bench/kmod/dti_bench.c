@@ -51,7 +51,9 @@
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/string.h>
+#include <linux/timekeeping.h>
 #include <linux/timex.h>
+#include <linux/trace_clock.h>
 #include <linux/trace.h>
 #include <linux/trace_events.h>
 #include <linux/uaccess.h>
@@ -191,6 +193,12 @@ static noinline void bench_empty(u64 i)
 	barrier();
 }
 
+/* Keep a value the compiler would otherwise discard, at no cost. */
+static __always_inline void bench_sink(u64 v)
+{
+	OPTIMIZER_HIDE_VAR(v);
+}
+
 /* Raw relay as blktrace uses it: reserve and copy, interrupts off. */
 static __always_inline void bench_relay_write(struct bench_run *run,
 					      size_t len)
@@ -282,6 +290,14 @@ BENCH_BATCH(printk,
 	    if (unlikely(pr_info(BENCH_FMT, BENCH_ARGS) <= 0))
 		run->misses++)
 BENCH_BATCH(empty_call, bench_empty(i))
+/*
+ * The two clocks a record could be stamped with: DTI's CLOCK_MONOTONIC
+ * (the timekeeping clocksource: TSC, or an MMIO read of the HPET where
+ * the kernel found the TSC unusable) and ftrace's default "local" clock
+ * (sched_clock(), the TSC wherever there is one).
+ */
+BENCH_BATCH(clock_mono, bench_sink(ktime_get_mono_fast_ns()))
+BENCH_BATCH(clock_local, bench_sink(trace_clock_local()))
 
 #define BENCH_CASE(n, how) \
 	{ .name = #n, .batch = bench_batch_##n, .check = BENCH_CHECK_##how }
@@ -303,6 +319,8 @@ static const struct bench_case bench_cases[] = {
 	BENCH_CASE(trace_event256, EXTERNAL),
 	BENCH_CASE(printk, MISSES),
 	BENCH_CASE(empty_call, NONE),
+	BENCH_CASE(clock_mono, NONE),
+	BENCH_CASE(clock_local, NONE),
 };
 
 static const struct bench_case *bench_find(const char *name)
