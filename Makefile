@@ -7,10 +7,11 @@
 #   make demo     boot a guest, load DTI, write records, show merged-ts
 #   make check    lint the modules (W=1, sparse), runtime unit tests and
 #                 fuzz smoke, then the test suite
-#   make install  the dti command and its man page, dti.ko into
+#   make install  libdti (shared, static, pkg-config file, headers), the
+#                 dti command and the man pages (runtime/), dti.ko into
 #                 /lib/modules/KVER/extra (+ depmod), the SystemTap tapset
 #                 where stap finds it, dti-stap and the scripts
-#                 (DESTDIR, PREFIX, STAP_TAPSET_DIR respected)
+#                 (DESTDIR, PREFIX, LIBDIR, STAP_TAPSET_DIR respected)
 #   make bench    boot the guest 5 times and measure DTI's cost per call
 #                 beside raw relay, ftrace and printk (bench/run.py: table
 #                 on stdout, JSON and PNG in bench/results/)
@@ -69,8 +70,7 @@ STAP_TAPSET_DIR ?= /usr/share/systemtap/tapset
 # module("dti"), and `stap -r KVER` finds its debuginfo under
 # /lib/modules/KVER.  The host kernel need not be KVER.
 install: modules runtime
-	install -D -m 755 runtime/build/dti $(DESTDIR)$(PREFIX)/bin/dti
-	install -D -m 644 runtime/dti.1 $(DESTDIR)$(PREFIX)/share/man/man1/dti.1
+	$(MAKE) -C runtime install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 	install -D -m 644 kmod/dti.ko $(DESTDIR)/lib/modules/$(KVER)/extra/dti.ko
 	if [ -z "$(DESTDIR)" ]; then depmod $(KVER); fi
 	install -d $(DESTDIR)$(STAP_TAPSET_DIR) $(DESTDIR)$(PREFIX)/share/dti

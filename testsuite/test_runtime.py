@@ -229,9 +229,71 @@ def test_control_commands_and_errors(rt_guest):
     assert rc("destroyed-read") == 1 and "has no buffers" in err("destroyed-read")
     assert rc("destroyed-snap") == 1 and "has no buffers" in err("destroyed-snap")
     assert rc("decode-missing") == 1 and "/tmp/nothing-here" in err("decode-missing")
-    assert rc("decode-garbage") == 1
+    # Damage is reported and skipped, and the exit status says so (dti.1).
+    assert rc("decode-garbage") == 2
     assert "/tmp/trace0: corrupt data at offset 0" in err("decode-garbage")
     assert rc("nodebugfs") == 1 and "debugfs is not mounted" in err("nodebugfs")
+
+
+def test_snapshot_interrupted_restores_level(rt_guest):
+    """SIGINT while `dti snapshot` has the channel off: the level comes
+    back, the command dies of the signal and says what it did.  The
+    channel is large enough that copying it takes a while; the signal is
+    sent once the level file shows the channel off."""
+    res = rt_guest.run(PRELUDE + r"""
+        ctl register big 8388608 6
+        ctl event big 6 40000 0 process 240
+        ctl event big 6 40000 1 process 240
+        for sig in INT TERM; do
+            dti snapshot big /tmp/s-$sig > /dev/null 2> /out/err-$sig &
+            P=$!
+            n=0; until [ "$(cat $D/big/level)" = "-1" ] || [ $n -ge 2000 ]; do n=$((n + 1)); done
+            kill -$sig $P
+            rc=0; wait $P || rc=$?
+            echo $rc > /out/rc-$sig
+            cat $D/big/level > /out/level-$sig
+        done
+    """, smp=2).check()
+    for sig, num in (("INT", 2), ("TERM", 15)):
+        assert out(res, f"rc-{sig}").strip() == str(128 + num), out(res, f"err-{sig}")
+        assert "interrupted: restoring level 6 of big" in out(res, f"err-{sig}")
+        assert out(res, f"level-{sig}").strip() == "6"
+
+
+def test_snapshot_refuses_an_old_snapshot_directory(rt_guest, dti_tool, tmp_path):
+    """A second snapshot into the same directory is refused; --force
+    replaces the old files, including a traceN the new one does not
+    have, so that decoding the directory shows only the new records."""
+    res = rt_guest.run(PRELUDE + r"""
+        ctl register re 65536 7
+        ctl printk re 3 0 -1 process first
+        dti snapshot re /out/s > /dev/null
+        echo stale > /out/s/trace7
+        rc=0; dti snapshot re /out/s > /dev/null 2> /out/err-again || rc=$?
+        echo $rc > /out/rc-again
+        ctl printk re 3 0 -1 process second
+        dti snapshot --force re /out/s > /dev/null 2> /out/err-force
+        dti decode /out/s > /out/decoded
+    """, smp=2).check()
+    assert out(res, "rc-again").strip() == "1"
+    assert "directory is not empty" in out(res, "err-again")
+    assert "removed" in out(res, "err-force") and "(--force)" in out(res, "err-force")
+    assert not (res.outdir / "s" / "trace7").exists()
+    assert [line.split()[-1] for line in out(res, "decoded").splitlines()] == ["first", "second"]
+
+
+def test_debugfs_found_where_it_is_mounted(rt_guest):
+    """dti finds debugfs from /proc/mounts, not at a fixed path."""
+    res = rt_guest.run(PRELUDE + r"""
+        ctl register elsewhere 65536 3
+        umount /sys/kernel/debug
+        mkdir -p /mnt/dbg
+        mount -t debugfs none /mnt/dbg
+        dti list > /out/list
+        dti level elsewhere > /out/level
+    """, smp=2).check()
+    assert "elsewhere" in out(res, "list")
+    assert out(res, "level").split()[0] in ("3", "err")
 
 
 def test_sample_driver_with_example_formatter(rt_guest, dti_tool):

@@ -12,7 +12,7 @@ const char usage_list[] =
 	"\nList every channel: level, buffer bytes per CPU, and the totals of\n"
 	"records written, overwritten and dropped.\n";
 const char usage_level[] =
-	"usage: dti level CHANNEL [LEVEL]\n"
+	"usage: dti level [--] CHANNEL [LEVEL]\n"
 	"\nWithout LEVEL print the channel's level.  LEVEL is 0..7 or\n"
 	"emerg, alert, crit, err, warning, notice, info, debug; 'off' (-1) stops\n"
 	"storing and keeps the records; 'destroy' (-2) frees the buffers.\n";
@@ -28,23 +28,22 @@ const char usage_stats[] =
 	"unavailable + rejected + halted; a reader sees written - overwritten -\n"
 	"discarded records.\n";
 
-/* Only --help/-h; returns -1 to go on, or an exit code. */
-static int dti_simple_opts(const char *cmd, int argc, char **argv)
+/*
+ * Only --help/-h; returns -1 to go on, or an exit code.  @shortopts "+h"
+ * stops at the first operand, so that "level CH -1" takes -1 as a level.
+ */
+static int dti_simple_opts(const char *cmd, int argc, char **argv,
+			   const char *shortopts)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int ret = -1;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h')
-			return dti_usage(cmd, false, NULL);
-		return dti_usage(cmd, true, "unknown option");
-	}
-	return -1;
+	/* -h and errors end it; the first call returns -1 otherwise */
+	dti_getopt(cmd, argc, argv, shortopts, opts, &ret);
+	return ret;
 }
 
 /* Value of @key ("key: value" lines) in @text, or 0. */
@@ -91,7 +90,7 @@ static unsigned long long dti_stat_total(const char *stats, const char *col)
 int cmd_list(int argc, char **argv)
 {
 	char **names, **n, *info, *stats, lv[24];
-	int ret = dti_simple_opts("list", argc, argv), level;
+	int ret = dti_simple_opts("list", argc, argv, "h"), level;
 
 	if (ret >= 0)
 		return ret;
@@ -131,7 +130,7 @@ int cmd_list(int argc, char **argv)
 
 int cmd_level(int argc, char **argv)
 {
-	int ret = dti_simple_opts("level", argc, argv), level;
+	int ret = dti_simple_opts("level", argc, argv, "+h"), level;
 
 	if (ret >= 0)
 		return ret;
@@ -153,7 +152,7 @@ int cmd_level(int argc, char **argv)
 
 int cmd_reset(int argc, char **argv)
 {
-	int ret = dti_simple_opts("reset", argc, argv);
+	int ret = dti_simple_opts("reset", argc, argv, "h");
 
 	if (ret >= 0)
 		return ret;
@@ -166,7 +165,7 @@ int cmd_reset(int argc, char **argv)
 
 int cmd_stats(int argc, char **argv)
 {
-	int ret = dti_simple_opts("stats", argc, argv);
+	int ret = dti_simple_opts("stats", argc, argv, "h");
 	char *text;
 
 	if (ret >= 0)

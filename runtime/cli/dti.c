@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <mntent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,9 @@
 
 #include "dti-cli.h"
 
-#define DTI_VERSION	"0.1"
+#ifndef DTI_VERSION
+#define DTI_VERSION	"0.1"	/* the Makefile passes VERSION */
+#endif
 
 const struct dti_cmd dti_cmds[] = {
 	{ "list",     cmd_list,     usage_list,     "list channels with level, size and counters" },
@@ -36,7 +39,7 @@ int dti_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);		/* keep the order of output and messages */
+	fflush(NULL);		/* keep the order of output and messages */
 	fputs("dti: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -49,7 +52,7 @@ void dti_warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
+	fflush(NULL);
 	fputs("dti: warning: ", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -68,6 +71,20 @@ bool dti_parse_uint(const char *s, unsigned long *v)
 	return !errno && !*end;
 }
 
+int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts, int *ret)
+{
+	int c;
+
+	opterr = 1;		/* glibc's messages name the option */
+	c = getopt_long(argc, argv, shortopts, longopts, NULL);
+	if (c == 'h' || c == '?') {
+		*ret = dti_usage(cmd, c == '?', NULL);
+		return DTI_OPT_EXIT;
+	}
+	return c;
+}
+
 static void dti_main_help(FILE *out)
 {
 	const struct dti_cmd *c;
@@ -77,67 +94,114 @@ static void dti_main_help(FILE *out)
 	for (c = dti_cmds; c->name; c++)
 		fprintf(out, "   %-10s %s\n", c->name, c->summary);
 	fputs("\noptions:\n"
-	      "   --debugfs DIR   debugfs mount point (default /sys/kernel/debug)\n"
-	      "   --version       print the version\n"
-	      "\nexit status: 0 success, 1 failure, 129 usage error.  See dti(1).\n",
+	      "   --debugfs DIR   debugfs mount point (default: the first debugfs in\n"
+	      "                   /proc/mounts, else /sys/kernel/debug)\n"
+	      "   -V, --version   print the version\n"
+	      "\nexit status: 0 success, 1 failure, 2 damaged data skipped,\n"
+	      "129 usage error.  See dti(1).\n",
 	      out);
 }
 
 int dti_usage(const char *cmd, bool error, const char *msg)
 {
 	const struct dti_cmd *c;
-	FILE *out = error ? stderr : stdout;
+	const char *end;
 
 	if (msg)
 		fprintf(stderr, "dti %s: %s\n", cmd, msg);
 	for (c = dti_cmds; c->name; c++) {
-		if (!strcmp(c->name, cmd)) {
-			fputs(c->usage, out);
-			return error ? DTI_EXIT_USAGE : DTI_EXIT_OK;
+		if (strcmp(c->name, cmd))
+			continue;
+		if (!error) {
+			fputs(c->usage, stdout);
+			return DTI_EXIT_OK;
+		}
+		/* the synopsis: the lines before the first empty one */
+		end = strstr(c->usage, "\n\n");
+		fprintf(stderr, "%.*s\n(see 'dti %s --help')\n",
+			end ? (int)(end - c->usage) : (int)strlen(c->usage),
+			c->usage, cmd);
+		return DTI_EXIT_USAGE;
+	}
+	dti_main_help(error ? stderr : stdout);
+	return error ? DTI_EXIT_USAGE : DTI_EXIT_OK;
+}
+
+/*
+ * Use the first debugfs mount in /proc/mounts.  When there is none the
+ * library's default stays and its messages say how to mount it.
+ */
+static void dti_find_debugfs(void)
+{
+	struct mntent *m;
+	FILE *f = setmntent("/proc/mounts", "re");
+
+	if (!f)
+		return;
+	while ((m = getmntent(f))) {
+		if (!strcmp(m->mnt_type, "debugfs")) {
+			dti_set_debugfs(m->mnt_dir);
+			break;
 		}
 	}
-	dti_main_help(out);
-	return error ? DTI_EXIT_USAGE : DTI_EXIT_OK;
+	endmntent(f);
+}
+
+static const struct dti_cmd *dti_find_cmd(const char *name)
+{
+	const struct dti_cmd *c;
+
+	for (c = dti_cmds; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	fprintf(stderr, "dti: '%s' is not a dti command; see 'dti --help'\n", name);
+	return NULL;
 }
 
 int main(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "debugfs", required_argument, NULL, 'd' },
+		{ "help",    no_argument,       NULL, 'h' },
+		{ "version", no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
 	const struct dti_cmd *c;
-	int i = 1;
+	const char *debugfs = NULL;
+	char prog[32];
+	int opt, ret = DTI_EXIT_OK;
 
-	while (i < argc && argv[i][0] == '-') {
-		if (!strcmp(argv[i], "--debugfs") && i + 1 < argc) {
-			dti_set_debugfs(argv[i + 1]);
-			i += 2;
-		} else if (!strncmp(argv[i], "--debugfs=", 10)) {
-			dti_set_debugfs(argv[i] + 10);
-			i++;
-		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			dti_main_help(stdout);
-			return DTI_EXIT_OK;
-		} else if (!strcmp(argv[i], "--version")) {
+	argv[0] = (char *)"dti";	/* getopt's messages: "dti: ..." */
+	while ((opt = dti_getopt("", argc, argv, "+hV", opts, &ret)) != -1) {
+		if (opt == DTI_OPT_EXIT)
+			return ret;
+		if (opt == 'V') {
 			printf("dti version %s (record format %d)\n", DTI_VERSION,
-			       1);
+			       DTI_RECORD_VERSION);
 			return DTI_EXIT_OK;
-		} else {
-			fprintf(stderr, "dti: unknown option '%s'\n", argv[i]);
-			dti_main_help(stderr);
-			return DTI_EXIT_USAGE;
 		}
+		debugfs = optarg;
 	}
-	if (i >= argc) {
-		dti_main_help(stderr);
+	if (optind >= argc)
+		return dti_usage("", true, NULL);
+	if (!strcmp(argv[optind], "help")) {
+		if (optind + 1 >= argc)
+			return dti_usage("", false, NULL);
+		c = dti_find_cmd(argv[optind + 1]);
+		return c ? dti_usage(c->name, false, NULL) : DTI_EXIT_FAIL;
+	}
+	c = dti_find_cmd(argv[optind]);
+	if (!c)
 		return DTI_EXIT_USAGE;
-	}
-	if (!strcmp(argv[i], "help")) {
-		if (i + 1 < argc)
-			return dti_usage(argv[i + 1], false, NULL);
-		dti_main_help(stdout);
-		return DTI_EXIT_OK;
-	}
-	for (c = dti_cmds; c->name; c++)
-		if (!strcmp(c->name, argv[i]))
-			return c->fn(argc - i, argv + i);
-	fprintf(stderr, "dti: '%s' is not a dti command; see 'dti --help'\n", argv[i]);
-	return DTI_EXIT_USAGE;
+	if (debugfs && dti_set_debugfs(debugfs) < 0)
+		return dti_err("%s", dti_errmsg());
+	if (!debugfs)
+		dti_find_debugfs();
+	/* "dti read: unrecognized option '--x'" from getopt */
+	snprintf(prog, sizeof(prog), "dti %s", c->name);
+	argv[optind] = prog;
+	argc -= optind;
+	argv += optind;
+	optind = 0;		/* glibc: start afresh on the command's argv */
+	return c->fn(argc, argv);
 }

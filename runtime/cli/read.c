@@ -6,8 +6,13 @@
  * end, so it prints every record the buffers hold (as the kernel's merged
  * view does) and leaves them consumed.  --follow then keeps reading the
  * trace files, polling every 100 ms, until interrupted.
+ *
+ * Records go through a stdio stream of our own over the output file
+ * descriptor (fopencookie), which keeps the errno of a failed write:
+ * stdio and dti_print() only say that writing failed, not why.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,8 +20,34 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "dti-cli.h"
+
+/* Options of read and decode, as getopt_long entries and as help */
+#define DTI_READ_HELP \
+	"  -F, --format FMT      text (default: as the kernel's merged file), ts\n" \
+	"                        (as merged-ts), hex, json or raw\n" \
+	"  -o, --output FILE     write the records to FILE, not standard output\n" \
+	"  -c, --cpu N           only records of CPU N\n" \
+	"      --min-level L     only records of level L or higher (0..7 or a name)\n" \
+	"      --max-level L     only records of level L or lower\n" \
+	"  -s, --symbols         resolve callers through /proc/kallsyms\n" \
+	"      --kallsyms FILE   resolve callers through FILE (from the traced machine)\n" \
+	"      --strict          stop at the first damaged record (exit status 1)\n" \
+	"  -q, --quiet           report neither lost records nor damage on stderr\n" \
+	"\nExit status: 0, 1 failure, 2 damaged data skipped, 129 usage.\n"
+#define DTI_READ_OPTS \
+	{ "help",      no_argument,       NULL, 'h' }, \
+	{ "format",    required_argument, NULL, 'F' }, \
+	{ "output",    required_argument, NULL, 'o' }, \
+	{ "cpu",       required_argument, NULL, 'c' }, \
+	{ "symbols",   no_argument,       NULL, 's' }, \
+	{ "quiet",     no_argument,       NULL, 'q' }, \
+	{ "min-level", required_argument, NULL, OPT_MIN }, \
+	{ "max-level", required_argument, NULL, OPT_MAX }, \
+	{ "kallsyms",  required_argument, NULL, OPT_KALLSYMS }, \
+	{ "strict",    no_argument,       NULL, OPT_STRICT }
 
 const char usage_read[] =
 	"usage: dti read [options] CHANNEL\n"
@@ -24,37 +55,45 @@ const char usage_read[] =
 	"trace files (after making them return everything again).\n"
 	"\n"
 	"  -f, --follow          keep printing new records until interrupted\n"
-	"  -F, --format FMT      text (default: as the kernel's merged file), ts\n"
-	"                        (as merged-ts), hex, json or raw\n"
-	"  -c, --cpu N           only records of CPU N\n"
-	"      --min-level L     only records of level L or higher (0..7 or a name)\n"
-	"      --max-level L     only records of level L or lower\n"
-	"  -s, --symbols         resolve callers through /proc/kallsyms\n"
-	"      --kallsyms FILE   resolve callers through FILE\n"
 	"      --no-reset        only the records not read before\n"
-	"  -q, --quiet           do not report lost records on stderr\n";
+	DTI_READ_HELP;
 const char usage_decode[] =
-	"usage: dti decode [options] DIR | FILE...\n"
+	"usage: dti decode [options] DIR | FILE... | -\n"
 	"\nPrint the records of per-CPU files copied by 'dti snapshot' (DIR holding\n"
-	"trace0..N) or given one file per CPU, merged by time.  Copies of the\n"
-	"whole ring (mmap, memory dumps) are read as well.\n"
+	"trace0..N) or given one file per CPU, merged by time; '-' is standard\n"
+	"input.  Copies of the whole ring (mmap, memory dumps) are read as well.\n"
 	"\n"
-	"  -F, --format FMT      text, ts, hex, json or raw\n"
-	"  -c, --cpu N           only records of CPU N\n"
-	"      --min-level L     only records of level L or higher\n"
-	"      --max-level L     only records of level L or lower\n"
-	"  -s, --symbols         resolve callers through /proc/kallsyms\n"
-	"      --kallsyms FILE   resolve callers through FILE (from the traced machine)\n"
-	"  -q, --quiet           do not report lost records on stderr\n";
+	DTI_READ_HELP;
 
-enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET };
+enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET, OPT_STRICT };
+
+static const struct option dti_read_opts[] = {
+	DTI_READ_OPTS,
+	{ "follow",    no_argument,       NULL, 'f' },
+	{ "no-reset",  no_argument,       NULL, OPT_NORESET },
+	{ NULL, 0, NULL, 0 },
+};
+static const struct option dti_decode_opts[] = {
+	DTI_READ_OPTS,
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The output stream's file descriptor and the errno of its first failed write */
+struct dti_out {
+	int fd;
+	int err;
+	const char *name;
+};
 
 struct dti_read_opts {
-	bool follow, quiet, no_reset, symbols;
+	bool follow, quiet, no_reset, symbols, strict;
 	int format;
 	long cpu;		/* -1: all */
 	int min_level, max_level;
-	const char *kallsyms;
+	const char *kallsyms, *output;
+	struct dti_ksyms *syms;
+	FILE *f;		/* the output */
+	struct dti_out out;
 };
 
 static volatile sig_atomic_t dti_stop;
@@ -69,50 +108,116 @@ static void dti_notice(const struct dti_notice *n, void *arg)
 {
 	const struct dti_read_opts *o = arg;
 
-	if (o->quiet || (o->cpu >= 0 && n->cpu != (unsigned long)o->cpu))
+	if (o->quiet)
+		return;
+	if (n->type == DTI_NOTICE_DAMAGE) {
+		dti_err("%s", n->message);	/* names file, offset and what */
+		return;
+	}
+	/* lost records: only those of the CPU asked for */
+	if (n->type != DTI_NOTICE_WARNING && o->cpu >= 0 &&
+	    n->cpu != (unsigned long)o->cpu)
 		return;
 	dti_warn("%s", n->message);
 }
 
-/* Parse options; returns -1 to go on, or an exit code. */
-static int dti_read_parse(const char *cmd, int argc, char **argv,
-			  struct dti_read_opts *o)
+static ssize_t dti_out_write(void *cookie, const char *buf, size_t size)
 {
-	static const struct option opts[] = {
-		{ "help",      no_argument,       NULL, 'h' },
-		{ "follow",    no_argument,       NULL, 'f' },
-		{ "format",    required_argument, NULL, 'F' },
-		{ "cpu",       required_argument, NULL, 'c' },
-		{ "symbols",   no_argument,       NULL, 's' },
-		{ "quiet",     no_argument,       NULL, 'q' },
-		{ "min-level", required_argument, NULL, OPT_MIN },
-		{ "max-level", required_argument, NULL, OPT_MAX },
-		{ "kallsyms",  required_argument, NULL, OPT_KALLSYMS },
-		{ "no-reset",  no_argument,       NULL, OPT_NORESET },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct dti_out *out = cookie;
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < size) {
+		n = write(out->fd, buf + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			out->err = n < 0 ? errno : EIO;
+			break;		/* a short count is stdio's error */
+		}
+		done += n;
+	}
+	return done;
+}
+
+/* Open @path (NULL: standard output) for the records.  NULL on error (printed). */
+static FILE *dti_out_open(struct dti_out *out, const char *path)
+{
+	static const cookie_io_functions_t io = { .write = dti_out_write };
+	FILE *f;
+
+	out->err = 0;
+	out->name = path ? path : "standard output";
+	out->fd = path ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666) :
+		  STDOUT_FILENO;
+	if (out->fd < 0) {
+		dti_err("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	f = fopencookie(out, "w", io);
+	if (!f || setvbuf(f, NULL, _IOFBF, 256 << 10) != 0) {
+		dti_err("%s: %s", out->name, strerror(errno));
+		if (f)
+			fclose(f);
+		if (path)
+			close(out->fd);
+		return NULL;
+	}
+	return f;
+}
+
+/* Flush and close; DTI_EXIT_OK, or DTI_EXIT_FAIL saying why writing failed. */
+static int dti_out_close(FILE *f, struct dti_out *out)
+{
+	if (fclose(f) != 0 && !out->err)
+		out->err = EIO;
+	if (out->fd != STDOUT_FILENO && close(out->fd) != 0 && !out->err)
+		out->err = errno;
+	if (out->err)
+		return dti_err("writing %s: %s", out->name, strerror(out->err));
+	return DTI_EXIT_OK;
+}
+
+/* Parse a level option into @level; false if it is not 0..7 or a name. */
+static bool dti_parse_rec_level(const char *text, int *level)
+{
+	return dti_level_parse(text, level) == 0 && *level >= 0;
+}
+
+/*
+ * Parse options and operands (@min_args..@max_args of them, 0: any), load
+ * the symbols and open the output, before anything is read or reset.
+ * Returns -1 to go on, or an exit code.
+ */
+static int dti_read_parse(const char *cmd, int argc, char **argv,
+			  int min_args, int max_args, struct dti_read_opts *o)
+{
 	bool is_read = !strcmp(cmd, "read");
 	unsigned long v;
-	int c;
+	int c, ret, i, stdin_args = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->cpu = -1;
 	o->min_level = 0;
 	o->max_level = 7;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, is_read ? "hfF:c:sq" : "hF:c:sq",
-				opts, NULL)) != -1) {
+	while ((c = dti_getopt(cmd, argc, argv, is_read ? "hfF:o:c:sq" : "hF:o:c:sq",
+			       is_read ? dti_read_opts : dti_decode_opts, &ret)) != -1) {
 		switch (c) {
-		case 'h':
-			return dti_usage(cmd, false, NULL);
+		case DTI_OPT_EXIT:
+			return ret;
 		case 'f':
 			o->follow = true;
+			break;
+		case OPT_NORESET:
+			o->no_reset = true;
 			break;
 		case 'F':
 			o->format = dti_format_parse(optarg);
 			if (o->format < 0)
 				return dti_usage(cmd, true, dti_errmsg());
+			break;
+		case 'o':
+			o->output = optarg;
 			break;
 		case 'c':
 			if (!dti_parse_uint(optarg, &v) || v > 65535)
@@ -127,23 +232,38 @@ static int dti_read_parse(const char *cmd, int argc, char **argv,
 			break;
 		case OPT_MIN:
 		case OPT_MAX:
-			if (dti_level_parse(optarg, c == OPT_MIN ? &o->min_level :
-					    &o->max_level) < 0 ||
-			    (c == OPT_MIN ? o->min_level : o->max_level) < 0)
+			if (!dti_parse_rec_level(optarg, c == OPT_MIN ? &o->min_level :
+						 &o->max_level))
 				return dti_usage(cmd, true, "levels are 0..7 or emerg..debug");
 			break;
 		case OPT_KALLSYMS:
 			o->kallsyms = optarg;
 			o->symbols = true;
 			break;
-		case OPT_NORESET:
-			if (!is_read)
-				return dti_usage(cmd, true, "unknown option '--no-reset'");
-			o->no_reset = true;
+		case OPT_STRICT:
+			o->strict = true;
 			break;
-		default:
-			return dti_usage(cmd, true, "unknown option or missing argument");
 		}
+	}
+	if (argc - optind < min_args)
+		return dti_usage(cmd, true, is_read ? "missing CHANNEL" : "missing DIR or FILE");
+	if (max_args && argc - optind > max_args)
+		return dti_usage(cmd, true, "too many arguments");
+	for (i = optind; !is_read && i < argc; i++)
+		stdin_args += !strcmp(argv[i], "-");
+	if (stdin_args > 1)
+		return dti_usage(cmd, true, "'-' (standard input) can be given once");
+	if (o->symbols) {
+		o->syms = dti_ksyms_load(o->kallsyms);
+		if (!o->syms && o->kallsyms)
+			return dti_err("%s", dti_errmsg());
+		if (!o->syms)
+			dti_warn("callers printed as addresses: %s", dti_errmsg());
+	}
+	o->f = dti_out_open(&o->out, o->output);
+	if (!o->f) {
+		dti_ksyms_free(o->syms);
+		return DTI_EXIT_FAIL;
 	}
 	return -1;
 }
@@ -158,95 +278,95 @@ static void dti_sleep_ms(long ms)
 /* Print records of @r until the end (or interruption with --follow). */
 static int dti_print_all(struct dti_reader *r, struct dti_read_opts *o)
 {
-	struct dti_ksyms *syms = NULL;
 	struct dti_rec rec;
-	int ret, status = DTI_EXIT_OK;
+	FILE *f = o->f;
+	int ret;
 
-	dti_set_notice_handler(r, dti_notice, o);
-	if (o->symbols) {
-		syms = dti_ksyms_load(o->kallsyms);
-		if (!syms)
-			dti_warn("callers printed as addresses: %s", dti_errmsg());
-		dti_set_ksyms(r, syms);
-	}
 	while (!dti_stop) {
 		ret = dti_next(r, &rec);
-		if (ret < 0) {
-			status = dti_err("%s", dti_errmsg());
-			break;
-		}
-		if (ret == 0) {
-			if (!o->follow)
-				break;
-			if (fflush(stdout) == EOF) {
-				status = dti_err("write error: %s", strerror(errno));
-				break;
-			}
-			dti_sleep_ms(100);
+		if (ret > 0 && (o->cpu < 0 || rec.cpu == (unsigned long)o->cpu) &&
+		    rec.level >= o->min_level && rec.level <= o->max_level &&
+		    dti_print(r, f, &rec, o->format) < 0)
+			ret = -1;
+		if (ret < 0)	/* a write error: dti_out_close() says why */
+			return ferror(f) ? DTI_EXIT_OK : dti_err("%s", dti_errmsg());
+		if (ret > 0)
 			continue;
-		}
-		if ((o->cpu >= 0 && rec.cpu != (unsigned long)o->cpu) ||
-		    rec.level < o->min_level || rec.level > o->max_level)
-			continue;
-		if (dti_print(r, stdout, &rec, o->format) < 0) {
-			status = dti_err("%s", dti_errmsg());
+		if (!o->follow || fflush(f) == EOF)
 			break;
-		}
+		dti_sleep_ms(100);
 	}
-	if (fflush(stdout) == EOF && status == DTI_EXIT_OK)
-		status = dti_err("write error: %s", strerror(errno));
-	dti_ksyms_free(syms);
-	return status;
+	return DTI_EXIT_OK;
+}
+
+/* Print what @r (NULL: opening failed) returns; the exit code.  Frees all. */
+static int dti_read_run(struct dti_reader *r, struct dti_read_opts *o)
+{
+	bool damage = false;
+	int ret, ret_out;
+
+	if (r) {
+		dti_set_notice_handler(r, dti_notice, o);
+		dti_set_ksyms(r, o->syms);
+		ret = dti_print_all(r, o);
+		damage = dti_damage_count(r) > 0;
+		dti_close(r);	/* writes what dti_print() still holds */
+	} else {
+		ret = dti_err("%s", dti_errmsg());
+	}
+	ret_out = dti_out_close(o->f, &o->out);
+	if (ret == DTI_EXIT_OK)
+		ret = ret_out;
+	if (ret == DTI_EXIT_OK && damage)
+		ret = DTI_EXIT_DAMAGE;
+	dti_ksyms_free(o->syms);
+	return ret;
 }
 
 int cmd_read(int argc, char **argv)
 {
 	struct dti_read_opts o;
 	struct sigaction sa;
-	struct dti_reader *r;
-	unsigned int flags = 0;
-	int ret = dti_read_parse("read", argc, argv, &o);
+	unsigned int flags;
+	int ret = dti_read_parse("read", argc, argv, 1, 1, &o);
 
 	if (ret >= 0)
 		return ret;
-	if (argc - optind != 1)
-		return dti_usage("read", true, argc - optind < 1 ?
-				 "missing CHANNEL" : "too many arguments");
+	flags = o.strict ? DTI_OPEN_STRICT : 0;
 	if (!o.no_reset)
 		flags |= DTI_OPEN_RESET;
 	if (o.follow)
 		flags |= DTI_OPEN_FOLLOW;
-	r = dti_open_channel(argv[optind], flags);
-	if (!r)
-		return dti_err("%s", dti_errmsg());
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = dti_on_signal;	/* no SA_RESTART: wake the sleep */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	ret = dti_print_all(r, &o);
-	dti_close(r);
-	return ret;
+	return dti_read_run(dti_open_channel(argv[optind], flags), &o);
+}
+
+/* Open the operands of decode: one directory, or files with '-' for stdin. */
+static struct dti_reader *dti_decode_open(char **args, unsigned int n,
+					  unsigned int flags)
+{
+	struct stat st;
+	unsigned int i;
+
+	if (n == 1 && strcmp(args[0], "-") && stat(args[0], &st) == 0 &&
+	    S_ISDIR(st.st_mode))
+		return dti_open_dir(args[0], flags);
+	for (i = 0; i < n; i++)
+		if (!strcmp(args[i], "-"))
+			args[i] = (char *)"/dev/stdin";
+	return dti_open_files((const char *const *)args, n, flags);
 }
 
 int cmd_decode(int argc, char **argv)
 {
 	struct dti_read_opts o;
-	struct dti_reader *r;
-	struct stat st;
-	int ret = dti_read_parse("decode", argc, argv, &o);
+	int ret = dti_read_parse("decode", argc, argv, 1, 0, &o);
 
 	if (ret >= 0)
 		return ret;
-	if (argc - optind < 1)
-		return dti_usage("decode", true, "missing DIR or FILE");
-	if (argc - optind == 1 && stat(argv[optind], &st) == 0 && S_ISDIR(st.st_mode))
-		r = dti_open_dir(argv[optind], 0);
-	else
-		r = dti_open_files((const char *const *)argv + optind,
-				   argc - optind, 0);
-	if (!r)
-		return dti_err("%s", dti_errmsg());
-	ret = dti_print_all(r, &o);
-	dti_close(r);
-	return ret;
+	return dti_read_run(dti_decode_open(argv + optind, argc - optind,
+					    o.strict ? DTI_OPEN_STRICT : 0), &o);
 }

@@ -3,13 +3,16 @@
  * dti snapshot CHANNEL DIR: usage model 2 in one step.  Remember the
  * level, switch the channel off, make the trace files return everything
  * (reset_consumed), copy every traceN plus info and stats into DIR, and
- * restore the level, also when copying failed.
+ * restore the level, also when copying failed.  SIGINT, SIGTERM or SIGHUP
+ * in between restore it too, from the handler, before the signal ends
+ * the process as it would have.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,13 +23,129 @@
 #include "dti-cli.h"
 
 const char usage_snapshot[] =
-	"usage: dti snapshot [--raw] CHANNEL DIR\n"
+	"usage: dti snapshot [--raw] [--force] CHANNEL DIR\n"
 	"\nSwitch CHANNEL off, copy every per-CPU trace file (all records the\n"
-	"buffers hold) and its info and stats into DIR (created if needed), and\n"
-	"restore the previous level.  Decode the copy with 'dti decode DIR'.\n"
+	"buffers hold) and its info and stats into DIR (created if needed, else\n"
+	"it must be empty), and restore the previous level, also when\n"
+	"interrupted.  Decode the copy with 'dti decode DIR'.\n"
 	"\n"
 	"  --raw    copy each whole ring through mmap instead of reading the\n"
-	"           trace files: nothing is consumed, padding is kept\n";
+	"           trace files: nothing is consumed, padding is kept\n"
+	"  --force  use a DIR that is not empty: remove the trace*, info and\n"
+	"           stats files an earlier snapshot left there\n";
+
+/* What the signal handler needs to restore the level: no allocation, no stdio */
+static struct {
+	char path[PATH_MAX];
+	char text[16], msg[128];
+	size_t text_len, msg_len;
+	struct sigaction old[3];
+	bool armed;
+} dti_snap;
+static const int dti_snap_signals[3] = { SIGINT, SIGTERM, SIGHUP };
+
+static void dti_snap_on_signal(int sig)
+{
+	int fd;
+
+	if (write(STDERR_FILENO, dti_snap.msg, dti_snap.msg_len) < 0) {
+		/* nothing to do about it */
+	}
+	fd = open(dti_snap.path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, dti_snap.text, dti_snap.text_len) < 0) {
+			/* as above */
+		}
+		close(fd);
+	}
+	raise(sig);	/* SA_RESETHAND: dies of it once the handler returns */
+}
+
+/*
+ * Until dti_snap_disarm(), SIGINT, SIGTERM and SIGHUP restore level @level
+ * of @ch before they end the process.  Ignored signals stay ignored.
+ * 0, or -1 (dti_errmsg()).
+ */
+static int dti_snap_arm(const char *ch, int level)
+{
+	struct sigaction sa;
+	unsigned int i;
+
+	if (dti_channel_path(ch, "level", dti_snap.path, sizeof(dti_snap.path)) < 0)
+		return -1;
+	dti_snap.text_len = snprintf(dti_snap.text, sizeof(dti_snap.text), "%d", level);
+	dti_snap.msg_len = snprintf(dti_snap.msg, sizeof(dti_snap.msg),
+				    "dti: interrupted: restoring level %d of %.40s\n",
+				    level, ch);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = dti_snap_on_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaddset(&sa.sa_mask, dti_snap_signals[i]);
+	for (i = 0; i < 3; i++) {
+		sigaction(dti_snap_signals[i], NULL, &dti_snap.old[i]);
+		if (dti_snap.old[i].sa_handler != SIG_IGN)
+			sigaction(dti_snap_signals[i], &sa, NULL);
+	}
+	dti_snap.armed = true;
+	return 0;
+}
+
+static void dti_snap_disarm(void)
+{
+	unsigned int i;
+
+	for (i = 0; dti_snap.armed && i < 3; i++)
+		sigaction(dti_snap_signals[i], &dti_snap.old[i], NULL);
+	dti_snap.armed = false;
+}
+
+/* A file snapshot writes into DIR, and --force removes */
+static bool dti_snap_file(const char *name)
+{
+	return !strncmp(name, "trace", 5) || !strcmp(name, "info") ||
+	       !strcmp(name, "stats");
+}
+
+/*
+ * Create @dir, or check that it is empty; with @force remove the files of
+ * an earlier snapshot from it instead, and say so.  0 or an exit code.
+ */
+static int dti_snap_dir(const char *dir, bool force)
+{
+	char path[PATH_MAX + 300];
+	unsigned int removed = 0, other = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (mkdir(dir, 0755) == 0)
+		return 0;
+	if (errno != EEXIST || !(d = opendir(dir)))
+		return dti_err("%s: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!force || !dti_snap_file(de->d_name)) {
+			other++;
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) != 0) {
+			closedir(d);
+			return dti_err("%s: %s", path, strerror(errno));
+		}
+		removed++;
+	}
+	closedir(d);
+	if (!force && other)
+		return dti_err("%s: directory is not empty (an earlier snapshot?); --force replaces its trace files",
+			       dir);
+	if (removed)
+		dti_warn("%s: removed %u file%s of an earlier snapshot (--force)",
+			 dir, removed, removed == 1 ? "" : "s");
+	return 0;
+}
 
 /* Geometry from the channel's info file: ring bytes per CPU, or 0. */
 static size_t dti_ring_bytes(const char *ch)
@@ -138,7 +257,7 @@ static int dti_copy_channel(const char *chdir, const char *dir, size_t ring,
 	while ((de = readdir(d))) {
 		bool trace = !strncmp(de->d_name, "trace", 5);
 
-		if (!trace && strcmp(de->d_name, "info") && strcmp(de->d_name, "stats"))
+		if (!dti_snap_file(de->d_name))
 			continue;
 		snprintf(src, sizeof(src), "%s/%s", chdir, de->d_name);
 		snprintf(dst, sizeof(dst), "%s/%s", dir, de->d_name);
@@ -160,27 +279,25 @@ int cmd_snapshot(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ "raw",  no_argument, NULL, 'r' },
+		{ "raw",   no_argument, NULL, 'r' },
+		{ "force", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char chdir[PATH_MAX];
 	size_t ring = 0;
-	bool raw = false;
+	bool raw = false, force = false;
 	const char *ch, *dir;
 	unsigned int files = 0;
 	long long bytes = 0;
 	int c, level, ret;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		if (c == 'h')
-			return dti_usage("snapshot", false, NULL);
-		if (c == 'r') {
+	while ((c = dti_getopt("snapshot", argc, argv, "h", opts, &ret)) != -1) {
+		if (c == DTI_OPT_EXIT)
+			return ret;
+		if (c == 'r')
 			raw = true;
-			continue;
-		}
-		return dti_usage("snapshot", true, "unknown option");
+		else
+			force = true;
 	}
 	if (argc - optind != 2)
 		return dti_usage("snapshot", true, "expected CHANNEL and DIR");
@@ -196,16 +313,20 @@ int cmd_snapshot(int argc, char **argv)
 		if (!ring)
 			return dti_err("channel %s: cannot tell the buffer size from its info file", ch);
 	}
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-		return dti_err("%s: %s", dir, strerror(errno));
-	if (level != -1 && dti_set_level(ch, -1) < 0)
+	ret = dti_snap_dir(dir, force);
+	if (ret != DTI_EXIT_OK)
+		return ret;
+	if (level != -1 && (dti_snap_arm(ch, level) < 0 || dti_set_level(ch, -1) < 0)) {
+		dti_snap_disarm();
 		return dti_err("%s", dti_errmsg());
+	}
 	if (!raw && dti_reset_consumed(ch) < 0)
 		ret = dti_err("%s", dti_errmsg());
 	else
 		ret = dti_copy_channel(chdir, dir, ring, &files, &bytes);
 	if (level != -1 && dti_set_level(ch, level) < 0)
 		ret = dti_err("cannot restore level %d: %s", level, dti_errmsg());
+	dti_snap_disarm();
 	if (ret == DTI_EXIT_OK)
 		printf("%s: %u per-CPU files, %lld bytes in %s (level %d restored)\n",
 		       ch, files, bytes, dir, level);

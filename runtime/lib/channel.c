@@ -165,22 +165,20 @@ void dti_names_free(char **names)
 	free(names);
 }
 
-char *dti_read_ctl(const char *name, const char *file)
+/*
+ * Read a small text file (a control file, a snapshot's info or stats)
+ * into a malloc()ed NUL-terminated string.  NULL on error.
+ */
+char *dti_read_file(const char *path)
 {
-	char path[PATH_MAX];
 	size_t len = 0, cap = 4096;
 	char *buf, *nb;
 	ssize_t n;
 	int fd;
 
-	if (dti_channel_path(name, file, path, sizeof(path)) < 0)
-		return NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return dti_fail_null(ENOENT, "channel %s has no file %s", name, file);
+	if (fd < 0)
 		return dti_fail_null(errno, "%s: %s", path, strerror(errno));
-	}
 	buf = malloc(cap);
 	if (!buf)
 		goto nomem;
@@ -213,6 +211,18 @@ nomem:
 	free(buf);
 	close(fd);
 	return dti_fail_null(ENOMEM, "out of memory");
+}
+
+char *dti_read_ctl(const char *name, const char *file)
+{
+	char path[PATH_MAX], *text;
+
+	if (dti_channel_path(name, file, path, sizeof(path)) < 0)
+		return NULL;
+	text = dti_read_file(path);
+	if (!text && errno == ENOENT)
+		return dti_fail_null(ENOENT, "channel %s has no file %s", name, file);
+	return text;
 }
 
 static int dti_write_ctl(const char *name, const char *file, const char *text)

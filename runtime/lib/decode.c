@@ -1,76 +1,24 @@
 // SPDX-License-Identifier: LGPL-2.1
 /*
- * libdti: record header decoding.
+ * libdti: record header decoding and checking.
  *
  * Headers are in the byte order of the machine that wrote them; the magic
  * tells which.  Both orders are decoded into a host-order struct dti_hdr.
+ * dti_decode_hdr() (libdti-local.h: it is on every record's path) checks
+ * what frames a record (magic, version, lengths);
+ * dti_sub_invalid() and dti_rec_invalid() check every other field
+ * against the format, so that a flipped bit is reported instead of
+ * printed.
  */
 #include <byteswap.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "libdti-local.h"
 
-#define DTI_MAGIC_SWAPPED	0x1AD7
-
-uint64_t dti_rec_size(uint32_t len)
-{
-	return DTI_RECORD_SIZE((uint64_t)len);
-}
-
-static bool dti_all_zero(const unsigned char *p, size_t n)
-{
-	while (n--)
-		if (*p++)
-			return false;
-	return true;
-}
-
-/**
- * dti_decode_hdr - decode and check the header at @p (DTI_HDR_SIZE bytes)
- * @max_payload: largest acceptable payload length
- *
- * Return: DTI_HDR_OK with @h filled, or why the header is not valid.
- */
-enum dti_hdr_status dti_decode_hdr(const void *p, struct dti_hdr *h,
-				   uint32_t max_payload)
-{
-	struct dti_record r;
-
-	memcpy(&r, p, sizeof(r));
-	if (r.magic == DTI_RECORD_MAGIC) {
-		h->swapped = false;
-	} else if (r.magic == DTI_MAGIC_SWAPPED) {
-		h->swapped = true;
-		r.cpu = bswap_16(r.cpu);
-		r.len = bswap_32(r.len);
-		r.log_cpu = bswap_32(r.log_cpu);
-		r.seq = bswap_64(r.seq);
-		r.ts_ns = bswap_64(r.ts_ns);
-		r.caller = bswap_64(r.caller);
-	} else {
-		/* Zero where a header belongs: padding or never written. */
-		return dti_all_zero(p, DTI_RECORD_ALIGN) ? DTI_HDR_ZERO :
-							   DTI_HDR_BAD_MAGIC;
-	}
-	if (r.version != DTI_RECORD_VERSION)
-		return DTI_HDR_BAD_VERSION;
-	if (r.hdr_len != DTI_HDR_SIZE || r.len > max_payload)
-		return DTI_HDR_BAD_LEN;
-	if ((r.flags & DTI_REC_SUBBUF) && r.len < sizeof(struct dti_subbuf_info))
-		return DTI_HDR_BAD_LEN;
-	h->version = r.version;
-	h->flags = r.flags;
-	h->hdr_len = r.hdr_len;
-	h->level = r.level;
-	h->cpu = r.cpu;
-	h->log_cpu = r.log_cpu;
-	h->len = r.len;
-	h->seq = r.seq;
-	h->ts_ns = r.ts_ns;
-	h->caller = r.caller;
-	return DTI_HDR_OK;
-}
+#define DTI_REC_KNOWN		(DTI_REC_TEXT | DTI_REC_TRUNCATED | \
+				 DTI_REC_RESERVED | DTI_REC_REPLAYED)
 
 const char *dti_hdr_status_str(enum dti_hdr_status st)
 {
@@ -84,16 +32,78 @@ const char *dti_hdr_status_str(enum dti_hdr_status st)
 	return "?";
 }
 
+static uint32_t dti_u32(uint32_t v, bool swapped)
+{
+	return swapped ? bswap_32(v) : v;
+}
+
 void dti_decode_sub(const void *payload, bool swapped, struct dti_sub *s)
 {
 	struct dti_subbuf_info in;
 
 	memcpy(&in, payload, sizeof(in));
-	s->subbuf_size = swapped ? bswap_32(in.subbuf_size) : in.subbuf_size;
-	s->n_subbufs = swapped ? bswap_32(in.n_subbufs) : in.n_subbufs;
-	s->padding = swapped ? bswap_32(in.padding) : in.padding;
-	s->records = swapped ? bswap_32(in.records) : in.records;
-	s->state = swapped ? bswap_32(in.state) : in.state;
+	s->subbuf_size = dti_u32(in.subbuf_size, swapped);
+	s->n_subbufs = dti_u32(in.n_subbufs, swapped);
+	s->padding = dti_u32(in.padding, swapped);
+	s->records = dti_u32(in.records, swapped);
+	s->state = dti_u32(in.state, swapped);
+	s->reserved = dti_u32(in.reserved, swapped);
+	s->name_ok = memchr(in.name, '\0', sizeof(in.name)) != NULL;
 	memcpy(s->name, in.name, sizeof(s->name));
 	s->name[DTI_NAME_MAX] = '\0';
+}
+
+/*
+ * Why a header with DTI_REC_SUBBUF and its info @sub are not a sub-buffer
+ * header as dti.ko writes it, or NULL if they are.
+ */
+const char *dti_sub_invalid(const struct dti_hdr *h, const struct dti_sub *sub)
+{
+	uint32_t ss = sub->subbuf_size, data;
+
+	if (h->flags != DTI_REC_SUBBUF)
+		return "sub-buffer flag together with other flags";
+	if (h->len != sizeof(struct dti_subbuf_info))
+		return "record with the sub-buffer flag but not a sub-buffer header's length";
+	if (h->level || h->log_cpu != h->cpu)
+		return "sub-buffer header with a level or another logging CPU";
+	if (ss < DTI_SUB_SIZE + DTI_HDR_SIZE || ss > DTI_SUBBUF_MAX ||
+	    ss % DTI_RECORD_ALIGN)
+		return "impossible sub-buffer size";
+	if (!sub->n_subbufs || sub->n_subbufs > DTI_CPU_LIMIT)
+		return "impossible number of sub-buffers";
+	if (sub->state > DTI_SUBBUF_CLOSED || sub->reserved)
+		return "unknown sub-buffer state";
+	if (sub->padding > ss - DTI_SUB_SIZE || sub->padding % DTI_RECORD_ALIGN ||
+	    (sub->padding && sub->state != DTI_SUBBUF_CLOSED))
+		return "impossible sub-buffer padding";
+	data = ss - DTI_SUB_SIZE - sub->padding;
+	if ((uint64_t)sub->records * DTI_HDR_SIZE > data)
+		return "more records than the sub-buffer can hold";
+	if (!sub->name_ok || !sub->name[0])
+		return "bad channel name";
+	return NULL;
+}
+
+/*
+ * Check a trace record's fields (its framing is checked already): flags,
+ * the CPU that holds it and the one that logged it, against @ncpu CPUs.
+ * Returns NULL if they are valid, else what is wrong, in @buf.
+ */
+const char *dti_rec_invalid(const struct dti_hdr *h, unsigned int ncpu,
+			    char *buf, size_t size)
+{
+	if (h->flags & ~DTI_REC_KNOWN)
+		snprintf(buf, size, "unknown flags %#x", h->flags);
+	else if (h->cpu >= ncpu)
+		snprintf(buf, size, "cpu %u, but the machine has %u CPUs",
+			 h->cpu, ncpu);
+	else if (h->flags & DTI_REC_REPLAYED ? h->log_cpu >= ncpu :
+		 h->log_cpu != h->cpu)
+		snprintf(buf, size, "logging CPU %u in a record of cpu%u%s",
+			 h->log_cpu, h->cpu,
+			 h->flags & DTI_REC_REPLAYED ? "" : " (not a replayed one)");
+	else
+		return NULL;
+	return buf;
 }

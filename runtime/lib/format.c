@@ -7,13 +7,46 @@
  * lowercase hex bytes separated by spaces (the kernel's "%*ph").
  * DTI_FMT_TS adds the "merged-ts" prefix
  * "[%5llu.%09u] cpuN Llevel #seq caller: ", the caller as the kernel's
- * %pS when symbols are loaded, as 0x<hex> otherwise.
+ * %pS when symbols are loaded, as 0x<hex> otherwise.  DTI_FMT_JSON
+ * passes valid UTF-8 through and escapes control characters and the
+ * bytes that are not UTF-8 (as \u00XX, the byte's value).
+ *
+ * Speed: records are formatted into the reader's buffer by hand (digits
+ * and hex from tables, no printf) and written to the FILE in large
+ * blocks, so the cost per record is a few copies, not a stdio call per
+ * field or byte.  The buffer goes out when full, when the FILE changes,
+ * before a formatter callback or a notice, and when dti_next() finds no
+ * record (dti_close() too).
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "libdti-local.h"
+
+/* Longest "[sec.nsec] cpuN Llevel #seq caller: " prefix, caller included. */
+#define DTI_PREFIX_MAX	(100 + DTI_CALLER_MAX)
+/* Room a step of a formatting loop needs at least (a \u00XX escape). */
+#define DTI_STEP	16
+
+#define DTI_HEX_ROW(h) h "0 ", h "1 ", h "2 ", h "3 ", h "4 ", h "5 ", h "6 ", \
+		       h "7 ", h "8 ", h "9 ", h "a ", h "b ", h "c ", h "d ", \
+		       h "e ", h "f "
+/* "00 " "01 " ... "ff ": two hex digits and a space for every byte */
+static const char dti_hex3[256][4] = {
+	DTI_HEX_ROW("0"), DTI_HEX_ROW("1"), DTI_HEX_ROW("2"), DTI_HEX_ROW("3"),
+	DTI_HEX_ROW("4"), DTI_HEX_ROW("5"), DTI_HEX_ROW("6"), DTI_HEX_ROW("7"),
+	DTI_HEX_ROW("8"), DTI_HEX_ROW("9"), DTI_HEX_ROW("a"), DTI_HEX_ROW("b"),
+	DTI_HEX_ROW("c"), DTI_HEX_ROW("d"), DTI_HEX_ROW("e"), DTI_HEX_ROW("f"),
+};
+
+#define DTI_DEC_ROW(d) d "0" d "1" d "2" d "3" d "4" d "5" d "6" d "7" d "8" d "9"
+/* "00" "01" ... "99": two decimal digits at a time */
+static const char dti_dec2[] =
+	DTI_DEC_ROW("0") DTI_DEC_ROW("1") DTI_DEC_ROW("2") DTI_DEC_ROW("3")
+	DTI_DEC_ROW("4") DTI_DEC_ROW("5") DTI_DEC_ROW("6") DTI_DEC_ROW("7")
+	DTI_DEC_ROW("8") DTI_DEC_ROW("9");
 
 int dti_format_parse(const char *name)
 {
@@ -29,123 +62,526 @@ int dti_format_parse(const char *name)
 	return dti_fail(EINVAL, "unknown format '%s' (text, ts, hex, json or raw)", name);
 }
 
-static void dti_put_hex(FILE *out, const unsigned char *p, size_t len)
+/* ---- the output buffer ---- */
+
+/* Write out what is collected.  0, or -1 once a write failed (ob->err). */
+int dti_ob_flush(struct dti_obuf *ob)
 {
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		fprintf(out, i ? " %02x" : "%02x", p[i]);
-}
-
-static void dti_caller_str(struct dti_reader *r, uint64_t caller, char *buf,
-			   size_t size)
-{
-	if (!r || !r->ksyms || dti_ksyms_format(r->ksyms, caller, buf, size) < 0)
-		snprintf(buf, size, "0x%llx", (unsigned long long)caller);
-}
-
-static void dti_put_prefix(struct dti_reader *r, FILE *out,
-			   const struct dti_rec *rec)
-{
-	char caller[600];
-
-	dti_caller_str(r, rec->caller, caller, sizeof(caller));
-	fprintf(out, "[%5llu.%09u] cpu%u L%d #%llu %s: ",
-		(unsigned long long)(rec->ts_ns / 1000000000ull),
-		(unsigned int)(rec->ts_ns % 1000000000ull), rec->cpu, rec->level,
-		(unsigned long long)rec->seq, caller);
-}
-
-static void dti_put_json_str(FILE *out, const unsigned char *p, size_t len)
-{
-	size_t i;
-
-	fputc('"', out);
-	for (i = 0; i < len; i++) {
-		unsigned char c = p[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);	/* bytes, not UTF-8 */
-		else
-			fputc(c, out);
+	if (ob->len && ob->out && !ob->err) {
+		errno = 0;
+		if (fwrite(ob->p, 1, ob->len, ob->out) != ob->len ||
+		    ferror(ob->out))
+			ob->err = errno ? errno : EIO;
 	}
-	fputc('"', out);
+	ob->len = 0;
+	return ob->err ? -1 : 0;
 }
 
-static int dti_print_json(struct dti_reader *r, FILE *out,
+/* Where @n more bytes (at most ob->cap) can go, after @p; NULL on a write error. */
+static char *dti_ob_room(struct dti_obuf *ob, char *p, size_t n)
+{
+	ob->len = p - ob->p;
+	if (ob->cap - ob->len < n && dti_ob_flush(ob) < 0)
+		return NULL;
+	return ob->p + ob->len;
+}
+
+static char *dti_ob_put(struct dti_obuf *ob, char *p, const void *src, size_t n)
+{
+	if ((size_t)(ob->p + ob->cap - p) < n) {
+		if (!dti_ob_room(ob, p, ob->cap))
+			return NULL;
+		if (n >= ob->cap) {
+			if (fwrite(src, 1, n, ob->out) != n)
+				ob->err = errno ? errno : EIO;
+			return ob->err ? NULL : ob->p;
+		}
+		p = ob->p;
+	}
+	memcpy(p, src, n);
+	return p + n;
+}
+
+/* ---- fields ---- */
+
+#ifdef __x86_64__
+#include <tmmintrin.h>
+
+#define DTI_SP	' '
+#define DTI_NO	-1
+/*
+ * Hex of 16 bytes at a time with SSSE3, in whole turns of 16: the nibbles
+ * become digits by a table shuffle, pairs of digits are interleaved, and
+ * for @step 3 three more shuffles place them 3 bytes apart, the spaces
+ * ORed in.  Returns the bytes done.
+ */
+__attribute__((target("ssse3")))
+static size_t dti_hex_ssse3(char *p, const unsigned char *q, size_t n, size_t step)
+{
+	const __m128i digits = _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6',
+		'7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f');
+	const __m128i m0 = _mm_setr_epi8(0, 1, DTI_NO, 2, 3, DTI_NO, 4, 5,
+		DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO, 10);
+	const __m128i m1a = _mm_setr_epi8(11, DTI_NO, 12, 13, DTI_NO, 14, 15,
+		DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO);
+	const __m128i m1b = _mm_setr_epi8(DTI_NO, DTI_NO, DTI_NO, DTI_NO,
+		DTI_NO, DTI_NO, DTI_NO, DTI_NO, 0, 1, DTI_NO, 2, 3, DTI_NO, 4, 5);
+	const __m128i m2 = _mm_setr_epi8(DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO,
+		10, 11, DTI_NO, 12, 13, DTI_NO, 14, 15, DTI_NO);
+	const __m128i sp0 = _mm_setr_epi8(0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0,
+		DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0);
+	const __m128i sp1 = _mm_setr_epi8(0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP,
+		0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0);
+	const __m128i sp2 = _mm_setr_epi8(DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0,
+		0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP);
+	const __m128i low = _mm_set1_epi8(0x0f);
+	__m128i v, hi, lo, a, b;
+	size_t done;
+
+	for (done = 0; n - done >= 16; done += 16, q += 16, p += 16 * step) {
+		v = _mm_loadu_si128((const __m128i *)q);
+		hi = _mm_shuffle_epi8(digits, _mm_and_si128(_mm_srli_epi16(v, 4), low));
+		lo = _mm_shuffle_epi8(digits, _mm_and_si128(v, low));
+		a = _mm_unpacklo_epi8(hi, lo);
+		b = _mm_unpackhi_epi8(hi, lo);
+		if (step == 2) {
+			_mm_storeu_si128((__m128i *)p, a);
+			_mm_storeu_si128((__m128i *)(p + 16), b);
+			continue;
+		}
+		_mm_storeu_si128((__m128i *)p,
+				 _mm_or_si128(_mm_shuffle_epi8(a, m0), sp0));
+		_mm_storeu_si128((__m128i *)(p + 16),
+				 _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, m1a),
+							   _mm_shuffle_epi8(b, m1b)), sp1));
+		_mm_storeu_si128((__m128i *)(p + 32),
+				 _mm_or_si128(_mm_shuffle_epi8(b, m2), sp2));
+	}
+	return done;
+}
+
+static bool dti_ssse3(void)
+{
+	static int has = -1;	/* a race only writes the same value */
+
+	if (has < 0)
+		has = __builtin_cpu_supports("ssse3");
+	return has;
+}
+#else
+static size_t dti_hex_ssse3(char *p, const unsigned char *q, size_t n, size_t step)
+{
+	return 0;
+}
+
+static bool dti_ssse3(void)
+{
+	return false;
+}
+#endif
+
+/*
+ * @n bytes as hex, a space after each if @step is 3, none if it is 2.
+ * Without SSSE3, and for the tail: one 4-byte store per byte from a
+ * table, each overwriting the previous one's tail, eight to a turn.
+ * Needs 3 * @n + 1 bytes of room.
+ */
+static char *dti_hex_run(char *p, const unsigned char *q, size_t n, size_t step)
+{
+	const unsigned char *e = q + n;
+	size_t done = n >= 16 && dti_ssse3() ? dti_hex_ssse3(p, q, n, step) : 0;
+
+	q += done;
+	p += done * step;
+	for (; e - q >= 8; q += 8, p += 8 * step) {
+		memcpy(p, dti_hex3[q[0]], 4);
+		memcpy(p + step, dti_hex3[q[1]], 4);
+		memcpy(p + 2 * step, dti_hex3[q[2]], 4);
+		memcpy(p + 3 * step, dti_hex3[q[3]], 4);
+		memcpy(p + 4 * step, dti_hex3[q[4]], 4);
+		memcpy(p + 5 * step, dti_hex3[q[5]], 4);
+		memcpy(p + 6 * step, dti_hex3[q[6]], 4);
+		memcpy(p + 7 * step, dti_hex3[q[7]], 4);
+	}
+	for (; q < e; q++, p += step)
+		memcpy(p, dti_hex3[*q], 4);
+	return p;
+}
+
+/*
+ * @v in decimal, right-aligned in @width with @pad: two digits per
+ * division, written back to front, then one fixed-size copy (room: 24).
+ */
+static inline char *dti_put_dec(char *p, uint64_t v, int width, char pad)
+{
+	static const uint64_t pow10[20] = {
+		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+		1000000000, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull,
+		1000000000000000000ull, 10000000000000000000ull,
+	};
+	int n = (64 - __builtin_clzll(v | 1)) * 1233 >> 12;	/* log10 of 2^bits */
+	uint32_t w;
+	char *e;
+
+	n += (v >= pow10[n]) + !v;
+	if (width > n) {		/* widths are at most 9 */
+		memset(p, pad, 16);
+		p += width - n;
+	}
+	e = p + n;
+	for (; v > UINT32_MAX; v /= 100)
+		memcpy(e -= 2, dti_dec2 + 2 * (v % 100), 2);
+	for (w = v; w >= 100; w /= 100)	/* cheaper in 32 bits */
+		memcpy(e -= 2, dti_dec2 + 2 * (w % 100), 2);
+	if (w >= 10)
+		memcpy(e - 2, dti_dec2 + 2 * w, 2);
+	else
+		e[-1] = '0' + w;
+	return p + n;
+}
+
+/*
+ * @v < 10^9 as exactly 9 digits (nanoseconds), by jeaiii's method: one
+ * multiply makes v / 10^8 a fixed-point number with 57 fraction bits,
+ * and each multiply of the fraction by 100 brings out two more digits.
+ * The constant rounds up by less than 2^28 / 2^57 of a unit, too little
+ * to change a digit (checked for every v).
+ */
+static char *dti_put_9(char *p, uint32_t v)
+{
+	const uint64_t frac = (1ull << 57) - 1;
+	uint64_t t = v * 1441151881ull;		/* ceil(2^57 / 10^8) */
+	int i;
+
+	*p++ = '0' + (t >> 57);
+	for (i = 0; i < 4; i++, p += 2) {
+		t = (t & frac) * 100;
+		memcpy(p, dti_dec2 + 2 * (t >> 57), 2);
+	}
+	return p;
+}
+
+static char *dti_put_int(char *p, int v)
+{
+	if (v < 0)
+		*p++ = '-';
+	return dti_put_dec(p, v < 0 ? -(int64_t)v : v, 0, 0);
+}
+
+/* "0x" and @v in hex without leading zeros, as printf's "0x%llx". */
+static char *dti_put_addr(char *p, uint64_t v)
+{
+	unsigned char be[8];
+	char tmp[32];		/* 16 digits, and 16 copied from the 15th on */
+	int i, skip = v ? __builtin_clzll(v) / 4 : 15;
+
+	for (i = 0; i < 8; i++)
+		be[i] = v >> (56 - 8 * i);
+	dti_hex_run(tmp, be, 8, 2);
+	memcpy(p, "0x", 2);
+	memcpy(p + 2, tmp + skip, 16);
+	return p + 18 - skip;
+}
+
+/*
+ * The caller, as %pS with symbols, else as an address, formatted in @tmp
+ * or found in the reader's cache: a trace has few callers, the reader
+ * keeps the last ones, by address.
+ */
+static const struct dti_caller *dti_caller(struct dti_reader *r, uint64_t addr,
+					   struct dti_caller *tmp)
+{
+	struct dti_caller *c = r ? &r->callers[(addr * 0x9e3779b97f4a7c15ull) >> 61] : tmp;
+	unsigned int i;
+
+	if (r && c->len && c->addr == addr)
+		return c;
+	c->addr = addr;
+	if (r && r->ksyms) {
+		dti_ksyms_format(r->ksyms, addr, c->text, sizeof(c->text));
+		c->len = strlen(c->text);
+	} else {
+		c->len = dti_put_addr(c->text, addr) - c->text;
+	}
+	for (i = 0, c->plain = true; i < c->len; i++)
+		if (c->text[i] < 0x20 || c->text[i] >= 0x7f || c->text[i] == '"' ||
+		    c->text[i] == '\\')
+			c->plain = false;
+	return c;
+}
+
+/* The caller.  Room: DTI_CALLER_MAX. */
+static char *dti_put_caller(struct dti_reader *r, char *p, uint64_t addr)
+{
+	struct dti_caller tmp;
+	const struct dti_caller *c = dti_caller(r, addr, &tmp);
+
+	memcpy(p, c->text, c->len);
+	return p + c->len;
+}
+
+/* The "merged-ts" prefix.  Room: DTI_PREFIX_MAX. */
+static char *dti_put_prefix(struct dti_reader *r, char *p,
+			    const struct dti_rec *rec)
+{
+	*p++ = '[';
+	p = dti_put_dec(p, rec->ts_ns / 1000000000u, 5, ' ');
+	*p++ = '.';
+	p = dti_put_9(p, rec->ts_ns % 1000000000u);
+	memcpy(p, "] cpu", 5);
+	p = dti_put_dec(p + 5, rec->cpu, 0, 0);
+	memcpy(p, " L", 2);
+	p = dti_put_int(p + 2, rec->level);
+	memcpy(p, " #", 2);
+	p = dti_put_dec(p + 2, rec->seq, 0, 0);
+	*p++ = ' ';
+	p = dti_put_caller(r, p, rec->caller);
+	*p++ = ':';
+	*p++ = ' ';
+	return p;
+}
+
+/*
+ * @len bytes as hex, separated by spaces (@sep) or not.  Takes room as it
+ * goes; returns the end, or NULL on a write error.
+ */
+static char *dti_put_hex(struct dti_obuf *ob, char *p, const unsigned char *s,
+			 size_t len, bool sep)
+{
+	size_t step = sep ? 3 : 2, i, k;
+	char *lim = ob->p + ob->cap;
+
+	for (i = 0; i < len; i += k) {
+		if ((size_t)(lim - p) < DTI_STEP && !(p = dti_ob_room(ob, p, ob->cap)))
+			return NULL;
+		k = (size_t)(lim - p) / 3 - 1;
+		if (k > len - i)
+			k = len - i;
+		p = dti_hex_run(p, s + i, k, step);
+	}
+	return len && sep ? p - 1 : p;
+}
+
+/* Length of the valid UTF-8 character at @s (@n bytes left), 0 if none. */
+static size_t dti_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len, i;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4)
+		return 0;
+	len = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
+	if (s[0] == 0xe0)
+		lo = 0xa0;		/* overlong */
+	else if (s[0] == 0xed)
+		hi = 0x9f;		/* surrogates */
+	else if (s[0] == 0xf0)
+		lo = 0x90;		/* overlong */
+	else if (s[0] == 0xf4)
+		hi = 0x8f;		/* beyond U+10FFFF */
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/* No byte of the 8 at @s needs escaping: none < 0x20, >= 0x7f, '"' or '\\'. */
+static bool dti_json_plain8(const unsigned char *s)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x80 * ones;
+	uint64_t x, q, b;
+
+	memcpy(&x, s, 8);
+	q = x ^ ('"' * ones);
+	b = x ^ ('\\' * ones);
+	return !((((x - 0x20 * ones) & ~x) | x | ((q - ones) & ~q) |
+		  ((b - ones) & ~b) | ((x ^ 0x7f * ones) - ones)) & high);
+}
+
+/* @len bytes as a JSON string.  The end, or NULL on a write error. */
+static char *dti_put_json_str(struct dti_obuf *ob, char *p,
+			      const unsigned char *s, size_t len)
+{
+	char *lim = ob->p + ob->cap;
+	size_t i = 0, k;
+	unsigned char c;
+
+	*p++ = '"';
+	while (i < len) {
+		if ((size_t)(lim - p) < DTI_STEP && !(p = dti_ob_room(ob, p, ob->cap)))
+			return NULL;
+		c = s[i];
+		if (len - i >= 8 && dti_json_plain8(s + i)) {
+			memcpy(p, s + i, 8);
+			p += 8;
+			i += 8;
+		} else if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			*p++ = c;
+			i++;
+		} else if (c >= 0x80 && (k = dti_utf8_len(s + i, len - i))) {
+			memcpy(p, s + i, k);
+			p += k;
+			i += k;
+		} else {
+			*p++ = '\\';
+			if (c == '"' || c == '\\')
+				*p++ = c;
+			else if (c == '\n' || c == '\t')
+				*p++ = c == '\n' ? 'n' : 't';
+			else {
+				memcpy(p, "u00", 3);
+				memcpy(p + 3, dti_hex3[c], 2);
+				p += 5;
+			}
+			i++;
+		}
+	}
+	if ((size_t)(lim - p) < DTI_STEP && !(p = dti_ob_room(ob, p, ob->cap)))
+		return NULL;
+	*p++ = '"';
+	return p;
+}
+
+static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 			  const struct dti_rec *rec)
 {
-	char caller[600];
+	struct dti_caller tmp;
+	const struct dti_caller *c = dti_caller(r, rec->caller, &tmp);
 
-	dti_caller_str(r, rec->caller, caller, sizeof(caller));
-	fprintf(out, "{\"ts_ns\":%llu,\"cpu\":%u,\"level\":%d,\"seq\":%llu,\"flags\":%u,\"caller\":",
-		(unsigned long long)rec->ts_ns, rec->cpu, rec->level,
-		(unsigned long long)rec->seq, rec->flags);
-	dti_put_json_str(out, (const unsigned char *)caller, strlen(caller));
-	if (rec->flags & DTI_REC_TEXT) {
-		fputs(",\"text\":", out);
-		dti_put_json_str(out, rec->payload, rec->len);
+	p = (char *)memcpy(p, "{\"ts_ns\":", 9) + 9;
+	p = dti_put_dec(p, rec->ts_ns, 0, 0);
+	p = (char *)memcpy(p, ",\"cpu\":", 7) + 7;
+	p = dti_put_dec(p, rec->cpu, 0, 0);
+	p = (char *)memcpy(p, ",\"level\":", 9) + 9;
+	p = dti_put_int(p, rec->level);
+	p = (char *)memcpy(p, ",\"seq\":", 7) + 7;
+	p = dti_put_dec(p, rec->seq, 0, 0);
+	p = (char *)memcpy(p, ",\"flags\":", 9) + 9;
+	p = dti_put_dec(p, rec->flags, 0, 0);
+	p = (char *)memcpy(p, ",\"caller\":\"", 11) + 11;
+	if (c->plain) {
+		memcpy(p, c->text, c->len);
+		p += c->len;
+		*p++ = '"';
 	} else {
-		fputs(",\"data\":\"", out);
-		for (size_t i = 0; i < rec->len; i++)
-			fprintf(out, "%02x", ((const unsigned char *)rec->payload)[i]);
-		fputc('"', out);
+		p = dti_put_json_str(ob, p - 1, (const unsigned char *)c->text,
+				     c->len);
 	}
-	fputs("}\n", out);
+	if (p && rec->flags & DTI_REC_TEXT) {
+		p = dti_put_json_str(ob, (char *)memcpy(p, ",\"text\":", 8) + 8,
+				     rec->payload, rec->len);
+	} else if (p) {
+		p = (char *)memcpy(p, ",\"data\":\"", 9) + 9;
+		p = dti_put_hex(ob, p, rec->payload, rec->len, false);
+		if (p)
+			*p++ = '"';
+	}
+	if (p && (p = dti_ob_room(ob, p, 2)))
+		p = (char *)memcpy(p, "}\n", 2) + 2;
+	return p;
+}
+
+/* A binary record in TEXT or TS: the formatter's way, else hex. */
+static char *dti_put_binary(struct dti_reader *r, struct dti_obuf *ob, char *p,
+			    const struct dti_rec *rec, int *err)
+{
+	int ret = 0;
+
+	if (r && r->fmt) {
+		/* It writes to the FILE: what is collected goes first. */
+		ob->len = p - ob->p;
+		if (dti_ob_flush(ob) < 0)
+			return NULL;
+		ret = r->fmt(ob->out, rec, r->fmt_arg);
+		if (ret < 0) {
+			*err = -ret;
+			return NULL;
+		}
+		p = ob->p;
+	}
+	if (!ret)
+		p = dti_put_hex(ob, p, rec->payload, rec->len, true);
+	return p;
+}
+
+/* Format @rec after @p; returns the end, or NULL (a write error, or *@err). */
+static char *dti_put_rec(struct dti_reader *r, struct dti_obuf *ob, char *p,
+			 const struct dti_rec *rec, enum dti_format format,
+			 int *err)
+{
+	const unsigned char *text = rec->payload;
+
+	if (format == DTI_FMT_RAW)
+		return dti_ob_put(ob, p, rec->raw, rec->raw_len);
+	if (!(p = dti_ob_room(ob, p, DTI_PREFIX_MAX)))
+		return NULL;
+	if (format == DTI_FMT_JSON)
+		return dti_put_json(r, ob, p, rec);
+	if (format != DTI_FMT_TEXT)
+		p = dti_put_prefix(r, p, rec);
+	if (format == DTI_FMT_HEX || !(rec->flags & DTI_REC_TEXT))
+		p = format == DTI_FMT_HEX ? dti_put_hex(ob, p, text, rec->len, true) :
+					    dti_put_binary(r, ob, p, rec, err);
+	else if ((p = dti_ob_put(ob, p, text, rec->len)) &&
+		 rec->len && text[rec->len - 1] == '\n')
+		return p;
+	if (p && (p = dti_ob_room(ob, p, 1)))
+		*p++ = '\n';
+	return p;
+}
+
+/* dti_print() into @ob */
+static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
+			const struct dti_rec *rec, enum dti_format format)
+{
+	int err = 0;
+	char *p;
+
+	if ((unsigned int)format > DTI_FMT_RAW)
+		return dti_fail(EINVAL, "unknown format %d", (int)format);
+	if (!ob->p) {
+		ob->p = malloc(DTI_OBUF_SIZE);
+		if (!ob->p)
+			return dti_fail(ENOMEM, "out of memory");
+		ob->cap = DTI_OBUF_SIZE;
+	}
+	if (ob->out != out) {
+		dti_ob_flush(ob);
+		ob->out = out;
+	}
+	p = dti_put_rec(r, ob, ob->p + ob->len, rec, format, &err);
+	if (p)
+		ob->len = p - ob->p;
+	if (err)
+		return dti_fail(err, "formatter failed on %s offset %llu",
+				rec->source, (unsigned long long)rec->offset);
+	if (ob->err)
+		return dti_fail(EIO, "write error: %s", strerror(ob->err));
 	return 0;
 }
 
 int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 	      enum dti_format format)
 {
-	const unsigned char *p = rec->payload;
+	char local[DTI_PREFIX_MAX + 64];
+	struct dti_obuf tmp = { local, 0, sizeof(local), out, 0 };
 	int ret;
 
-	switch (format) {
-	case DTI_FMT_RAW:
-		fwrite(rec->raw, 1, rec->raw_len, out);
-		break;
-	case DTI_FMT_JSON:
-		dti_print_json(r, out, rec);
-		break;
-	case DTI_FMT_HEX:
-		dti_put_prefix(r, out, rec);
-		dti_put_hex(out, p, rec->len);
-		fputc('\n', out);
-		break;
-	case DTI_FMT_TS:
-		dti_put_prefix(r, out, rec);
-		/* fall through */
-	case DTI_FMT_TEXT:
-		if (rec->flags & DTI_REC_TEXT) {
-			fwrite(p, 1, rec->len, out);
-			if (!rec->len || p[rec->len - 1] != '\n')
-				fputc('\n', out);
-			break;
-		}
-		if (r && r->fmt) {
-			ret = r->fmt(out, rec, r->fmt_arg);
-			if (ret < 0)
-				return dti_fail(-ret, "formatter failed on %s offset %llu",
-						rec->source, (unsigned long long)rec->offset);
-			if (ret > 0) {
-				fputc('\n', out);
-				break;
-			}
-		}
-		dti_put_hex(out, p, rec->len);
-		fputc('\n', out);
-		break;
-	default:
-		return dti_fail(EINVAL, "unknown format %d", (int)format);
+	/* raw records go straight into the buffer */
+	if (r && format == DTI_FMT_RAW && out == r->ob.out &&
+	    rec->raw_len <= r->ob.cap - r->ob.len && !r->ob.err) {
+		memcpy(r->ob.p + r->ob.len, rec->raw, rec->raw_len);
+		r->ob.len += rec->raw_len;
+		return 0;
 	}
-	if (ferror(out))
-		return dti_fail(EIO, "write error");
-	return 0;
+	if (r)
+		return dti_print_ob(r, &r->ob, out, rec, format);
+	ret = dti_print_ob(NULL, &tmp, out, rec, format);
+	if (!ret && dti_ob_flush(&tmp) < 0)
+		return dti_fail(EIO, "write error: %s", strerror(tmp.err));
+	return ret;
 }

@@ -3,6 +3,21 @@
  * libdti: kernel symbols from /proc/kallsyms, printed like the kernel's
  * %pS: "name+0xoff/0xsize [module]".  A symbol's size is the distance to
  * the next symbol's address, as kallsyms computes it.
+ *
+ * Why not libtraceevent's tep_parse_kallsyms() and tep_find_function_info()
+ * (Debian's libtraceevent-dev 1.7.1, looked at for this):
+ *  - %pS needs the module, and tep gives no way to read it back;
+ *  - tep's size runs to the next symbol of any module, so the last
+ *    function of a module or of the kernel gets the gap to the next
+ *    module's text (0xf00, 0x3f000e80 on a 5-line file), and the very last
+ *    symbol is not found at all; here the next symbol must be in the same
+ *    module, as in the kernel;
+ *  - tep_parse_kallsyms() wants the whole file in one string and copies
+ *    it (/proc/kallsyms is ~10 MB), stops at the first line it does not
+ *    parse, reports through tep_warning() on stderr (libdti never prints)
+ *    and does not keep aliases in file order (qsort);
+ *  - the static dti that the guest tests run would pull in 240 KB and
+ *    dlopen() for plugins, which static glibc links only with a warning.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -6,12 +6,34 @@
  * CPU stream holds its next record decoded (its "head"); the head with
  * the smallest timestamp is returned, ties going to the lower CPU as in
  * the kernel's merged view.  Memory is one buffer per CPU.
+ *
+ * Each CPU's records are merged from one stream only: the first one (in
+ * CPU order of the file names, then as given) that holds records of that
+ * CPU owns it.  Another stream's records of the same CPU (trace0 and
+ * trace007, one file given twice, a merged file beside its sources) are
+ * duplicates: skipped, with one warning per stream.
+ *
+ * The channel a stream belongs to is in every sub-buffer header (name and
+ * geometry); records alone, as dti_print(DTI_FMT_RAW) writes them, carry
+ * none.  Streams are checked against the directory's info file, else
+ * against the first stream with a header.
+ *
+ * A directory from dti_open_dir() may hold a snapshot's info and stats
+ * beside trace0..N.  `dti snapshot` copies them with the channel off, so
+ * they describe the same moment as the trace files: stats lists every CPU
+ * the machine has, with the sequence number each would use next.  A trace
+ * file of a CPU stats does not list, or a record at or past that next
+ * number, is from another snapshot (the directory was reused): the first
+ * is not merged, the second is warned about.  An older file of a CPU
+ * stats lists would have been overwritten by the new snapshot's, so
+ * these are the traces a reused directory leaves.
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +58,7 @@ static struct dti_reader *dti_reader_alloc(unsigned int n, unsigned int flags)
 	r->n = n;
 	r->flags = flags;
 	r->last = -1;
+	r->ncpu = DTI_CPU_LIMIT;
 	return r;
 }
 
@@ -45,9 +68,13 @@ void dti_close(struct dti_reader *r)
 
 	if (!r)
 		return;
+	dti_ob_flush(&r->ob);
 	for (i = 0; i < r->n; i++)
 		dti_stream_free(&r->s[i]);
 	free(r->s);
+	free(r->cpus);
+	free(r->dir);
+	free(r->ob.p);
 	free(r);
 }
 
@@ -65,11 +92,25 @@ static unsigned int dti_name_cpu(const char *path, unsigned int dflt)
 	return (unsigned int)atoi(p);
 }
 
+/* By CPU, then in the order given (owned holds it until the first read). */
 static int dti_cmp_stream(const void *a, const void *b)
 {
 	const struct dti_stream *x = a, *y = b;
 
-	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+	if (x->cpu != y->cpu)
+		return x->cpu < y->cpu ? -1 : 1;
+	return x->owned < y->owned ? -1 : x->owned > y->owned;
+}
+
+static void dti_sort_streams(struct dti_reader *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n; i++)
+		r->s[i].owned = i;
+	qsort(r->s, r->n, sizeof(*r->s), dti_cmp_stream);
+	for (i = 0; i < r->n; i++)
+		r->s[i].owned = -1U;
 }
 
 static struct dti_reader *dti_open_paths(const char *const *paths,
@@ -101,7 +142,7 @@ static struct dti_reader *dti_open_paths(const char *const *paths,
 		}
 		r->s[i].cpu = dti_name_cpu(paths[i], i);
 	}
-	qsort(r->s, n, sizeof(*r->s), dti_cmp_stream);
+	dti_sort_streams(r);
 	return r;
 }
 
@@ -125,8 +166,7 @@ struct dti_reader *dti_open_mem(const void *const *bufs, const size_t *lens,
 		return NULL;
 	for (i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "buffer%u", i);
-		dti_stream_init_mem(&r->s[i], name, bufs[i], lens[i]);
-		if (!r->s[i].name || !r->s[i].buf) {
+		if (dti_stream_init_mem(&r->s[i], name, bufs[i], lens[i]) < 0) {
 			dti_close(r);
 			return dti_fail_null(ENOMEM, "out of memory");
 		}
@@ -177,6 +217,11 @@ static struct dti_reader *dti_open_dir_live(const char *dir, unsigned int flags,
 		goto out;
 	}
 	r = dti_open_paths((const char *const *)paths, n, flags, live);
+	if (r && !live && !(r->dir = strdup(dir))) {
+		dti_close(r);
+		r = NULL;
+		goto nomem;
+	}
 	goto out;
 nomem:
 	dti_fail(ENOMEM, "out of memory");
@@ -227,6 +272,16 @@ unsigned int dti_nr_streams(const struct dti_reader *r)
 	return r->n;
 }
 
+unsigned long dti_damage_count(const struct dti_reader *r)
+{
+	return r->n_damage;
+}
+
+unsigned long dti_warning_count(const struct dti_reader *r)
+{
+	return r->n_warning;
+}
+
 int dti_set_notice_handler(struct dti_reader *r, dti_notice_fn fn, void *arg)
 {
 	r->notice = fn;
@@ -244,75 +299,259 @@ int dti_set_formatter(struct dti_reader *r, dti_formatter_fn fn, void *arg)
 int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms)
 {
 	r->ksyms = syms;
+	memset(r->callers, 0, sizeof(r->callers));
 	return 0;
 }
 
-void dti_notify(struct dti_reader *r, enum dti_notice_type type,
-		struct dti_stream *s, uint64_t from, uint64_t to, uint64_t count,
-		uint64_t offset)
+/*
+ * Count notice @n and hand it with its message to the handler; output
+ * printed so far goes out first, so that both appear in order.
+ */
+static void dti_vnotify(struct dti_reader *r, struct dti_notice *n,
+			const char *fmt, va_list ap)
 {
-	struct dti_notice n = {
-		.type = type, .cpu = s->cpu, .from_seq = from, .to_seq = to,
-		.count = count, .source = s->name, .offset = offset,
-	};
-	char msg[256];
+	char msg[1024];
 
+	if (n->type == DTI_NOTICE_DAMAGE)
+		r->n_damage++;
+	if (n->type == DTI_NOTICE_WARNING)
+		r->n_warning++;
 	if (!r->notice)
 		return;
-	switch (type) {
-	case DTI_NOTICE_GAP:
-		snprintf(msg, sizeof(msg),
-			 "%llu records lost on cpu%u between seq %llu and %llu",
-			 (unsigned long long)count, s->cpu,
-			 (unsigned long long)from, (unsigned long long)to);
-		break;
-	case DTI_NOTICE_BACKWARDS:
-		snprintf(msg, sizeof(msg),
-			 "sequence went backwards on cpu%u: seq %llu after %llu (%s offset %llu)",
-			 s->cpu, (unsigned long long)to, (unsigned long long)from,
-			 s->name, (unsigned long long)offset);
-		break;
-	case DTI_NOTICE_SKIPPED:
-		snprintf(msg, sizeof(msg),
-			 "%s: skipped %llu bytes at offset %llu still being written",
-			 s->name, (unsigned long long)count,
-			 (unsigned long long)offset);
-		break;
-	}
-	n.message = msg;
-	r->notice(&n, r->notice_arg);
+	dti_ob_flush(&r->ob);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n->message = msg;
+	r->notice(n, r->notice_arg);
 }
 
-static int dti_check_seq(struct dti_reader *r, struct dti_stream *s)
+void dti_notify(struct dti_reader *r, struct dti_notice *n, const char *fmt, ...)
 {
-	unsigned int cpu = s->head.cpu;
+	va_list ap;
+
+	va_start(ap, fmt);
+	dti_vnotify(r, n, fmt, ap);
+	va_end(ap);
+}
+
+static void __attribute__((format(printf, 3, 4)))
+dti_warn(struct dti_reader *r, struct dti_stream *s, const char *fmt, ...)
+{
+	struct dti_notice n = {
+		.type = DTI_NOTICE_WARNING, .cpu = s->cpu, .source = s->name,
+	};
+	va_list ap;
+
+	va_start(ap, fmt);
+	dti_vnotify(r, &n, fmt, ap);
+	va_end(ap);
+}
+
+/* Warn once per stream if @id, of a sub-buffer of @s, is not the reader's channel. */
+void dti_check_ident(struct dti_reader *r, struct dti_stream *s,
+		     const struct dti_ident *id)
+{
+	const struct dti_ident *ref = &r->ident;
+
+	if (!ref->set) {
+		r->ident = *id;
+		r->ident.from = s->name;
+		return;
+	}
+	if (s->warned_ident || (!strcmp(ref->name, id->name) &&
+				ref->subbuf_size == id->subbuf_size &&
+				ref->n_subbufs == id->n_subbufs))
+		return;
+	s->warned_ident = true;
+	dti_warn(r, s, "%s: sub-buffers of channel %s (%u x %u bytes), but %s has channel %s (%u x %u bytes): files of different channels or snapshots merged",
+		 s->name, id->name, id->n_subbufs, id->subbuf_size, ref->from,
+		 ref->name, ref->n_subbufs, ref->subbuf_size);
+}
+
+/* The reader's entry for @cpu, created as needed; NULL (ENOMEM). */
+static struct dti_cpu *dti_cpu(struct dti_reader *r, unsigned int cpu)
+{
+	struct dti_cpu *c;
+	unsigned int n, i;
+
+	if (cpu < r->n_cpus)
+		return &r->cpus[cpu];
+	n = cpu + 1 > 2 * r->n_cpus ? cpu + 1 : 2 * r->n_cpus;
+	c = realloc(r->cpus, n * sizeof(*c));
+	if (!c)
+		return dti_fail_null(ENOMEM, "out of memory");
+	for (i = r->n_cpus; i < n; i++)
+		c[i] = (struct dti_cpu){ .owner = -1, .next_seq = UINT64_MAX };
+	r->cpus = c;
+	r->n_cpus = n;
+	return &c[cpu];
+}
+
+/* "key: value" lines of a snapshot's info: the value of @key as a number. */
+static unsigned long dti_info_num(const char *info, const char *key)
+{
+	const char *p = strstr(info, key);
+
+	return p ? strtoul(p + strlen(key), NULL, 10) : 0;
+}
+
+static void dti_read_info(struct dti_reader *r, const char *path)
+{
+	char *info = dti_read_file(path), *p;
+	struct dti_ident *id = &r->ident;
+
+	if (!info)
+		return;
+	p = strstr(info, "name: ");
+	id->subbuf_size = dti_info_num(info, "\nsubbuf_size: ");
+	id->n_subbufs = dti_info_num(info, "\nn_subbufs: ");
+	if (p == info && id->subbuf_size && id->n_subbufs &&
+	    sscanf(p, "name: %31s", id->name) == 1) {
+		id->set = true;
+		id->from = "the snapshot's info file";
+	}
+	free(info);
+}
+
+/* A snapshot's stats: the CPUs of the machine and their next numbers. */
+static void dti_read_stats(struct dti_reader *r, const char *path)
+{
+	char *stats = dti_read_file(path), *line, *save = NULL, *tok, *ts;
+	unsigned int col = 0, i, cpu, ncpu = 0;
+	struct dti_cpu *c;
+
+	for (line = stats ? strtok_r(stats, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		tok = strtok_r(line, " \t", &ts);
+		if (tok && !strcmp(tok, "cpu")) {
+			for (i = 1; (tok = strtok_r(NULL, " \t", &ts)); i++)
+				if (!strcmp(tok, "next_seq"))
+					col = i;
+			continue;
+		}
+		if (!tok || !isdigit((unsigned char)*tok) ||
+		    (cpu = strtoul(tok, NULL, 10)) >= DTI_CPU_LIMIT ||
+		    !(c = dti_cpu(r, cpu)))
+			continue;
+		ncpu = cpu + 1 > ncpu ? cpu + 1 : ncpu;
+		for (i = 1; (tok = strtok_r(NULL, " \t", &ts)); i++)
+			if (i == col)
+				c->next_seq = strtoull(tok, NULL, 10);
+	}
+	if (ncpu)
+		r->ncpu = ncpu;
+	free(stats);
+}
+
+/* Before the first record: check a snapshot directory against its info and stats. */
+static void dti_check_dir(struct dti_reader *r)
+{
+	char path[PATH_MAX];
+	struct dti_stream *s;
+	unsigned int i;
+
+	snprintf(path, sizeof(path), "%s/info", r->dir);
+	dti_read_info(r, path);
+	snprintf(path, sizeof(path), "%s/stats", r->dir);
+	dti_read_stats(r, path);
+	for (i = 0; i < r->n && r->ncpu < DTI_CPU_LIMIT; i++) {
+		s = &r->s[i];
+		if (s->cpu < r->ncpu)
+			continue;
+		s->dead = true;
+		dti_warn(r, s, "%s: not merged: the snapshot's stats list only cpu0..cpu%u (a file of an earlier snapshot? the directory was reused)",
+			 s->name, r->ncpu - 1);
+	}
+}
+
+/*
+ * The next record of stream @i whose CPU it owns: records of a CPU that
+ * another stream owns are skipped.  1, 0 (none) or -1.
+ */
+static int dti_peek_owned(struct dti_reader *r, unsigned int i)
+{
+	struct dti_stream *s = &r->s[i];
+	struct dti_cpu *c;
+	int ret;
+
+	for (;;) {
+		ret = dti_stream_peek(r, s);
+		if (ret <= 0 || s->head.cpu == s->owned)
+			return ret;
+		c = dti_cpu(r, s->head.cpu);
+		if (!c)
+			return -1;
+		if (c->owner < 0)
+			c->owner = i;
+		if (c->owner == (int)i) {
+			s->owned = s->head.cpu;
+			return 1;
+		}
+		if (!s->warned_dup) {
+			s->warned_dup = true;
+			dti_warn(r, s, "%s: records of cpu%u, which %s holds too, skipped: a CPU's records are merged once",
+				 s->name, s->head.cpu, r->s[c->owner].name);
+		}
+		dti_stream_consume(s);
+	}
+}
+
+/* A gap, a step back, or a record newer than the stats: say so. */
+static void dti_seq_notice(struct dti_reader *r, struct dti_stream *s,
+			   struct dti_cpu *c)
+{
 	uint64_t seq = s->head.seq;
-	struct dti_cpu_seq *cs;
+	struct dti_notice n = {
+		.cpu = s->head.cpu, .source = s->name, .offset = s->head_off,
+	};
 
-	if (cpu >= s->n_cs) {
-		size_t n = cpu + 1;
+	if (c->seen && seq != c->seq + 1) {
+		n.type = seq > c->seq ? DTI_NOTICE_GAP : DTI_NOTICE_BACKWARDS;
+		n.from_seq = seq > c->seq ? c->seq + 1 : c->seq;
+		n.to_seq = seq;
+		if (seq > c->seq) {
+			n.count = seq - c->seq - 1;
+			dti_notify(r, &n, "%llu records lost on cpu%u between seq %llu and %llu",
+				   (unsigned long long)n.count, s->cpu,
+				   (unsigned long long)n.from_seq,
+				   (unsigned long long)seq);
+		} else {
+			dti_notify(r, &n, "sequence went backwards on cpu%u: seq %llu after %llu (%s offset %llu)",
+				   s->cpu, (unsigned long long)seq,
+				   (unsigned long long)c->seq, s->name,
+				   (unsigned long long)n.offset);
+		}
+	}
+	if (seq >= c->next_seq && !c->warned) {
+		c->warned = true;
+		n.type = DTI_NOTICE_WARNING;
+		dti_notify(r, &n, "%s: cpu%u record seq %llu at offset %llu is not older than the snapshot's stats (next_seq %llu): a file of a later snapshot? (the directory was reused)",
+			   s->name, s->cpu, (unsigned long long)seq,
+			   (unsigned long long)n.offset,
+			   (unsigned long long)c->next_seq);
+	}
+}
 
-		cs = realloc(s->cs, n * sizeof(*cs));
-		if (!cs)
-			return dti_fail(ENOMEM, "out of memory");
-		memset(cs + s->n_cs, 0, (n - s->n_cs) * sizeof(*cs));
-		s->cs = cs;
-		s->n_cs = n;
-	}
-	cs = &s->cs[cpu];
-	s->cpu = cpu;
-	if (cs->seen && seq != cs->seq + 1) {
-		if (seq > cs->seq)
-			dti_notify(r, DTI_NOTICE_GAP, s, cs->seq + 1, seq,
-				   seq - cs->seq - 1, s->head_off);
-		else
-			dti_notify(r, DTI_NOTICE_BACKWARDS, s, cs->seq, seq,
-				   0, s->head_off);
-	}
-	cs->seen = true;
-	cs->seq = seq;
-	s->seen = true;
-	return 0;
+static inline void dti_check_seq(struct dti_reader *r, struct dti_stream *s)
+{
+	struct dti_cpu *c = &r->cpus[s->head.cpu];	/* claimed: exists */
+	uint64_t seq = s->head.seq;
+
+	s->cpu = s->head.cpu;
+	if ((c->seen && seq != c->seq + 1) || seq >= c->next_seq)
+		dti_seq_notice(r, s, c);
+	c->seen = true;
+	c->seq = seq;
+}
+
+/* End of dti_next(): what dti_print() collected goes out. */
+static int dti_next_end(struct dti_reader *r, int ret)
+{
+	int err = errno;
+
+	if (dti_ob_flush(&r->ob) < 0 && ret == 0)
+		return dti_fail(r->ob.err, "write error: %s", strerror(r->ob.err));
+	errno = err;
+	return ret;
 }
 
 int dti_next(struct dti_reader *r, struct dti_rec *rec)
@@ -325,30 +564,34 @@ int dti_next(struct dti_reader *r, struct dti_rec *rec)
 		dti_stream_consume(&r->s[r->last]);
 		r->last = -1;
 	}
+	if (!r->started) {
+		r->started = true;
+		if (r->dir)
+			dti_check_dir(r);
+	}
 	for (i = 0; i < r->n; i++) {
 		s = &r->s[i];
-		ret = dti_stream_peek(r, s);
+		ret = s->have_head && s->head.cpu == s->owned ? 1 :
+		      dti_peek_owned(r, i);
 		if (ret < 0)
-			return -1;
-		if (!ret)
-			continue;
-		if (!best || s->head.ts_ns < best->head.ts_ns ||
-		    (s->head.ts_ns == best->head.ts_ns && s->head.cpu < best->head.cpu))
+			return dti_next_end(r, -1);
+		if (ret && (!best || s->head.ts_ns < best->head.ts_ns ||
+			    (s->head.ts_ns == best->head.ts_ns &&
+			     s->head.cpu < best->head.cpu)))
 			best = s;
 	}
 	if (!best)
-		return 0;
-	if (dti_check_seq(r, best) < 0)
-		return -1;
+		return dti_next_end(r, 0);
+	dti_check_seq(r, best);
 	rec->cpu = best->head.log_cpu;
 	rec->level = best->head.level;
 	rec->flags = best->head.flags;
 	rec->seq = best->head.seq;
 	rec->ts_ns = best->head.ts_ns;
 	rec->caller = best->head.caller;
-	rec->raw = best->buf + best->head_pos;
+	rec->raw = best->data + best->head_pos;
 	rec->raw_len = dti_rec_size(best->head.len);
-	rec->payload = best->buf + best->head_pos + DTI_HDR_SIZE;
+	rec->payload = best->data + best->head_pos + DTI_HDR_SIZE;
 	rec->len = best->head.len;
 	rec->source = best->name;
 	rec->offset = best->head_off;

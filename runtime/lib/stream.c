@@ -5,23 +5,41 @@
  * Two layouts are read:
  *
  *   stream  what read() of a relay trace file returns: sub-buffer header
- *           records and trace records back to back, padding stripped.
- *           Read sequentially through a buffer that only ever holds a few
- *           records.  Trailing zero-fill and zero-filled gaps before a
- *           sub-buffer header are skipped.
- *   raw     a byte copy of the ring (mmap, memory dump): the file size is
- *           a multiple of the sub-buffer size and every sub-buffer starts
- *           with its header.  Sub-buffers are visited in the order of
- *           their numbers (oldest first, whatever their place in the
- *           ring); in each, exactly the records its header counts are
- *           read, so padding and stale data after them are never looked at.
+ *           records and trace records back to back, padding stripped (or
+ *           records alone, as dti_print(DTI_FMT_RAW) writes them).  Read
+ *           sequentially through a window that holds a few records.  Zero
+ *           fill between sub-buffers and at the end is skipped.
+ *   raw     a byte copy of the ring (mmap, memory dump): the size is a
+ *           multiple of the sub-buffer size and every used slot starts
+ *           with a sub-buffer header.  Slots are visited in the order of
+ *           their numbers, oldest first.  This needs a source that can be
+ *           read at any offset (memory, a regular file): through a pipe a
+ *           ring copy is read in slot order, the padding of its closed
+ *           sub-buffers recognised and skipped.
+ *
+ * In both, a closed sub-buffer is read up to the records its header
+ * counts and never past the end of its data; in a raw copy an open one
+ * too (the copy is of memory, its count is current); in a stream an open
+ * one up to the next header, as its count was copied while it grew.
+ *
+ * Damage.  Every header is checked (decode.c).  Whatever cannot be
+ * trusted is reported as DTI_NOTICE_DAMAGE and skipped: a record whose
+ * fields are wrong but whose length is sound, alone; otherwise, in a raw
+ * copy, the rest of its slot; in a stream, everything up to the next valid
+ * sub-buffer header of the same CPU, found by scanning at record
+ * alignment, or the rest of the stream if none follows (the stream is
+ * then dead).  Nothing after damage is read as a record unless a valid
+ * sub-buffer header frames it.  With DTI_OPEN_STRICT the first damage
+ * fails dti_next() instead.
  *
  * A live source (a relay file in debugfs) may return a record that its
- * writer on another CPU has reserved but not yet filled in.  Such bytes
- * can only be at the end of what read() returned, so the reader skips to
- * that end, reports the skip, and continues at the next read.
+ * writer has reserved but not yet filled in.  Such bytes can only be at
+ * the end of what read() returned, so the reader skips to that end,
+ * reports the skip, and continues at the next read.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +49,17 @@
 #include "libdti-local.h"
 
 #define DEBUGFS_MAGIC	0x64626720
+#define DTI_PAGE	4096	/* relay sizes sub-buffers in whole pages */
+
+/* What dti_damage() skips to get past damage. */
+enum dti_skip {
+	DTI_SKIP_NONE,		/* nothing: the message says what happens */
+	DTI_SKIP_REC,		/* the record at the window's start */
+	DTI_SKIP_SUB,		/* the rest of the sub-buffer, or to the next one */
+	DTI_SKIP_SLOT,		/* a slot of a raw copy, not read at all */
+};
+
+/* ---- the window on the source ---- */
 
 static int dti_grow(struct dti_stream *s, size_t need)
 {
@@ -46,80 +75,603 @@ static int dti_grow(struct dti_stream *s, size_t need)
 		return dti_fail(ENOMEM, "%s: out of memory for a %zu-byte buffer",
 				s->name, cap);
 	s->buf = nb;
+	s->data = nb;
 	s->cap = cap;
 	return 0;
 }
 
-static ssize_t dti_src_pread(struct dti_stream *s, void *dst, size_t len,
-			     uint64_t off)
+static uint64_t dti_pos(const struct dti_stream *s)
+{
+	return s->base + s->start;
+}
+
+/* read() or pread() at @off into @dst: bytes read, 0 at the end, -1 */
+static ssize_t dti_src_read(struct dti_stream *s, void *dst, size_t len,
+			    uint64_t off)
 {
 	ssize_t n;
 
-	if (s->fd < 0) {
-		if (off >= s->mem_len)
-			return 0;
-		if (len > s->mem_len - off)
-			len = s->mem_len - off;
-		memcpy(dst, s->mem + off, len);
-		return len;
-	}
 	do {
-		n = pread(s->fd, dst, len, off);
+		n = s->src == DTI_SRC_FILE ? pread(s->fd, dst, len, off) :
+					     read(s->fd, dst, len);
 	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		dti_fail(errno, "%s: read error at offset %llu: %s", s->name,
+			 (unsigned long long)off, strerror(errno));
 	return n;
 }
 
-/*
- * Read more data so that at least @need bytes are buffered from s->start.
- * Returns 1 if they are, 0 if the source has no more now, -1 on error.
- */
-static int dti_fill(struct dti_stream *s, size_t need)
+/* dti_fill() when the window holds fewer than @need bytes */
+static int dti_refill(struct dti_stream *s, size_t need)
 {
 	ssize_t n;
 
-	if (s->end - s->start >= need)
-		return 1;
-	if (s->start && (s->cap - s->start < need || s->start == s->end)) {
+	if (s->src == DTI_SRC_MEM)
+		return 0;
+	if (s->start) {
 		memmove(s->buf, s->buf + s->start, s->end - s->start);
-		s->buf_off += s->start;
+		s->base += s->start;
 		s->end -= s->start;
 		s->start = 0;
 	}
-	if (dti_grow(s, s->start + need) < 0)
+	if (dti_grow(s, need) < 0)
 		return -1;
-	while (s->end - s->start < need) {
-		if (s->fd < 0) {
-			n = dti_src_pread(s, s->buf + s->end, s->cap - s->end,
-					  s->read_off);
-		} else {
-			do {
-				n = read(s->fd, s->buf + s->end, s->cap - s->end);
-			} while (n < 0 && errno == EINTR);
-		}
-		if (n < 0)
-			return dti_fail(errno, "%s: read error at offset %llu: %s",
-					s->name, (unsigned long long)s->read_off,
-					strerror(errno));
-		if (n == 0) {
-			s->eof = true;
-			return 0;
-		}
+	while (s->end < need) {
+		n = dti_src_read(s, s->buf + s->end, s->cap - s->end,
+				 s->base + s->end);
+		if (n <= 0)
+			return n;
 		s->end += n;
-		s->read_off += n;
 	}
 	return 1;
 }
 
-static uint64_t dti_pos_off(const struct dti_stream *s, size_t pos)
+/*
+ * Make @need bytes from s->start available.  Returns 1 if they are, 0 if
+ * the source has fewer (for now), -1 on a read error or ENOMEM.
+ */
+static inline int dti_fill(struct dti_stream *s, size_t need)
 {
-	return s->buf_off + pos;
+	return s->end - s->start >= need ? 1 : dti_refill(s, need);
 }
 
-static int dti_corrupt(struct dti_stream *s, uint64_t off, const char *what)
+/*
+ * Move the window's start to source offset @off; a read()-only source
+ * only ever moves forward.  Returns 1, 0 if the source ends before @off,
+ * or -1 on a read error.
+ */
+static int dti_seek(struct dti_stream *s, uint64_t off)
 {
-	return dti_fail(EBADMSG, "%s: corrupt data at offset %llu: %s",
-			s->name, (unsigned long long)off, what);
+	int ret;
+
+	if (s->src == DTI_SRC_FILE && (off < s->base || off > s->base + s->end)) {
+		s->base = off < s->size ? off : s->size;
+		s->start = s->end = 0;
+		return 1;
+	}
+	while (off > s->base + s->end) {
+		s->start = s->end;
+		if (s->src == DTI_SRC_MEM)
+			return 0;
+		ret = dti_fill(s, 1);
+		if (ret <= 0)
+			return ret;
+	}
+	s->start = off - s->base;
+	return 1;
 }
+
+/* @len bytes at @off of a memory or file source, or NULL if it has fewer. */
+static const unsigned char *dti_at(struct dti_stream *s, uint64_t off,
+				   unsigned char *tmp, size_t len)
+{
+	if (off > s->size || s->size - off < len)
+		return NULL;
+	if (s->src == DTI_SRC_MEM)
+		return s->data + off;
+	return dti_src_read(s, tmp, len, off) == (ssize_t)len ? tmp : NULL;
+}
+
+static bool dti_zero(const unsigned char *p, size_t n)
+{
+	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
+}
+
+/* ---- sub-buffer headers ---- */
+
+/*
+ * Why @p (DTI_SUB_SIZE bytes) is not a valid sub-buffer header of @s's
+ * CPU (once one is known), or NULL; @h and @sub are filled either way.
+ */
+static const char *dti_sub_why(const struct dti_stream *s,
+			       const unsigned char *p, struct dti_hdr *h,
+			       struct dti_sub *sub)
+{
+	enum dti_hdr_status st = dti_decode_hdr(p, h);
+	const char *why;
+
+	if (st != DTI_HDR_OK)
+		return dti_hdr_status_str(st);
+	if (!(h->flags & DTI_REC_SUBBUF))
+		return "a record where a sub-buffer header belongs";
+	dti_decode_sub(p + DTI_HDR_SIZE, h->swapped, sub);
+	why = dti_sub_invalid(h, sub);
+	if (!why && s->ident.set && h->cpu != s->sub_hdr.cpu)
+		why = "a sub-buffer header of another CPU";
+	return why;
+}
+
+static void dti_ident_of(struct dti_ident *id, const struct dti_sub *sub)
+{
+	id->set = true;
+	id->subbuf_size = sub->subbuf_size;
+	id->n_subbufs = sub->n_subbufs;
+	memcpy(id->name, sub->name, sizeof(id->name));
+}
+
+static const char *dti_slot_why(struct dti_stream *s, uint64_t k,
+				uint64_t nslots, struct dti_hdr *h);
+
+/* ---- reporting ---- */
+
+/* Skip what a live source returned but a writer had not finished. */
+static void dti_skip_inflight(struct dti_reader *r, struct dti_stream *s)
+{
+	struct dti_notice n = {
+		.type = DTI_NOTICE_SKIPPED, .cpu = s->cpu, .source = s->name,
+		.offset = dti_pos(s), .count = s->end - s->start,
+	};
+
+	s->start = s->end;
+	dti_notify(r, &n, "%s: skipped %llu bytes at offset %llu still being written",
+		   s->name, (unsigned long long)n.count,
+		   (unsigned long long)n.offset);
+}
+
+/*
+ * Find the next valid sub-buffer header of @s's CPU after @off, at record
+ * alignment.  Returns 1 with the window at it, 0 if the source ends
+ * first (the window is then at the end), -1 on a read error.
+ */
+static int dti_resync(struct dti_stream *s, uint64_t off)
+{
+	struct dti_hdr h;
+	struct dti_sub sub;
+	int ret = dti_seek(s, off + DTI_RECORD_ALIGN);
+
+	while (ret > 0) {
+		ret = dti_fill(s, DTI_SUB_SIZE);
+		if (ret > 0 && !dti_sub_why(s, s->data + s->start, &h, &sub)) {
+			s->in_sub = s->expect_sub = false;
+			return 1;
+		}
+		if (ret > 0)
+			s->start += DTI_RECORD_ALIGN;
+	}
+	if (!ret)
+		s->start = s->end;
+	return ret;
+}
+
+/*
+ * Damage at @off, of which the printf-style message says what (after
+ * "FILE: "): fail with DTI_OPEN_STRICT, else skip as @skip says and
+ * report it and what was skipped.  Returns 1 to read on, or -1.
+ */
+static int __attribute__((format(printf, 6, 7)))
+dti_damage(struct dti_reader *r, struct dti_stream *s, uint64_t off, int err,
+	   enum dti_skip skip, const char *fmt, ...)
+{
+	struct dti_notice n = {
+		.type = DTI_NOTICE_DAMAGE, .cpu = s->cpu, .source = s->name,
+		.offset = off,
+	};
+	char what[512], act[160] = "";
+	va_list ap;
+	int ret;
+
+	if (s->live && skip == DTI_SKIP_SUB) {
+		dti_skip_inflight(r, s);
+		return 1;
+	}
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (r->flags & DTI_OPEN_STRICT)
+		return dti_fail(err, "%s: %s", s->name, what);
+	if (skip == DTI_SKIP_REC) {
+		n.count = dti_rec_size(s->head.len);
+		s->start += n.count;
+		if (s->in_sub && s->counted)
+			s->left--;
+		snprintf(act, sizeof(act), "; record skipped");
+	} else if (skip == DTI_SKIP_SLOT) {
+		n.count = s->ident.subbuf_size;
+		snprintf(act, sizeof(act), "; that slot (%llu bytes) skipped",
+			 (unsigned long long)n.count);
+	} else if (skip == DTI_SKIP_SUB && s->raw) {
+		n.count = s->in_sub && s->sub_end > off ? s->sub_end - off : 0;
+		s->in_sub = s->expect_sub = false;
+		snprintf(act, sizeof(act), "; the rest of sub-buffer %llu skipped",
+			 (unsigned long long)s->sub_hdr.seq);
+	} else if (skip == DTI_SKIP_SUB) {
+		ret = dti_resync(s, off);
+		if (ret < 0 && errno == ENOMEM)
+			return -1;
+		n.count = dti_pos(s) - off;
+		s->dead = ret <= 0;
+		if (ret < 0)
+			snprintf(act, sizeof(act), "; then %s", dti_errmsg());
+		else
+			snprintf(act, sizeof(act), ret ?
+				 "; %llu bytes skipped to the sub-buffer header at offset %llu" :
+				 "; no valid sub-buffer header follows: the rest, %llu bytes, not read",
+				 (unsigned long long)n.count,
+				 (unsigned long long)dti_pos(s));
+	}
+	s->damaged++;
+	dti_notify(r, &n, "%s: %s%s", s->name, what, act);
+	return 1;
+}
+
+/* A read error: damage that ends the stream; ENOMEM fails dti_next(). */
+static int dti_read_failed(struct dti_reader *r, struct dti_stream *s)
+{
+	struct dti_notice n = {
+		.type = DTI_NOTICE_DAMAGE, .cpu = s->cpu, .source = s->name,
+		.offset = s->base + s->end,
+	};
+
+	if (errno == ENOMEM || (r->flags & DTI_OPEN_STRICT))
+		return -1;
+	s->dead = true;
+	s->damaged++;
+	dti_notify(r, &n, "%s; nothing more is read from it", dti_errmsg());
+	return 0;
+}
+
+/* Fewer records than the current sub-buffer counts: @what comes at @off. */
+static int dti_sub_short(struct dti_reader *r, struct dti_stream *s,
+			 uint64_t off, const char *what)
+{
+	return dti_damage(r, s, off, EBADMSG, DTI_SKIP_NONE,
+			  "sub-buffer %llu (offset %llu) holds %u records, but %s at offset %llu after %u",
+			  (unsigned long long)s->sub_hdr.seq,
+			  (unsigned long long)s->sub_off, s->sub.records, what,
+			  (unsigned long long)off, s->sub.records - s->left);
+}
+
+/* The end of the source, or of what a live source has now.  0 or -1. */
+static int dti_at_end(struct dti_reader *r, struct dti_stream *s)
+{
+	struct dti_notice n = {
+		.type = DTI_NOTICE_WARNING, .cpu = s->cpu, .source = s->name,
+	};
+	size_t left = s->end - s->start;
+	uint64_t off = dti_pos(s);
+
+	if (s->live) {
+		if (left && !(r->flags & DTI_OPEN_FOLLOW))
+			dti_skip_inflight(r, s);
+		return 0;
+	}
+	if (!dti_zero(s->data + s->start, left)) {
+		if (dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+			       "truncated record header at offset %llu (%zu of %zu bytes)",
+			       (unsigned long long)off, left, DTI_HDR_SIZE) < 0)
+			return -1;
+	} else if (s->in_sub && s->counted && s->left &&
+		   dti_sub_short(r, s, off, "the file ends") < 0) {
+		return -1;
+	}
+	s->start = s->end;
+	s->dead = true;
+	if (!s->any && !s->damaged)
+		dti_notify(r, &n, "%s: no DTI data (%s)", s->name,
+			   dti_pos(s) ? "only zero bytes" : "empty");
+	return 0;
+}
+
+/* ---- the steps of reading ---- */
+
+/* The current sub-buffer ends here: its records are read or its space used. */
+static int dti_sub_done(struct dti_reader *r, struct dti_stream *s)
+{
+	uint64_t off = dti_pos(s);
+
+	if (s->raw && s->sub.state == DTI_SUBBUF_CLOSED && !s->left &&
+	    off != s->sub_end)
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+				  "sub-buffer %llu (offset %llu): its %u records end at offset %llu, its data at %llu",
+				  (unsigned long long)s->sub_hdr.seq,
+				  (unsigned long long)s->sub_off, s->sub.records,
+				  (unsigned long long)off,
+				  (unsigned long long)s->sub_end);
+	s->in_sub = false;
+	if (!s->raw) {
+		/* A header must follow; where a copy keeps the padding, there. */
+		s->expect_sub = true;
+		s->expect_after = "the end of a sub-buffer";
+		s->pad_next = s->sub_off + s->sub.subbuf_size;
+	}
+	if (s->counted && s->left)
+		return dti_sub_short(r, s, off, "its data ends");
+	return 1;
+}
+
+/* A sub-buffer header record is at the window's start, complete. */
+static int dti_sub_start(struct dti_reader *r, struct dti_stream *s,
+			 uint64_t off)
+{
+	struct dti_ident id = { 0 };
+	struct dti_hdr h;
+	struct dti_sub sub;
+	const char *why = "record with the sub-buffer flag but not a sub-buffer header's length";
+
+	if (s->head.len == sizeof(struct dti_subbuf_info))
+		why = dti_sub_why(s, s->data + s->start, &h, &sub);
+	if (!why && s->raw && s->in_sub)
+		why = "a sub-buffer header where a record belongs";
+	if (why)
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+				  "corrupt sub-buffer header at offset %llu: %s",
+				  (unsigned long long)off, why);
+	if (s->in_sub && s->counted && s->left &&
+	    dti_sub_short(r, s, off, "the next sub-buffer header comes") < 0)
+		return -1;
+	s->in_sub = true;
+	s->expect_sub = false;
+	s->counted = s->raw || sub.state == DTI_SUBBUF_CLOSED;
+	s->sub_hdr = h;
+	s->sub = sub;
+	s->sub_off = off;
+	s->sub_end = off + sub.subbuf_size - sub.padding;
+	s->left = sub.records;
+	if (!s->any)
+		s->cpu = h.cpu;
+	s->any = true;
+	dti_ident_of(&id, &sub);
+	if (!s->ident.set)
+		s->ident = id;
+	dti_check_ident(r, s, &id);
+	s->start += DTI_SUB_SIZE;
+	return 1;
+}
+
+/*
+ * A record where a sub-buffer header must be.  A copy of the ring through
+ * a pipe keeps each closed sub-buffer's padding: its next header is a
+ * whole sub-buffer after the last one, which is taken silently.
+ */
+static int dti_not_sub(struct dti_reader *r, struct dti_stream *s, uint64_t off)
+{
+	struct dti_hdr h;
+	struct dti_sub sub;
+	uint64_t gap = s->pad_next - off;
+
+	if (s->pad_next > off && gap <= DTI_SUBBUF_MAX && !s->live) {
+		int ret = dti_fill(s, gap + DTI_SUB_SIZE);
+
+		if (ret < 0)
+			return dti_read_failed(r, s);
+		if (ret && !dti_sub_why(s, s->data + s->start + gap, &h, &sub)) {
+			s->start += gap;
+			return 1;
+		}
+	}
+	return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+			  "corrupt data at offset %llu: not a sub-buffer header, after %s",
+			  (unsigned long long)off, s->expect_after);
+}
+
+/* Skip zero fill, whole aligned words; a sub-buffer header must follow.  1 or -1. */
+static int dti_skip_zeros(struct dti_stream *s)
+{
+	int ret;
+
+	s->in_sub = false;
+	s->expect_sub = true;
+	s->expect_after = "zero fill";
+	for (;;) {
+		while (s->end - s->start >= DTI_RECORD_ALIGN &&
+		       dti_zero(s->data + s->start, DTI_RECORD_ALIGN))
+			s->start += DTI_RECORD_ALIGN;
+		if (s->end - s->start >= DTI_RECORD_ALIGN)
+			return 1;
+		ret = dti_fill(s, DTI_RECORD_ALIGN);
+		if (ret <= 0)
+			return ret < 0 ? -1 : 1;
+	}
+}
+
+/* The fields of a record that dti_check_rec() finds not plain: 0, 1 or -1. */
+static int dti_check_rec_slow(struct dti_reader *r, struct dti_stream *s,
+			      uint64_t off)
+{
+	struct dti_notice n = {
+		.type = DTI_NOTICE_WARNING, .cpu = s->head.cpu, .source = s->name,
+		.offset = off,
+	};
+	const struct dti_hdr *h = &s->head;
+	const char *why;
+	char buf[160];
+
+	why = dti_rec_invalid(h, r->ncpu, buf, sizeof(buf));
+	if (!why && s->in_sub && h->cpu != s->sub_hdr.cpu) {
+		snprintf(buf, sizeof(buf), "record of cpu%u in a sub-buffer of cpu%u",
+			 h->cpu, s->sub_hdr.cpu);
+		why = buf;
+	}
+	if (why)
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_REC,
+				  "corrupt data at offset %llu: %s",
+				  (unsigned long long)off, why);
+	if (h->level < 0 || h->level > DTI_LEVEL_MAX)
+		dti_notify(r, &n, "%s: record at offset %llu (cpu%u seq %llu) has level %d, not 0..%d",
+			   s->name, (unsigned long long)off, h->cpu,
+			   (unsigned long long)h->seq, h->level, DTI_LEVEL_MAX);
+	return 0;
+}
+
+/*
+ * Most records are plain: logged by the CPU that holds them, in their
+ * sub-buffer's CPU, with known flags and a level in range.
+ */
+static inline bool dti_rec_plain(const struct dti_reader *r,
+				 const struct dti_stream *s)
+{
+	const struct dti_hdr *h = &s->head;
+
+	return h->log_cpu == h->cpu && (!s->in_sub || h->cpu == s->sub_hdr.cpu) &&
+	       !(h->flags & ~(DTI_REC_TEXT | DTI_REC_TRUNCATED | DTI_REC_RESERVED)) &&
+	       (uint8_t)h->level <= DTI_LEVEL_MAX && h->cpu < r->ncpu;
+}
+
+/*
+ * Check the head's fields: 0 if it is to be returned, 1 if it was skipped
+ * as damage, -1 (strict).
+ */
+static inline int dti_check_rec(struct dti_reader *r, struct dti_stream *s,
+				uint64_t off)
+{
+	return dti_rec_plain(r, s) ? 0 : dti_check_rec_slow(r, s, off);
+}
+
+/* Start reading the next slot of a raw copy; report its bad slots first. */
+static int dti_raw_next(struct dti_reader *r, struct dti_stream *s)
+{
+	uint64_t ss = s->ident.subbuf_size, off;
+	struct dti_hdr h;
+
+	if (s->cur_bad < s->n_bad) {
+		off = s->bad[s->cur_bad++];
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SLOT,
+				  "corrupt sub-buffer header at offset %llu of a ring copy: %s",
+				  (unsigned long long)off,
+				  dti_slot_why(s, off / ss, s->size / ss, &h));
+	}
+	if (s->cur_slot == s->n_slots) {
+		s->dead = true;
+		return 0;
+	}
+	s->expect_sub = true;
+	s->expect_after = "the start of a slot";
+	return dti_seek(s, s->slots[s->cur_slot++]);
+}
+
+/*
+ * One step towards the next record: decode what is at the window's
+ * start.  Returns 1 to go on (s->have_head says whether a record was
+ * found), 0 if there is none (end of data, or none yet), -1 on error.
+ */
+static int dti_step(struct dti_reader *r, struct dti_stream *s)
+{
+	enum dti_hdr_status st;
+	uint64_t off, size;
+	int ret;
+
+	if (s->in_sub && s->counted && !s->left)
+		return dti_sub_done(r, s);
+	if (s->raw && !s->in_sub && !s->expect_sub)
+		return dti_raw_next(r, s);
+	off = dti_pos(s);
+	ret = dti_fill(s, DTI_HDR_SIZE);
+	if (ret < 0)
+		return dti_read_failed(r, s);
+	if (!ret)
+		return dti_at_end(r, s);
+	if (s->in_sub && off + DTI_HDR_SIZE > s->sub_end)
+		return dti_sub_done(r, s);
+	st = dti_decode_hdr(s->data + s->start, &s->head);
+	if (st == DTI_HDR_ZERO && !s->live && !s->raw && !(s->in_sub && s->counted))
+		return dti_skip_zeros(s) < 0 ? dti_read_failed(r, s) : 1;
+	if (st == DTI_HDR_BAD_VERSION)
+		return dti_damage(r, s, off, EPROTO, DTI_SKIP_SUB,
+				  "record version %u at offset %llu is not supported (this reader knows version %u)",
+				  s->data[s->start + 2], (unsigned long long)off,
+				  DTI_RECORD_VERSION);
+	if (st != DTI_HDR_OK)
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+				  "corrupt data at offset %llu: %s",
+				  (unsigned long long)off, dti_hdr_status_str(st));
+	size = dti_rec_size(s->head.len);
+	if (s->in_sub && size > s->sub_end - off)
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+				  "corrupt data at offset %llu: record of %llu bytes runs past the end of sub-buffer %llu at offset %llu",
+				  (unsigned long long)off, (unsigned long long)size,
+				  (unsigned long long)s->sub_hdr.seq,
+				  (unsigned long long)s->sub_end);
+	ret = dti_fill(s, size);
+	if (ret < 0)
+		return dti_read_failed(r, s);
+	if (!ret && s->live && (r->flags & DTI_OPEN_FOLLOW))
+		return 0;
+	if (!ret)
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+				  "truncated record at offset %llu: %llu bytes, %zu left in the file",
+				  (unsigned long long)off, (unsigned long long)size,
+				  s->end - s->start);
+	if (s->head.flags & DTI_REC_SUBBUF)
+		return dti_sub_start(r, s, off);
+	if (s->expect_sub)
+		return dti_not_sub(r, s, off);
+	ret = dti_check_rec(r, s, off);
+	if (ret)
+		return ret;
+	s->head_pos = s->start;
+	s->head_off = off;
+	s->have_head = true;
+	s->any = true;
+	return 1;
+}
+
+static int __attribute__((noinline)) dti_peek_slow(struct dti_reader *r,
+						   struct dti_stream *s)
+{
+	int ret;
+
+	while (!s->have_head) {
+		if (s->dead)
+			return 0;
+		ret = dti_step(r, s);
+		if (ret <= 0)
+			return ret;
+	}
+	return 1;
+}
+
+/**
+ * dti_stream_peek - make the stream's next trace record its head
+ *
+ * Most records are plain, whole in the window, inside the sub-buffer
+ * being read: they are taken here, with the tests dti_step() makes in
+ * that case; anything else goes through dti_step().
+ *
+ * Return: 1 if s->head is valid, 0 if there is no record (end of data, or
+ * no data yet from a followed source), -1 on error.
+ */
+int dti_stream_peek(struct dti_reader *r, struct dti_stream *s)
+{
+	uint64_t off = dti_pos(s), size;
+	size_t have = s->end - s->start;
+
+	if (s->have_head)
+		return 1;
+	if (!s->in_sub || (s->counted && !s->left) || have < DTI_HDR_SIZE ||
+	    off + DTI_HDR_SIZE > s->sub_end ||
+	    dti_decode_hdr(s->data + s->start, &s->head) != DTI_HDR_OK ||
+	    (s->head.flags & DTI_REC_SUBBUF))
+		return dti_peek_slow(r, s);
+	size = dti_rec_size(s->head.len);
+	if (size > have || size > s->sub_end - off || !dti_rec_plain(r, s))
+		return dti_peek_slow(r, s);
+	s->head_pos = s->start;
+	s->head_off = off;
+	s->have_head = true;
+	return 1;
+}
+
+/* ---- raw ring copies ---- */
 
 static int dti_cmp_u64pair(const void *a, const void *b)
 {
@@ -128,88 +680,134 @@ static int dti_cmp_u64pair(const void *a, const void *b)
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-/*
- * Decide whether a regular file of @size bytes is a raw ring copy; if so
- * set up s->sub_off in sub-buffer number order.  Returns 0 (decided) or -1.
- */
-static int dti_detect_raw(struct dti_stream *s, uint64_t size)
+/* Why the slot at @off (number @k of @nslots) is not a sub-buffer of the ring. */
+static const char *dti_slot_why(struct dti_stream *s, uint64_t k,
+				uint64_t nslots, struct dti_hdr *h)
 {
-	unsigned char hb[DTI_SUBBUF_HEADER_SIZE];
+	unsigned char tmp[DTI_SUB_SIZE];
+	const unsigned char *p;
+	struct dti_sub sub;
+	const char *why;
+
+	p = dti_at(s, k * s->ident.subbuf_size, tmp, sizeof(tmp));
+	if (!p)
+		return "cannot be read";
+	why = dti_sub_why(s, p, h, &sub);
+	if (why)
+		return why;
+	if (sub.subbuf_size != s->ident.subbuf_size)
+		return "another sub-buffer size";
+	if (nslots == sub.n_subbufs && h->seq % nslots != k)
+		return "a sub-buffer number that does not belong in this slot";
+	return NULL;
+}
+
+/* Number of valid headers where the stream layout puts them, from 0. */
+static uint64_t dti_chain(struct dti_stream *s)
+{
+	unsigned char tmp[DTI_SUB_SIZE];
+	const unsigned char *p;
 	struct dti_hdr h;
 	struct dti_sub sub;
-	uint64_t ss, k, nslots, *pairs;
-	size_t n = 0;
+	uint64_t off = 0, n = 0;
 
-	if (size < sizeof(hb) ||
-	    dti_src_pread(s, hb, sizeof(hb), 0) != (ssize_t)sizeof(hb))
-		return 0;
-	if (dti_decode_hdr(hb, &h, DTI_MAX_PAYLOAD) != DTI_HDR_OK ||
-	    !(h.flags & DTI_REC_SUBBUF))
-		return 0;
-	dti_decode_sub(hb + DTI_HDR_SIZE, h.swapped, &sub);
-	ss = sub.subbuf_size;
-	if (ss < DTI_SUBBUF_HEADER_SIZE + DTI_HDR_SIZE || ss % DTI_RECORD_ALIGN ||
-	    size % ss)
-		return 0;
-	nslots = size / ss;
-	pairs = calloc(nslots, 2 * sizeof(*pairs));
-	if (!pairs)
-		return dti_fail(ENOMEM, "%s: out of memory", s->name);
-	for (k = 0; k < nslots; k++) {
-		enum dti_hdr_status st;
-
-		if (dti_src_pread(s, hb, sizeof(hb), k * ss) != (ssize_t)sizeof(hb))
-			goto not_raw;
-		st = dti_decode_hdr(hb, &h, DTI_MAX_PAYLOAD);
-		if (st == DTI_HDR_ZERO)
-			continue;		/* never used */
-		if (st != DTI_HDR_OK || !(h.flags & DTI_REC_SUBBUF))
-			goto not_raw;
-		dti_decode_sub(hb + DTI_HDR_SIZE, h.swapped, &sub);
-		if (sub.subbuf_size != ss)
-			goto not_raw;
-		pairs[2 * n] = h.seq;
-		pairs[2 * n + 1] = k * ss;
+	while ((p = dti_at(s, off, tmp, sizeof(tmp))) &&
+	       !dti_sub_why(s, p, &h, &sub)) {
 		n++;
+		if (sub.state != DTI_SUBBUF_CLOSED)
+			break;
+		off += sub.subbuf_size - sub.padding;
 	}
-	/* One sub-buffer: both layouts read the same; keep streaming. */
-	if (nslots < 2) {
+	return n;
+}
+
+/*
+ * Decide whether a source of known size is a raw ring copy; if so, set up
+ * its slots in number order and the list of bad ones.  The first valid
+ * sub-buffer header at a page boundary gives the sub-buffer size.  The
+ * layouts differ only where a closed sub-buffer has padding: it is a raw
+ * copy if its size is a multiple of the sub-buffer size and more slots
+ * start with a header than the stream layout has headers in a row from
+ * the start, or as many if it is exactly one ring.  A bad slot does not
+ * change the decision as long as the others outnumber the stream chain.
+ * Returns 0 (decided) or -1 (ENOMEM).
+ */
+static int dti_detect_raw(struct dti_stream *s)
+{
+	unsigned char tmp[DTI_SUB_SIZE];
+	const unsigned char *p;
+	uint64_t off, ss, k, nslots, chain, *pairs = NULL;
+	struct dti_hdr h;
+	struct dti_sub sub;
+	size_t good = 0;
+
+	for (off = 0;; off += DTI_PAGE) {
+		p = dti_at(s, off, tmp, sizeof(tmp));
+		if (!p || off > 2 * DTI_SUBBUF_MAX)
+			return 0;
+		if (!dti_sub_why(s, p, &h, &sub))
+			break;
+	}
+	ss = sub.subbuf_size;
+	if (off % ss || s->size % ss || s->size / ss < 2)
+		return 0;
+	nslots = s->size / ss;
+	chain = dti_chain(s);
+	dti_ident_of(&s->ident, &sub);
+	s->sub_hdr = h;
+	pairs = calloc(nslots, 2 * sizeof(*pairs));
+	s->bad = calloc(nslots, sizeof(*s->bad));
+	if (!pairs || !s->bad)
+		goto nomem;
+	for (k = 0; k < nslots; k++) {
+		if (!dti_slot_why(s, k, nslots, &h)) {
+			pairs[2 * good] = h.seq;
+			pairs[2 * good++ + 1] = k * ss;
+		} else if ((p = dti_at(s, k * ss, tmp, DTI_RECORD_ALIGN)) &&
+			   !dti_zero(p, DTI_RECORD_ALIGN)) {
+			s->bad[s->n_bad++] = k * ss;	/* never used if zero */
+		}
+	}
+	if (good < chain || (good == chain && s->size != ss * sub.n_subbufs)) {
 		free(pairs);
+		free(s->bad);
+		s->bad = NULL;
+		s->n_bad = 0;
+		memset(&s->ident, 0, sizeof(s->ident));
 		return 0;
 	}
-	qsort(pairs, n, 2 * sizeof(*pairs), dti_cmp_u64pair);
-	s->sub_off = malloc((n ? n : 1) * sizeof(*s->sub_off));
-	if (!s->sub_off) {
-		free(pairs);
-		return dti_fail(ENOMEM, "%s: out of memory", s->name);
-	}
-	for (k = 0; k < n; k++)
-		s->sub_off[k] = pairs[2 * k + 1];
+	qsort(pairs, good, 2 * sizeof(*pairs), dti_cmp_u64pair);
+	s->slots = malloc((good ? good : 1) * sizeof(*s->slots));
+	if (!s->slots)
+		goto nomem;
+	for (k = 0; k < good; k++)
+		s->slots[k] = pairs[2 * k + 1];
 	free(pairs);
-	s->n_sub = n;
-	s->cur_sub = 0;
-	s->subbuf_size = ss;
-	s->mode = DTI_MODE_RAW;
-	s->start = s->end = 0;
-	s->sub_left = 0;
-	return dti_grow(s, ss);
-not_raw:
-	free(pairs);
+	s->n_slots = good;
+	s->raw = true;
 	return 0;
+nomem:
+	free(pairs);
+	return dti_fail(ENOMEM, "%s: out of memory", s->name);
 }
+
+/* ---- setting up ---- */
 
 static int dti_stream_setup(struct dti_stream *s, const char *name)
 {
 	s->name = strdup(name);
 	if (!s->name)
 		return dti_fail(ENOMEM, "out of memory");
-	s->mode = DTI_MODE_STREAM;
-	return dti_grow(s, DTI_BUF_INIT);
+	s->owned = -1U;
+	return 0;
 }
 
 /**
  * dti_stream_init_fd - set up a stream reading @fd (owned by the stream)
  * @live: a relay file that is being written
+ *
+ * A regular file is read with pread() and may be a raw ring copy; pipes,
+ * FIFOs, character devices and relay files are read sequentially.
  *
  * Return: 0, or -1 (ENOMEM, or errors reading a regular file).
  */
@@ -220,26 +818,31 @@ int dti_stream_init_fd(struct dti_stream *s, const char *name, int fd, bool live
 
 	memset(s, 0, sizeof(*s));
 	s->fd = fd;
-	if (dti_stream_setup(s, name) < 0)
+	s->src = DTI_SRC_SEQ;
+	if (dti_stream_setup(s, name) < 0 || dti_grow(s, DTI_BUF_INIT) < 0)
 		return -1;
 	if (!live && fstatfs(fd, &sfs) == 0 && sfs.f_type == DEBUGFS_MAGIC)
 		live = true;
 	s->live = live;
-	if (!live && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		return dti_detect_raw(s, st.st_size);
-	return 0;
+	if (live || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	s->src = DTI_SRC_FILE;
+	s->size = st.st_size;
+	return dti_detect_raw(s);
 }
 
-/* Set up a stream over @len bytes at @mem (not copied). */
-void dti_stream_init_mem(struct dti_stream *s, const char *name,
-			 const void *mem, size_t len)
+/* Set up a stream over @len bytes at @mem (not copied).  0 or -1 (ENOMEM). */
+int dti_stream_init_mem(struct dti_stream *s, const char *name,
+			const void *mem, size_t len)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-	s->mem = mem;
-	s->mem_len = len;
-	if (dti_stream_setup(s, name) == 0)
-		dti_detect_raw(s, len);
+	s->src = DTI_SRC_MEM;
+	s->data = mem;
+	s->size = s->end = len;
+	if (dti_stream_setup(s, name) < 0)
+		return -1;
+	return dti_detect_raw(s);
 }
 
 void dti_stream_free(struct dti_stream *s)
@@ -248,238 +851,8 @@ void dti_stream_free(struct dti_stream *s)
 		close(s->fd);
 	free(s->name);
 	free(s->buf);
-	free(s->sub_off);
-	free(s->cs);
+	free(s->slots);
+	free(s->bad);
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
-}
-
-void dti_stream_consume(struct dti_stream *s)
-{
-	if (!s->have_head)
-		return;
-	s->start = s->head_pos + dti_rec_size(s->head.len);
-	s->have_head = false;
-	if (s->mode == DTI_MODE_RAW && s->sub_left)
-		s->sub_left--;
-}
-
-/* Load the next sub-buffer of a raw stream.  1 loaded, 0 none left, -1 error. */
-static int dti_raw_next_sub(struct dti_stream *s)
-{
-	struct dti_hdr h;
-	struct dti_sub sub;
-	uint64_t off;
-	ssize_t n;
-
-	if (s->cur_sub >= s->n_sub)
-		return 0;
-	off = s->sub_off[s->cur_sub++];
-	n = dti_src_pread(s, s->buf, s->subbuf_size, off);
-	if (n != (ssize_t)s->subbuf_size)
-		return dti_fail(n < 0 ? errno : EBADMSG,
-				"%s: cannot read the sub-buffer at offset %llu",
-				s->name, (unsigned long long)off);
-	if (dti_decode_hdr(s->buf, &h, s->subbuf_size) != DTI_HDR_OK)
-		return dti_corrupt(s, off, "sub-buffer header changed");
-	dti_decode_sub(s->buf + DTI_HDR_SIZE, h.swapped, &sub);
-	s->buf_off = off;
-	s->start = DTI_SUBBUF_HEADER_SIZE;
-	s->end = s->subbuf_size;
-	if (sub.state == DTI_SUBBUF_CLOSED) {
-		if (sub.padding > s->subbuf_size - DTI_SUBBUF_HEADER_SIZE)
-			return dti_corrupt(s, off, "sub-buffer padding larger than the sub-buffer");
-		s->end = s->subbuf_size - sub.padding;
-	}
-	s->sub_left = sub.records;
-	if (!s->seen)
-		s->cpu = h.cpu;
-	return 1;
-}
-
-static int dti_peek_raw(struct dti_stream *s)
-{
-	enum dti_hdr_status st;
-	int ret;
-
-	for (;;) {
-		if (!s->sub_left || s->end - s->start < DTI_HDR_SIZE) {
-			ret = dti_raw_next_sub(s);
-			if (ret <= 0)
-				return ret;
-			continue;
-		}
-		st = dti_decode_hdr(s->buf + s->start, &s->head,
-				    s->end - s->start - DTI_HDR_SIZE);
-		if (st != DTI_HDR_OK)
-			return dti_corrupt(s, dti_pos_off(s, s->start),
-					   dti_hdr_status_str(st));
-		if (dti_rec_size(s->head.len) > s->end - s->start)
-			return dti_corrupt(s, dti_pos_off(s, s->start),
-					   "record runs past the end of its sub-buffer");
-		if (s->head.flags & DTI_REC_SUBBUF)
-			return dti_corrupt(s, dti_pos_off(s, s->start),
-					   "sub-buffer header inside a sub-buffer");
-		s->head_pos = s->start;
-		s->head_off = dti_pos_off(s, s->start);
-		s->have_head = true;
-		return 1;
-	}
-}
-
-static bool dti_tail_is_zero(const struct dti_stream *s)
-{
-	size_t i;
-
-	for (i = s->start; i < s->end; i++)
-		if (s->buf[i])
-			return false;
-	return true;
-}
-
-/* Skip what a live source returned but a writer had not finished. */
-static void dti_skip_inflight(struct dti_reader *r, struct dti_stream *s)
-{
-	uint64_t off = dti_pos_off(s, s->start);
-	size_t n = s->end - s->start;
-
-	s->start = s->end;
-	dti_notify(r, DTI_NOTICE_SKIPPED, s, 0, 0, n, off);
-}
-
-/*
- * Skip zero bytes in a stream file.  Returns 1 if a sub-buffer header
- * follows, 0 at the end of the file, -1 if other data follows.
- */
-static int dti_skip_zeros(struct dti_stream *s)
-{
-	uint64_t at = dti_pos_off(s, s->start);
-	struct dti_hdr h;
-	size_t i;
-	int ret;
-
-	for (;;) {
-		for (i = s->start; i < s->end && !s->buf[i]; i++)
-			;
-		/* Records start at multiples of 8 in a stream file. */
-		s->start = i - (dti_pos_off(s, i) % DTI_RECORD_ALIGN);
-		if (i < s->end)
-			break;
-		s->start = s->end;
-		ret = dti_fill(s, DTI_HDR_SIZE);
-		if (ret < 0)
-			return -1;
-		if (s->start == s->end)
-			return 0;
-	}
-	ret = dti_fill(s, DTI_HDR_SIZE);
-	if (ret < 0)
-		return -1;
-	if (ret == 0 ||
-	    dti_decode_hdr(s->buf + s->start, &h, DTI_MAX_PAYLOAD) != DTI_HDR_OK ||
-	    !(h.flags & DTI_REC_SUBBUF))
-		return dti_corrupt(s, at, "zero bytes followed by data that is not a sub-buffer header");
-	return 1;
-}
-
-static int dti_peek_stream(struct dti_reader *r, struct dti_stream *s)
-{
-	bool follow = r->flags & DTI_OPEN_FOLLOW;
-	enum dti_hdr_status st;
-	uint64_t size, off;
-	int ret;
-
-	for (;;) {
-		ret = dti_fill(s, DTI_HDR_SIZE);
-		if (ret < 0)
-			return -1;
-		if (ret == 0) {
-			if (s->start == s->end || (s->live && follow))
-				return 0;
-			if (s->live) {
-				dti_skip_inflight(r, s);
-				return 0;
-			}
-			if (dti_tail_is_zero(s)) {
-				s->start = s->end;	/* short zero fill at the end */
-				return 0;
-			}
-			return dti_fail(EBADMSG,
-					"%s: truncated record header at offset %llu (%zu of %zu bytes)",
-					s->name,
-					(unsigned long long)dti_pos_off(s, s->start),
-					s->end - s->start, DTI_HDR_SIZE);
-		}
-		off = dti_pos_off(s, s->start);
-		st = dti_decode_hdr(s->buf + s->start, &s->head, DTI_MAX_PAYLOAD);
-		if (st == DTI_HDR_ZERO && !s->live) {
-			ret = dti_skip_zeros(s);
-			if (ret <= 0)
-				return ret;
-			continue;
-		}
-		if (st != DTI_HDR_OK) {
-			if (s->live) {
-				dti_skip_inflight(r, s);
-				continue;
-			}
-			if (st == DTI_HDR_BAD_VERSION)
-				return dti_fail(EPROTO,
-						"%s: record version %u at offset %llu is not supported (this reader knows version %u)",
-						s->name, s->buf[s->start + 2],
-						(unsigned long long)off,
-						DTI_RECORD_VERSION);
-			return dti_corrupt(s, off, dti_hdr_status_str(st));
-		}
-		size = dti_rec_size(s->head.len);
-		ret = dti_fill(s, size);
-		if (ret < 0)
-			return -1;
-		if (ret == 0) {
-			if (s->live && follow)
-				return 0;
-			if (s->live) {
-				dti_skip_inflight(r, s);
-				return 0;
-			}
-			return dti_fail(EBADMSG,
-					"%s: truncated record at offset %llu: %llu bytes, %zu left in the file",
-					s->name, (unsigned long long)off,
-					(unsigned long long)size, s->end - s->start);
-		}
-		if (s->head.flags & DTI_REC_SUBBUF) {
-			struct dti_sub sub;
-
-			dti_decode_sub(s->buf + s->start + DTI_HDR_SIZE,
-				       s->head.swapped, &sub);
-			if (!s->seen)
-				s->cpu = s->head.cpu;
-			s->subbuf_size = sub.subbuf_size;
-			s->start += size;
-			continue;
-		}
-		s->head_pos = s->start;
-		s->head_off = off;
-		s->have_head = true;
-		return 1;
-	}
-}
-
-/**
- * dti_stream_peek - make the stream's next trace record its head
- *
- * Return: 1 if s->head is valid, 0 if there is no record (end of data, or
- * no data yet from a followed source), -1 on error.
- */
-int dti_stream_peek(struct dti_reader *r, struct dti_stream *s)
-{
-	if (s->have_head)
-		return 1;
-	if (s->eof && !(s->live && (r->flags & DTI_OPEN_FOLLOW)) &&
-	    s->mode == DTI_MODE_STREAM && s->start == s->end)
-		return 0;
-	s->eof = false;
-	if (s->mode == DTI_MODE_RAW)
-		return dti_peek_raw(s);
-	return dti_peek_stream(r, s);
 }

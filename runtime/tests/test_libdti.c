@@ -8,6 +8,7 @@
  */
 #include <byteswap.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +20,8 @@
 
 #include <linux/dti_record.h>
 #include "dti/libdti.h"
+
+#define DTI_HDR		((int)sizeof(struct dti_record))
 
 static int passed, failed, cur_failed;
 static char tmpdir[256];
@@ -69,6 +72,7 @@ static void wb_zero(struct wbuf *b, size_t n)
 }
 
 static bool swap_next;	/* write the next records in the other byte order */
+static const char *sub_name = "test";	/* channel of the next sub-buffer headers */
 static unsigned int log_cpu_next = -1U;	/* log_cpu of the next record, if set */
 
 static void wb_rec(struct wbuf *b, unsigned int cpu, unsigned int flags,
@@ -124,7 +128,7 @@ static void wb_sub(struct wbuf *b, unsigned int cpu, uint64_t number,
 		in.records = bswap_32(in.records);
 		in.state = bswap_32(in.state);
 	}
-	strcpy(in.name, "test");
+	strcpy(in.name, sub_name);
 	wb_rec(b, cpu, DTI_REC_SUBBUF, 0, number, 1, &in, sizeof(in));
 }
 
@@ -138,31 +142,82 @@ static char *tpath(const char *name)
 	return buf[i];
 }
 
-static void wb_save(struct wbuf *b, const char *name)
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Write @b to file @name (under the test directory) and keep it. */
+static void wb_write(const struct wbuf *b, const char *name)
 {
 	FILE *f = fopen(tpath(name), "w");
 
 	fwrite(b->p, 1, b->len, f);
 	fclose(f);
+}
+
+static void wb_save(struct wbuf *b, const char *name)
+{
+	wb_write(b, name);
 	free(b->p);
 	memset(b, 0, sizeof(*b));
+}
+
+/*
+ * @nsub sub-buffers of 1024 bytes, each of @per text records "<c><nn>"
+ * (c: 'a' + @cpu, nn: the record's seq), record n of @cpu logged at time
+ * 2n + @cpu; all closed but the last, laid out as read() returns them.
+ */
+static void wb_cpu(struct wbuf *b, unsigned int cpu, unsigned int nsub,
+		   unsigned int per)
+{
+	unsigned int k, i, n = 0;
+	char text[8];
+
+	for (k = 0; k < nsub; k++) {
+		bool last = k == nsub - 1;
+
+		wb_sub(b, cpu, k, 1024, 8,
+		       last ? 0 : 1024 - DTI_SUBBUF_HEADER_SIZE - per * 48, per,
+		       last ? DTI_SUBBUF_OPEN : DTI_SUBBUF_CLOSED);
+		for (i = 0; i < per; i++, n++) {
+			snprintf(text, sizeof(text), "%c%02u", 'a' + cpu, n % 100);
+			wb_text(b, cpu, n, 2 * n + cpu, text);
+		}
+	}
 }
 
 /* ---- reading back ---- */
 
 struct seen {
-	char out[65536];	/* dti_print(DTI_FMT_TEXT) of every record */
+	char out[65536];	/* dti_print() of every record */
 	char notices[4096];
-	int n, rc;
+	char sig[1024];		/* "type@offset+count " of every notice */
+	int n, rc, err_no;
+	unsigned long damage, warning;
 	char err[512];
 };
+
+static unsigned int open_flags;	/* for read_paths() */
 
 static void on_notice(const struct dti_notice *n, void *arg)
 {
 	struct seen *s = arg;
+	size_t len = strlen(s->sig);
 
 	strncat(s->notices, n->message, sizeof(s->notices) - strlen(s->notices) - 2);
 	strcat(s->notices, "\n");
+	snprintf(s->sig + len, sizeof(s->sig) - len, "%d@%llu+%llu ", n->type,
+		 (unsigned long long)n->offset, (unsigned long long)n->count);
+}
+
+/* Notices into the FILE the records go to, as "N: message". */
+static void fputs_notice(const struct dti_notice *n, void *arg)
+{
+	fprintf(arg, "N: %s\n", n->message);
 }
 
 static void drain(struct dti_reader *r, struct seen *s, enum dti_format fmt)
@@ -176,23 +231,17 @@ static void drain(struct dti_reader *r, struct seen *s, enum dti_format fmt)
 		dti_print(r, f, &rec, fmt);
 		s->n++;
 	}
+	s->err_no = errno;
 	fclose(f);
 	if (s->rc < 0)
 		snprintf(s->err, sizeof(s->err), "%s", dti_errmsg());
+	s->damage = dti_damage_count(r);
+	s->warning = dti_warning_count(r);
 }
 
-static int read_files(struct seen *s, enum dti_format fmt, int n, ...)
+/* Drain @r (NULL: opening failed) into @s and close it.  s->rc. */
+static int drain_close(struct dti_reader *r, struct seen *s, enum dti_format fmt)
 {
-	const char *paths[8];
-	struct dti_reader *r;
-	va_list ap;
-	int i;
-
-	va_start(ap, n);
-	for (i = 0; i < n; i++)
-		paths[i] = tpath(va_arg(ap, const char *));
-	va_end(ap);
-	r = dti_open_files(paths, n, 0);
 	if (!r) {
 		memset(s, 0, sizeof(*s));
 		snprintf(s->err, sizeof(s->err), "%s", dti_errmsg());
@@ -201,6 +250,73 @@ static int read_files(struct seen *s, enum dti_format fmt, int n, ...)
 	drain(r, s, fmt);
 	dti_close(r);
 	return s->rc;
+}
+
+static int read_paths(struct seen *s, enum dti_format fmt, int n,
+		      const char **paths)
+{
+	return drain_close(dti_open_files(paths, n, open_flags), s, fmt);
+}
+
+static int read_files(struct seen *s, enum dti_format fmt, int n, ...)
+{
+	const char *paths[8];
+	va_list ap;
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < n; i++)
+		paths[i] = tpath(va_arg(ap, const char *));
+	va_end(ap);
+	return read_paths(s, fmt, n, paths);
+}
+
+static int read_dir(struct seen *s, enum dti_format fmt, const char *name)
+{
+	return drain_close(dti_open_dir(tpath(name), open_flags), s, fmt);
+}
+
+static int read_mem(struct seen *s, enum dti_format fmt, const struct wbuf *b)
+{
+	const void *p = b->p;
+
+	return drain_close(dti_open_mem(&p, &b->len, 1), s, fmt);
+}
+
+/*
+ * Read @len bytes at @data through a pipe whose writer writes them in
+ * packets of @chunks[0], @chunks[1], ... bytes (cyclically): a pipe in
+ * packet mode (O_DIRECT) hands each read() one packet, so the reader's
+ * refills end exactly there.
+ */
+static int read_pipe(struct seen *s, enum dti_format fmt, const void *data,
+		     size_t len, const size_t *chunks, unsigned int n_chunks)
+{
+	char path[64];
+	const char *p = path;
+	size_t off = 0, k;
+	unsigned int i = 0;
+	int fds[2], ret;
+	pid_t pid;
+
+	if (pipe2(fds, O_DIRECT) < 0)
+		return -2;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		for (; off < len; off += k, i = (i + 1) % n_chunks) {
+			k = chunks[i] < len - off ? chunks[i] : len - off;
+			if (write(fds[1], (const char *)data + off, k) != (ssize_t)k)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	snprintf(path, sizeof(path), "/dev/fd/%d", fds[0]);
+	ret = read_paths(s, fmt, 1, &p);
+	close(fds[0]);
+	waitpid(pid, NULL, 0);
+	return ret;
 }
 
 /* ---- tests ---- */
@@ -252,6 +368,7 @@ static void test_empty_cpus(void)
 {
 	struct wbuf a = {0}, b = {0}, c = {0};
 	struct seen s;
+	char want[300];
 
 	wb_save(&a, "x0");			/* empty file */
 	wb_sub(&b, 1, 0, 4096, 4, 0, 0, DTI_SUBBUF_OPEN);	/* header only */
@@ -263,8 +380,11 @@ static void test_empty_cpus(void)
 	CHECK_STR(s.out, "only\n");
 	CHECK(read_files(&s, DTI_FMT_TEXT, 2, "x0", "x1") == 0);
 	CHECK(s.n == 0);
+	/* a CPU's empty file is said (no DTI data), its header-only one is not */
+	snprintf(want, sizeof(want), "%s: no DTI data (empty)\n", tpath("x0"));
+	CHECK_STR(s.notices, want);
+	CHECK(s.warning == 1 && s.damage == 0);
 }
-
 static void test_gaps(void)
 {
 	struct wbuf a = {0}, b = {0};
@@ -342,31 +462,108 @@ static void raw_sub(struct wbuf *b, uint64_t number, unsigned int nrec,
 	}
 }
 
+/* Slots hold sub-buffers 4, 5, 2 and 3 of a wrapped 4 x 512-byte ring. */
+static void wb_ring(struct wbuf *b)
+{
+	raw_sub(b, 4, 5, DTI_SUBBUF_CLOSED, false);
+	raw_sub(b, 5, 2, DTI_SUBBUF_OPEN, false);
+	raw_sub(b, 2, 3, DTI_SUBBUF_CLOSED, false);
+	raw_sub(b, 3, 4, DTI_SUBBUF_CLOSED, true);
+}
+
+/* The text of wb_ring()'s records, oldest first, but sub-buffer @skip's. */
+static const char *ring_text(uint64_t skip)
+{
+	static char want[1024];
+	static const unsigned int nrec[] = { 3, 4, 5, 2 };
+	unsigned int i, k;
+	char line[32];
+
+	want[0] = '\0';
+	for (k = 0; k < 4; k++)
+		for (i = 0; i < nrec[k] && k + 2 != skip; i++) {
+			snprintf(line, sizeof(line), "s%u-%u\n", k + 2, i);
+			strcat(want, line);
+		}
+	return want;
+}
+
 static void test_raw_wrapped_ring_with_padding(void)
 {
 	struct wbuf b = {0};
 	struct seen s;
-	char want[1024] = "";
-	char line[32];
-	uint64_t num[] = { 2, 3, 4, 5 };
-	unsigned int i, k, nrec[] = { 3, 4, 5, 2 };
 
-	raw_sub(&b, 4, 5, DTI_SUBBUF_CLOSED, false);
-	raw_sub(&b, 5, 2, DTI_SUBBUF_OPEN, false);
-	raw_sub(&b, 2, 3, DTI_SUBBUF_CLOSED, false);
-	raw_sub(&b, 3, 4, DTI_SUBBUF_CLOSED, true);
+	wb_ring(&b);
 	wb_save(&b, "raw0");
-	for (k = 0; k < 4; k++)
-		for (i = 0; i < nrec[k]; i++) {
-			snprintf(line, sizeof(line), "s%llu-%u\n",
-				 (unsigned long long)num[k], i);
-			strcat(want, line);
-		}
 	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "raw0") == 0);
-	CHECK_STR(s.out, want);
+	CHECK_STR(s.out, ring_text(-1));
 	CHECK(strstr(s.out, "STALE") == NULL);
 	/* seq jumps by sub-buffer in this synthetic ring: reported as gaps */
-	CHECK(strstr(s.notices, "records lost on cpu0 between seq 203 and 300") != NULL);
+	CHECK_STR(s.notices, "97 records lost on cpu0 between seq 203 and 300\n"
+		  "96 records lost on cpu0 between seq 304 and 400\n"
+		  "95 records lost on cpu0 between seq 405 and 500\n");
+	CHECK(s.damage == 0 && s.warning == 0);
+}
+
+/*
+ * Once a ring copy is recognised, a bad slot is skipped and reported,
+ * never read as a stream: one flipped bit in one sub-buffer header used
+ * to print the stale padding as 21 records.  A sub-buffer is read up to
+ * its record count, and a count that disagrees with its padding is damage.
+ */
+/*
+ * wb_ring() with bit @bit flipped in byte @field of the sub-buffer
+ * header in slot @slot, read: the output lacks sub-buffer @lost only,
+ * and the notices are the damage (@damage, after the file name) and
+ * @gaps.
+ */
+static void check_ring_flip(unsigned int slot, unsigned int field,
+			    unsigned int bit, uint64_t lost, const char *damage,
+			    const char *gaps)
+{
+	struct wbuf b = {0};
+	struct seen s;
+	char want[512];
+
+	wb_ring(&b);
+	b.p[slot * 512 + DTI_HDR + field] ^= bit;
+	wb_save(&b, "rawbad");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "rawbad") == 0);
+	CHECK_STR(s.out, ring_text(lost));
+	snprintf(want, sizeof(want), "%s: %s\n%s", tpath("rawbad"), damage, gaps);
+	CHECK_STR(s.notices, want);
+	CHECK(s.damage == 1);
+}
+
+/*
+ * Once a ring copy is recognised, a bad slot is skipped and reported,
+ * never read as a stream: one flipped bit in one sub-buffer header used
+ * to print the stale padding as 21 records.  A sub-buffer is read up to
+ * its record count, and a count that disagrees with its padding is damage.
+ */
+static void test_raw_damaged_slot(void)
+{
+	struct seen s;
+	char want[512];
+
+	/* sub-buffer 2 (slot 2): state 1 -> 3 */
+	check_ring_flip(2, 16, 2, 2,
+			"corrupt sub-buffer header at offset 1024 of a ring copy: unknown sub-buffer state; that slot (512 bytes) skipped",
+			"96 records lost on cpu0 between seq 304 and 400\n"
+			"95 records lost on cpu0 between seq 405 and 500\n");
+	/* sub-buffer 3 (slot 3): 4 records -> 0 */
+	check_ring_flip(3, 12, 4, 3,
+			"sub-buffer 3 (offset 1536): its 0 records end at offset 1632, its data at 1824; the rest of sub-buffer 3 skipped",
+			"197 records lost on cpu0 between seq 203 and 400\n"
+			"95 records lost on cpu0 between seq 405 and 500\n");
+	open_flags = DTI_OPEN_STRICT;
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "rawbad") == -1);
+	CHECK_STR(s.out, "s2-0\ns2-1\ns2-2\n");
+	snprintf(want, sizeof(want),
+		 "%s: sub-buffer 3 (offset 1536): its 0 records end at offset 1632, its data at 1824",
+		 tpath("rawbad"));
+	CHECK_STR(s.err, want);
+	open_flags = 0;
 }
 
 static void test_raw_unused_subbufs(void)
@@ -440,82 +637,481 @@ static void test_raw_output_roundtrip(void)
 	CHECK_STR(s2.notices, "1 records lost on cpu0 between seq 12 and 13\n");
 }
 
+/*
+ * Read file @name alone into @s: it must print @out and give one notice,
+ * damage, "@name: @notice".
+ */
+static void check_one(struct seen *s, const char *name, const char *out,
+		      const char *notice)
+{
+	char want[1024];
+
+	CHECK(read_files(s, DTI_FMT_TEXT, 1, name) == 0);
+	CHECK_STR(s->out, out);
+	snprintf(want, sizeof(want), "%s: %s\n", tpath(name), notice);
+	CHECK_STR(s->notices, want);
+	CHECK(s->damage == 1);
+}
+
+/*
+ * Read file @name alone, strictly: it fails (@err) with "@name: @what"
+ * after printing @out.  Then by default: it prints @out and reports the
+ * damage and what it did, "@name: @what; @done".
+ */
+static void check_strict(const char *name, const char *out, const char *what,
+			 const char *done, int err)
+{
+	struct seen s;
+	char want[1024];
+
+	open_flags = DTI_OPEN_STRICT;
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, name) == -1 && s.err_no == err);
+	CHECK_STR(s.out, out);
+	snprintf(want, sizeof(want), "%s: %s", tpath(name), what);
+	CHECK_STR(s.err, want);
+	open_flags = 0;
+	snprintf(want, sizeof(want), "%s; %s", what, done);
+	check_one(&s, name, out, want);
+}
+
+/*
+ * A cut file: with DTI_OPEN_STRICT the reader fails there, as it always
+ * did; by default the cut is a damage notice and the stream ends.
+ */
 static void test_truncated(void)
 {
 	struct wbuf a = {0};
-	struct seen s;
-	size_t full;
+	char what[100];
 
 	wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
 	wb_text(&a, 0, 0, 10, "complete");
-	full = a.len;
+	snprintf(what, sizeof(what),
+		 "truncated record at offset %zu: 56 bytes, 46 left in the file", a.len);
 	wb_text(&a, 0, 1, 11, "cut short here");
 	a.len -= 10;
 	wb_save(&a, "t0");
-	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "t0") == -1);
-	CHECK_STR(s.out, "complete\n");
-	{
-		char want[200];
+	check_strict("t0", "complete\n", what,
+		     "no valid sub-buffer header follows: the rest, 46 bytes, not read",
+		     EBADMSG);
 
-		snprintf(want, sizeof(want),
-			 "%s: truncated record at offset %zu: 56 bytes, 46 left in the file",
-			 tpath("t0"), full);
-		CHECK_STR(s.err, want);
-	}
 	wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
 	wb_text(&a, 0, 0, 10, "complete");
-	full = a.len;
+	snprintf(what, sizeof(what),
+		 "truncated record header at offset %zu (3 of 40 bytes)", a.len);
 	wb_put(&a, "\x1a\xd7\x01", 3);
 	wb_save(&a, "t1");
-	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "t1") == -1);
-	CHECK(strstr(s.err, "truncated record header at offset") != NULL);
-	CHECK(errno == EBADMSG);
+	check_strict("t1", "complete\n", what,
+		     "no valid sub-buffer header follows: the rest, 3 bytes, not read",
+		     EBADMSG);
 }
 
-static void test_corrupt(void)
+/* A closed sub-buffer that ends before the records its header counts. */
+static void test_short_subbuf(void)
 {
 	struct wbuf a = {0};
 	struct seen s;
+
+	wb_cpu(&a, 0, 2, 5);
+	a.len = 96 + 3 * 48;		/* 3 of sub-buffer 0's 5 records */
+	wb_save(&a, "sh0");
+	check_one(&s, "sh0", "a00\na01\na02\n",
+		  "sub-buffer 0 (offset 0) holds 5 records, but the file ends at offset 240 after 3");
+}
+
+/* One corrupt header of each kind; strict mode fails with today's messages. */
+static void test_corrupt(void)
+{
+	static const char *const want_notice[] = {
+		"corrupt data at offset 144: bad magic (not DTI data); 64 bytes skipped to the sub-buffer header at offset 208",
+		"corrupt data at offset 96: impossible header or payload length; 112 bytes skipped to the sub-buffer header at offset 208",
+		"record version 2 at offset 96 is not supported (this reader knows version 1); 112 bytes skipped to the sub-buffer header at offset 208",
+		"corrupt data at offset 112: not a sub-buffer header, after zero fill; 96 bytes skipped to the sub-buffer header at offset 208",
+	};
+	static const char *const want_err[] = {
+		"corrupt data at offset 144: bad magic (not DTI data)",
+		"corrupt data at offset 96: impossible header or payload length",
+		"record version 2 at offset 96 is not supported (this reader knows version 1)",
+		"corrupt data at offset 112: not a sub-buffer header, after zero fill",
+	};
+	struct wbuf a = {0};
+	struct seen s;
+	char name[8], want[300];
+	unsigned int k;
 	size_t off;
-	char want[200];
 
-	wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
-	wb_text(&a, 0, 0, 10, "good");
-	off = a.len;
-	wb_text(&a, 0, 1, 11, "bad magic");
-	a.p[off] ^= 0x55;
-	wb_save(&a, "c0");
-	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "c0") == -1);
-	snprintf(want, sizeof(want), "%s: corrupt data at offset %zu: bad magic (not DTI data)",
-		 tpath("c0"), off);
-	CHECK_STR(s.err, want);
+	for (k = 0; k < 4; k++) {
+		wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
+		if (k == 0)
+			wb_text(&a, 0, 0, 10, "good");
+		if (k == 3)
+			wb_zero(&a, 16);
+		off = a.len;
+		wb_text(&a, 0, 1, 11, "damaged");
+		if (k == 0)
+			a.p[off] ^= 0x55;
+		if (k == 1)
+			((struct dti_record *)(a.p + off))->len = 0x7fffffff;
+		if (k == 2)
+			((struct dti_record *)(a.p + off))->version = 2;
+		wb_zero(&a, 208 - a.len);
+		wb_sub(&a, 0, 1, 4096, 4, 0, 1, DTI_SUBBUF_OPEN);
+		wb_text(&a, 0, 2, 12, "after");
+		snprintf(name, sizeof(name), "c%u", k);
+		wb_save(&a, name);
 
-	/* impossible length */
-	wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
-	off = a.len;
-	wb_text(&a, 0, 1, 11, "huge");
-	((struct dti_record *)(a.p + off))->len = 0x7fffffff;
-	wb_save(&a, "c1");
-	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "c1") == -1);
-	CHECK(strstr(s.err, "impossible header or payload length") != NULL);
+		open_flags = DTI_OPEN_STRICT;
+		CHECK(read_files(&s, DTI_FMT_TEXT, 1, name) == -1);
+		CHECK(s.err_no == (k == 2 ? EPROTO : EBADMSG));
+		snprintf(want, sizeof(want), "%s: %s", tpath(name), want_err[k]);
+		CHECK_STR(s.err, want);
+		open_flags = 0;
+		CHECK(read_files(&s, DTI_FMT_TEXT, 1, name) == 0);
+		CHECK_STR(s.out, k ? "after\n" : "good\nafter\n");
+		snprintf(want, sizeof(want), "%s: %s\n", tpath(name), want_notice[k]);
+		CHECK(!strncmp(s.notices, want, strlen(want)));
+		CHECK(s.damage == 1);
+	}
+}
 
-	/* unknown version */
-	wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
-	off = a.len;
-	wb_text(&a, 0, 1, 11, "v2");
-	((struct dti_record *)(a.p + off))->version = 2;
-	wb_save(&a, "c2");
-	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "c2") == -1);
-	CHECK(errno == EPROTO);
-	CHECK(strstr(s.err, "record version 2 at offset") != NULL);
+/*
+ * Read "two0" and "two1", wb_cpu() files of cpu0 and cpu1 with 4 x 10
+ * records, once cpu0's is cut to @cut bytes (0: not) and its byte at
+ * @flip (-1: none) is flipped.
+ */
+static int read_two_cpus(struct seen *s, size_t cut, long flip)
+{
+	struct wbuf a = {0}, b = {0};
 
-	/* zero bytes followed by a record that is not a sub-buffer header */
-	wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
-	wb_zero(&a, 16);
-	wb_text(&a, 0, 1, 11, "x");
-	wb_save(&a, "c3");
-	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "c3") == -1);
-	CHECK(strstr(s.err, "zero bytes followed by") != NULL);
+	wb_cpu(&a, 0, 4, 10);
+	wb_cpu(&b, 1, 4, 10);
+	if (cut)
+		a.len = cut;
+	if (flip >= 0)
+		a.p[flip] ^= 0xff;
+	wb_save(&a, "two0");
+	wb_save(&b, "two1");
+	return read_files(s, DTI_FMT_TEXT, 2, "two0", "two1");
+}
+
+/* One damaged CPU file does not stop the merge: a file cut at 1000 bytes. */
+static void test_cut_file_keeps_other_cpus(void)
+{
+	struct seen s;
+	char want[300];
+
+	/* the cut is in record a16 (960..1008) */
+	CHECK(read_two_cpus(&s, 1000, -1) == 0);
+	CHECK(s.n == 56);		/* a00..a15 and all of b00..b39 */
+	CHECK(strstr(s.out, "a15\nb15\nb16\n") && strstr(s.out, "b38\nb39\n"));
+	CHECK(!strstr(s.out, "a16"));
+	snprintf(want, sizeof(want),
+		 "%s: truncated record at offset 960: 48 bytes, 40 left in the file; no valid sub-buffer header follows: the rest, 40 bytes, not read\n",
+		 tpath("two0"));
+	CHECK_STR(s.notices, want);
+	CHECK(s.damage == 1 && s.warning == 0);
+	/* strict: today's behaviour, the merge stops at the cut */
+	open_flags = DTI_OPEN_STRICT;
+	CHECK(read_files(&s, DTI_FMT_TEXT, 2, "two0", "two1") == -1);
+	CHECK(s.n == 31 && s.err_no == EBADMSG);
+	open_flags = 0;
+}
+
+/*
+ * One bad byte in a record header of trace0: the rest of its sub-buffer
+ * is skipped up to the next sub-buffer header; trace1 is all there.
+ */
+static void test_bad_byte_resyncs(void)
+{
+	struct seen s;
+	char want[400];
+
+	/* the magic of record a02, at offset 192 */
+	CHECK(read_two_cpus(&s, 0, 96 + 2 * 48) == 0);
+	CHECK(s.n == 72);		/* a00, a01, a10..a39, b00..b39 */
+	CHECK(strstr(s.out, "a00\nb00\na01\nb01\nb02\n") && strstr(s.out, "b09\na10\nb10\n"));
+	CHECK(!strstr(s.out, "a02") && !strstr(s.out, "a09"));
+	snprintf(want, sizeof(want),
+		 "%s: corrupt data at offset 192: bad magic (not DTI data); 384 bytes skipped to the sub-buffer header at offset 576\n"
+		 "8 records lost on cpu0 between seq 2 and 10\n", tpath("two0"));
+	CHECK_STR(s.notices, want);
+	CHECK(s.damage == 1);
+}
+
+/*
+ * Every header field is checked: a flipped log_cpu, unknown flags, a
+ * record of another CPU are skipped as damage; a level out of range is a
+ * warning and the record is returned; a long record with the sub-buffer
+ * flag is damage, not a sub-buffer header that swallows a record.
+ */
+static void test_header_fields(void)
+{
+	struct wbuf a = {0};
+	struct seen s;
+	char want[2048];
+	const char *f = tpath("hf1");
+
+	wb_sub(&a, 1, 0, 1024, 4, 0, 0, DTI_SUBBUF_OPEN);
+	wb_text(&a, 1, 0, 10, "r0");				/* 96 */
+	log_cpu_next = 16777217;
+	wb_text(&a, 1, 1, 11, "r1 log_cpu flipped");		/* 144 */
+	wb_rec(&a, 1, DTI_REC_TEXT | 0x40, 3, 2, 12, "r2 flags", 8);	/* 208 */
+	wb_rec(&a, 1, DTI_REC_TEXT, 9, 3, 13, "r3 level 9", 10);	/* 256 */
+	wb_rec(&a, 1, DTI_REC_TEXT, -3, 4, 14, "r4 level -3", 11);	/* 312 */
+	wb_rec(&a, 1, DTI_REC_TEXT | DTI_REC_SUBBUF, 3, 5, 15,	/* 368 */
+	       "r5 a long record with the sub-buffer flag, not a header", 55);
+	wb_text(&a, 1, 6, 16, "r6 lost with r5's sub-buffer");	/* 464 */
+	wb_sub(&a, 1, 1, 1024, 4, 0, 0, DTI_SUBBUF_OPEN);	/* 536 */
+	wb_text(&a, 2, 7, 17, "r7 of cpu2");			/* 632 */
+	wb_text(&a, 1, 8, 18, "r8");				/* 688 */
+	wb_save(&a, "hf1");
+	CHECK(read_files(&s, DTI_FMT_TS, 1, "hf1") == 0);
+	CHECK_STR(s.out, "[    0.000000010] cpu1 L3 #0 0xffffffffc0001234: r0\n"
+		  "[    0.000000013] cpu1 L9 #3 0xffffffffc0001234: r3 level 9\n"
+		  "[    0.000000014] cpu1 L-3 #4 0xffffffffc0001234: r4 level -3\n"
+		  "[    0.000000018] cpu1 L3 #8 0xffffffffc0001234: r8\n");
+	snprintf(want, sizeof(want),
+		 "%s: corrupt data at offset 144: logging CPU 16777217 in a record of cpu1 (not a replayed one); record skipped\n"
+		 "%s: corrupt data at offset 208: unknown flags 0x41; record skipped\n"
+		 "%s: record at offset 256 (cpu1 seq 3) has level 9, not 0..7\n"
+		 "2 records lost on cpu1 between seq 1 and 3\n"
+		 "%s: record at offset 312 (cpu1 seq 4) has level -3, not 0..7\n"
+		 "%s: corrupt sub-buffer header at offset 368: record with the sub-buffer flag but not a sub-buffer header's length; 168 bytes skipped to the sub-buffer header at offset 536\n"
+		 "%s: corrupt data at offset 632: record of cpu2 in a sub-buffer of cpu1; record skipped\n"
+		 "3 records lost on cpu1 between seq 5 and 8\n", f, f, f, f, f, f);
+	CHECK_STR(s.notices, want);
+	CHECK(s.damage == 4 && s.warning == 2);
+}
+
+/* A directory with trace0 and trace007, or a file given twice: merged once. */
+static void test_duplicate_cpus(void)
+{
+	struct wbuf a = {0}, b = {0};
+	struct seen s;
+	char want[512];
+
+	mkdir(tpath("dup"), 0755);
+	wb_cpu(&a, 0, 1, 3);
+	wb_write(&a, "dup/trace0");
+	wb_save(&a, "dup/trace007");
+	wb_cpu(&b, 1, 1, 3);
+	wb_save(&b, "dup/trace1");
+	CHECK(read_dir(&s, DTI_FMT_TEXT, "dup") == 0);
+	CHECK_STR(s.out, "a00\nb00\na01\nb01\na02\nb02\n");
+	snprintf(want, sizeof(want),
+		 "%s/trace007: records of cpu0, which %s/trace0 holds too, skipped: a CPU's records are merged once\n",
+		 tpath("dup"), tpath("dup"));
+	CHECK_STR(s.notices, want);
+	CHECK(s.warning == 1 && s.damage == 0);
+	CHECK(read_files(&s, DTI_FMT_TEXT, 2, "dup/trace1", "dup/trace1") == 0);
+	CHECK_STR(s.out, "b00\nb01\nb02\n");
+	CHECK(s.warning == 1);
+}
+
+/* Files of two channels: their sub-buffer headers name them. */
+static void test_mixed_channels(void)
+{
+	struct wbuf a = {0}, b = {0};
+	struct seen s;
+	char want[512];
+
+	sub_name = "alpha";
+	wb_cpu(&a, 0, 2, 2);
+	sub_name = "beta";
+	wb_cpu(&b, 1, 2, 2);
+	sub_name = "test";
+	wb_save(&a, "mix0");
+	wb_save(&b, "mix1");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 2, "mix0", "mix1") == 0);
+	CHECK(s.n == 8);
+	snprintf(want, sizeof(want),
+		 "%s: sub-buffers of channel beta (8 x 1024 bytes), but %s has channel alpha (8 x 1024 bytes): files of different channels or snapshots merged\n",
+		 tpath("mix1"), tpath("mix0"));
+	CHECK_STR(s.notices, want);
+	CHECK(s.warning == 1);
+}
+
+/* Empty and all-zero files are said to hold no DTI data; garbage is damage. */
+static void test_no_dti_data(void)
+{
+	struct wbuf a = {0}, b = {0}, c = {0}, d = {0};
+	struct seen s;
+	char want[800];
+	unsigned int i;
+
+	wb_save(&a, "nd0");
+	wb_zero(&b, 4096);
+	wb_save(&b, "nd1");
+	for (i = 0; i < 1000; i++)
+		wb_put(&c, "garbage!", 8);
+	wb_save(&c, "nd2");
+	wb_cpu(&d, 3, 1, 2);
+	wb_save(&d, "nd3");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 4, "nd0", "nd1", "nd2", "nd3") == 0);
+	CHECK_STR(s.out, "d00\nd01\n");
+	snprintf(want, sizeof(want),
+		 "%s: no DTI data (empty)\n%s: no DTI data (only zero bytes)\n"
+		 "%s: corrupt data at offset 0: bad magic (not DTI data); no valid sub-buffer header follows: the rest, 8000 bytes, not read\n",
+		 tpath("nd0"), tpath("nd1"), tpath("nd2"));
+	CHECK_STR(s.notices, want);
+	CHECK(s.warning == 2 && s.damage == 1);
+}
+
+/*
+ * A snapshot directory used twice: a trace file of a CPU its stats do not
+ * list is not merged, records newer than its stats and sub-buffers of
+ * another channel than its info are warned about.
+ */
+static void test_reused_snapshot_dir(void)
+{
+	struct wbuf a = {0}, b = {0}, c = {0};
+	struct seen s;
+	char want[2048], d[300];
+
+	snprintf(d, sizeof(d), "%s", tpath("reuse"));
+	mkdir(d, 0755);
+	write_file(tpath("reuse/info"), "name: test\nlevel: 3\nmode: overwrite\n"
+		   "subbuf_size: 1024\nn_subbufs: 8\nrecord_version: 1\n");
+	write_file(tpath("reuse/stats"),
+		   "cpu    written  overwritten     next_seq\n"
+		   "0           10            0           10\n"
+		   "1           10            0            5\n"
+		   "total       20            0           15\n");
+	wb_cpu(&a, 0, 1, 10);
+	wb_save(&a, "reuse/trace0");
+	sub_name = "other";
+	wb_cpu(&b, 1, 1, 10);
+	sub_name = "test";
+	wb_save(&b, "reuse/trace1");
+	wb_cpu(&c, 5, 1, 3);
+	wb_save(&c, "reuse/trace5");
+	CHECK(read_dir(&s, DTI_FMT_TEXT, "reuse") == 0);
+	CHECK(s.n == 20 && !strstr(s.out, "f0"));
+	snprintf(want, sizeof(want),
+		 "%s/trace5: not merged: the snapshot's stats list only cpu0..cpu1 (a file of an earlier snapshot? the directory was reused)\n"
+		 "%s/trace1: sub-buffers of channel other (8 x 1024 bytes), but the snapshot's info file has channel test (8 x 1024 bytes): files of different channels or snapshots merged\n"
+		 "%s/trace1: cpu1 record seq 5 at offset 336 is not older than the snapshot's stats (next_seq 5): a file of a later snapshot? (the directory was reused)\n",
+		 d, d, d);
+	CHECK_STR(s.notices, want);
+	CHECK(s.warning == 3 && s.damage == 0);
+}
+
+/*
+ * A pipe delivers what the reader reads in pieces of any size.  A run of
+ * zero bytes that ends at a read() boundary not on 8 bytes, followed by a
+ * bad byte, once made the reader read before its buffer.  Pipe, file and
+ * memory give the same records and notices for the same bytes.
+ */
+static void test_pipe_chunks(void)
+{
+	static const size_t chunks[][3] = {
+		{ 253, 3, 1000 }, { 1, 1, 1 }, { 7, 7, 7 }, { 13, 5, 61 },
+		{ 4096, 4096, 4096 },
+	};
+	struct wbuf a = {0}, b = {0};
+	struct seen f, m, p;
+	unsigned int i;
+
+	wb_sub(&a, 0, 0, 512, 4, 0, 0, DTI_SUBBUF_OPEN);
+	wb_text(&a, 0, 0, 1, "p0");
+	wb_text(&a, 0, 1, 2, "p1");
+	wb_zero(&a, 61);			/* zeros up to 253 */
+	wb_put(&a, "\x55\0\0", 3);		/* a bad byte at 253 */
+	wb_sub(&a, 0, 1, 512, 4, 0, 0, DTI_SUBBUF_OPEN);	/* at 256 */
+	wb_text(&a, 0, 2, 3, "p2");
+	wb_text(&a, 0, 3, 4, "p3");
+	wb_write(&a, "pipe0");
+	check_one(&f, "pipe0", "p0\np1\np2\np3\n",
+		  "corrupt data at offset 248: bad magic (not DTI data); 8 bytes skipped to the sub-buffer header at offset 256");
+	CHECK(read_mem(&m, DTI_FMT_TEXT, &a) == 0);
+	CHECK_STR(m.out, f.out);
+	CHECK_STR(m.sig, f.sig);
+	wb_cpu(&b, 1, 5, 7);			/* an undamaged stream too */
+	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		CHECK(read_pipe(&p, DTI_FMT_TEXT, a.p, a.len, chunks[i], 3) == 0);
+		CHECK_STR(p.out, f.out);
+		CHECK_STR(p.sig, f.sig);
+		CHECK(p.damage == 1);
+		CHECK(read_pipe(&p, DTI_FMT_TEXT, b.p, b.len, chunks[i], 3) == 0);
+		CHECK(p.n == 35 && !p.notices[0]);
+	}
+	free(a.p);
+	free(b.p);
+}
+
+/* JSON passes valid UTF-8 through and escapes only the bytes that are not. */
+static void test_json_utf8(void)
+{
+	static const char text[] =
+		"r\xc3\xa9sum\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 | \xff \xc0\x80 "
+		"\xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x82|\x7f\x1b\"";
+	struct wbuf a = {0};
+	struct seen s;
+
+	wb_sub(&a, 0, 0, 4096, 4, 0, 1, DTI_SUBBUF_OPEN);
+	wb_rec(&a, 0, DTI_REC_TEXT, 6, 0, 1, text, sizeof(text) - 1);
+	wb_save(&a, "utf0");
+	CHECK(read_files(&s, DTI_FMT_JSON, 1, "utf0") == 0);
+	CHECK_STR(s.out, "{\"ts_ns\":1,\"cpu\":0,\"level\":6,\"seq\":0,\"flags\":1,"
+		  "\"caller\":\"0xffffffffc0001234\",\"text\":\""
+		  "r\xc3\xa9sum\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 | \\u00ff \\u00c0\\u0080 "
+		  "\\u00ed\\u00a0\\u0080 \\u00f4\\u0090\\u0080\\u0080 \\u00e2\\u0082|"
+		  "\\u007f\\u001b\\\"\"}\n");
+}
+
+/*
+ * Output is collected and written in blocks: a payload larger than the
+ * reader's buffer comes out whole in every format, and notices come
+ * after the records printed before them.
+ */
+static void test_big_payload_and_order(void)
+{
+	const size_t len = 300000;
+	unsigned char *bin = malloc(len);
+	char *want = malloc(3 * len + 64), *p, *out = NULL;
+	struct wbuf a = {0};
+	const char *path = tpath("big1");
+	struct dti_reader *r;
+	struct dti_rec rec;
+	size_t i, size = 0;
+	FILE *f;
+
+	for (i = 0; i < len; i++)
+		bin[i] = i * 13 + (i >> 8);
+	wb_sub(&a, 1, 0, 1 << 20, 2, 0, 3, DTI_SUBBUF_OPEN);
+	wb_text(&a, 1, 0, 1, "before");
+	wb_rec(&a, 1, 0, 6, 5, 2, bin, len);
+	wb_text(&a, 1, 6, 3, "after");
+	wb_save(&a, "big1");
+	for (int fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_JSON; fmt += DTI_FMT_JSON - DTI_FMT_TEXT) {
+		f = open_memstream(&out, &size);
+		r = dti_open_files(&path, 1, 0);
+		CHECK(r != NULL);
+		if (!r)
+			break;
+		dti_set_notice_handler(r, fputs_notice, f);
+		while (dti_next(r, &rec) > 0)
+			CHECK(dti_print(r, f, &rec, fmt) == 0);
+		dti_close(r);
+		fclose(f);
+		p = want;
+		if (fmt == DTI_FMT_TEXT) {
+			p += sprintf(p, "before\nN: 4 records lost on cpu1 between seq 1 and 5\n");
+			for (i = 0; i < len; i++)
+				p += sprintf(p, i ? " %02x" : "%02x", bin[i]);
+			strcpy(p, "\nafter\n");
+			CHECK(!strcmp(out, want));
+		} else {
+			for (i = 0; i < len; i++)
+				p += sprintf(p, "%02x", bin[i]);
+			CHECK(strstr(out, want) != NULL);
+			CHECK(strstr(out, "\"text\":\"before\"}\nN: 4 records lost") != NULL);
+			CHECK(size > 2 * len && !strcmp(out + size - 2, "}\n"));
+		}
+		free(out);
+		out = NULL;
+	}
+	free(bin);
+	free(want);
 }
 
 static void test_byte_swapped(void)
@@ -696,13 +1292,6 @@ static void test_open_dir_and_mem(void)
 	free(a.p);
 }
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	fputs(text, f);
-	fclose(f);
-}
 
 static void test_control_fake_debugfs(void)
 {
@@ -810,15 +1399,21 @@ static void test_cli_decode(void)
 	wb_text(&a, 0, 3, 1000000003, "cut");
 	a.len -= 3;
 	wb_save(&a, "cli/trace0");
+	/* damage: reported, the rest printed, exit status 2 (dti(1)) */
 	snprintf(cmd, sizeof(cmd), "%s/dti decode -F ts %s", bindir, tpath("cli"));
-	CHECK(run_cmd(cmd, out, sizeof(out)) == 1);
+	CHECK(run_cmd(cmd, out, sizeof(out)) == 2);
 	snprintf(cmd, sizeof(cmd),
 		 "[    1.000000001] cpu0 L3 #0 0xffffffffc0001234: one\n"
 		 "dti: warning: 1 records lost on cpu0 between seq 1 and 2\n"
 		 "[    1.000000002] cpu0 L3 #2 0xffffffffc0001234: three\n"
-		 "dti: %s: truncated record at offset %zu: 48 bytes, 45 left in the file\n",
+		 "dti: %s: truncated record at offset %zu: 48 bytes, 45 left in the file; "
+		 "no valid sub-buffer header follows: the rest, 45 bytes, not read\n",
 		 tpath("cli/trace0"), off);
 	CHECK_STR(out, cmd);
+	/* --strict: today's failure, exit status 1 */
+	snprintf(cmd, sizeof(cmd), "%s/dti decode --strict -q %s", bindir, tpath("cli"));
+	CHECK(run_cmd(cmd, out, sizeof(out)) == 1);
+	CHECK(strstr(out, "45 left in the file\n") != NULL);
 	snprintf(cmd, sizeof(cmd), "%s/dti decode --bogus x", bindir);
 	CHECK(run_cmd(cmd, out, sizeof(out)) == 129);
 	snprintf(cmd, sizeof(cmd), "%s/dti decode --help", bindir);
@@ -867,8 +1462,20 @@ static const struct {
 	{ "raw copy with unused sub-buffers", test_raw_unused_subbufs },
 	{ "read() stream after wrap-around, zero fill", test_stream_wraparound_and_zero_fill },
 	{ "--format raw output decodes again", test_raw_output_roundtrip },
-	{ "truncated input", test_truncated },
-	{ "corrupt input", test_corrupt },
+	{ "truncated input: strict fails, default reports", test_truncated },
+	{ "sub-buffer shorter than its record count", test_short_subbuf },
+	{ "corrupt input: strict fails, default resynchronises", test_corrupt },
+	{ "a cut file does not hide the other CPUs", test_cut_file_keeps_other_cpus },
+	{ "a bad byte: resynchronised at the next sub-buffer", test_bad_byte_resyncs },
+	{ "raw copy: a bad slot is skipped, never read as a stream", test_raw_damaged_slot },
+	{ "every header field checked", test_header_fields },
+	{ "duplicate CPUs merged once", test_duplicate_cpus },
+	{ "files of two channels", test_mixed_channels },
+	{ "files with no DTI data", test_no_dti_data },
+	{ "a reused snapshot directory", test_reused_snapshot_dir },
+	{ "pipes read in any chunk sizes, as files and memory", test_pipe_chunks },
+	{ "JSON passes UTF-8, escapes invalid bytes", test_json_utf8 },
+	{ "big payloads, output and notices in order", test_big_payload_and_order },
 	{ "byte-swapped records", test_byte_swapped },
 	{ "output formats", test_formats },
 	{ "formatter callback", test_formatter_callback },
@@ -904,7 +1511,7 @@ int main(int argc, char **argv)
 		else
 			passed++;
 	}
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);
 	printf("%d passed, %d failed\n", passed, failed);

@@ -13,8 +13,22 @@
  * and -1 on failure with errno set; functions returning a pointer return
  * NULL on failure with errno set.  After any failure dti_errmsg() returns
  * a message saying what went wrong and where (file and offset).  The
- * library never prints and never exits; it reports losses and skipped
- * data only to a notice handler the caller installs.
+ * library never prints and never exits; it reports losses, damage and
+ * suspicious input only to a notice handler the caller installs, and
+ * counts them (dti_damage_count(), dti_warning_count()).
+ *
+ * Damaged input does not stop a reader: every header field is checked
+ * against the format, and what fails is reported (DTI_NOTICE_DAMAGE:
+ * file, offset, what is wrong, what was skipped) and skipped.  A record
+ * whose fields are wrong is skipped alone; otherwise a stream goes on at
+ * the next valid sub-buffer header, a ring copy at its next sub-buffer,
+ * and a stream with no header after the damage ends there, while the
+ * other CPUs' streams go on.  Nothing after damage is returned unless a
+ * valid sub-buffer header frames it.  DTI_OPEN_STRICT makes the first
+ * damage fail dti_next() instead.  The same bytes read the same from
+ * memory, files, directories and pipes, with one exception: a copy of a
+ * whole ring (not what read() returns) through a pipe is read in the
+ * order of its slots, as a pipe cannot be read twice.
  *
  * The record format is defined in <linux/dti_record.h> (kmod/include/uapi).
  */
@@ -24,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <linux/dti_record.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,12 +85,19 @@ struct dti_rec {
 /* dti_open_*() flags */
 #define DTI_OPEN_FOLLOW	0x1	/* live source: dti_next() returns 0 when no data yet */
 #define DTI_OPEN_RESET	0x2	/* dti_open_channel(): write reset_consumed first */
+#define DTI_OPEN_STRICT	0x4	/* dti_next() fails (EBADMSG, EPROTO) at the first damage */
 
 /* struct dti_notice.type */
 enum dti_notice_type {
 	DTI_NOTICE_GAP,		/* sequence numbers missing: records lost */
 	DTI_NOTICE_BACKWARDS,	/* sequence number not larger than the previous */
 	DTI_NOTICE_SKIPPED,	/* bytes skipped (a record being written while read) */
+	DTI_NOTICE_DAMAGE,	/* damaged data skipped, the stream resynchronised
+				 * at a sub-buffer or dropped; @count: bytes skipped */
+	DTI_NOTICE_WARNING,	/* suspicious input, read as it is: a duplicate
+				 * CPU (not merged twice), files of different
+				 * channels, a file with no DTI data, a reused
+				 * snapshot directory, a level out of range */
 };
 
 /**
@@ -84,11 +106,14 @@ enum dti_notice_type {
  * @cpu:	CPU stream concerned
  * @from_seq:	GAP: first missing sequence number; BACKWARDS: previous seq
  * @to_seq:	GAP: sequence number of the record after the gap
- * @count:	GAP: records lost; SKIPPED: bytes skipped
+ * @count:	GAP: records lost; SKIPPED, DAMAGE: bytes skipped
  * @source:	file name
  * @offset:	offset in @source
  * @message:	the whole notice as one line of text, without newline, e.g.
- *		"412 records lost on cpu1 between seq 1000 and 1412"
+ *		"412 records lost on cpu1 between seq 1000 and 1412" or
+ *		"trace0: corrupt data at offset 176: bad magic (not DTI data);
+ *		816 bytes skipped to the sub-buffer header at offset 992";
+ *		valid during the call only
  */
 struct dti_notice {
 	enum dti_notice_type type;
@@ -139,14 +164,24 @@ int dti_set_debugfs(const char *path);
  * (channel has no buffers: level "destroy"), EACCES, or another errno.
  */
 struct dti_reader *dti_open_channel(const char *name, unsigned int flags);
-/* Open the files trace0..N in @dir.  NULL on error (ENOENT if there are none). */
+/*
+ * Open the files trace0..N in @dir.  NULL on error (ENOENT if there are
+ * none).  A snapshot's info and stats in @dir are checked against the
+ * trace files at the first dti_next(): a traceN of a CPU stats does not
+ * list is not merged, and a record newer than stats or of another channel
+ * than info gets a warning (the directory held an earlier snapshot).
+ */
 struct dti_reader *dti_open_dir(const char *dir, unsigned int flags);
-/* Open @n files, one per CPU (any order).  NULL on error (errno from open()). */
+/*
+ * Open @n files, one per CPU (any order; "/dev/stdin" and FIFOs are read
+ * as they come).  NULL on error (errno from open()).
+ */
 struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
 				  unsigned int flags);
 /*
  * Read @n memory buffers, one per CPU (not copied: they must outlive the
- * reader).  NULL on error (ENOMEM).
+ * reader), as dti_open_files() with flags 0 reads files.  NULL on error
+ * (ENOMEM).
  */
 struct dti_reader *dti_open_mem(const void *const *bufs, const size_t *lens,
 				unsigned int n);
@@ -157,13 +192,23 @@ void dti_close(struct dti_reader *r);
  * Next record in timestamp order (ties: lower CPU first; a CPU's records
  * keep their order).  Returns 1 and fills @rec, 0 at the end (with
  * DTI_OPEN_FOLLOW: no more data for now, call again later), or -1 on
- * truncated or corrupt data (EBADMSG, EPROTO for an unknown version) or
- * read errors; dti_errmsg() names the file and offset.
+ * ENOMEM, on a write error of what dti_print() collected (EIO and the
+ * like), and with DTI_OPEN_STRICT on truncated or corrupt data (EBADMSG,
+ * EPROTO for an unknown version) or read errors; dti_errmsg() names the
+ * file and offset.  Without DTI_OPEN_STRICT damage and read errors are
+ * notices (DTI_NOTICE_DAMAGE) and reading goes on.
  */
 int dti_next(struct dti_reader *r, struct dti_rec *rec);
 
-/* Call @fn for every gap, backwards step or skip.  Returns 0. */
+/*
+ * Call @fn for every notice: gap, backwards step, skip, damage, warning.
+ * Notices found when opening come at the first dti_next().  Returns 0.
+ */
 int dti_set_notice_handler(struct dti_reader *r, dti_notice_fn fn, void *arg);
+/* Number of DTI_NOTICE_DAMAGE notices so far (handler or not).  Never fails. */
+unsigned long dti_damage_count(const struct dti_reader *r);
+/* Number of DTI_NOTICE_WARNING notices so far.  Never fails. */
+unsigned long dti_warning_count(const struct dti_reader *r);
 /* Use @fn for binary records in dti_print().  Returns 0. */
 int dti_set_formatter(struct dti_reader *r, dti_formatter_fn fn, void *arg);
 /* Resolve callers with @syms in dti_print() (NULL: print them as hex).  Returns 0. */
@@ -173,8 +218,12 @@ unsigned int dti_nr_streams(const struct dti_reader *r);
 
 /*
  * Print @rec to @out in @format, followed by a newline (none for RAW).
- * Returns 0, or -1: EINVAL for an unknown format, EIO if writing failed,
- * or the error of the formatter.
+ * The text is collected in @r and written to @out in large blocks: when
+ * the reader's buffer is full, when @out changes, before a formatter call
+ * or a notice, when dti_next() returns 0 or -1, and at dti_close() (with
+ * @r NULL, at once).  Returns 0, or -1: EINVAL for an unknown format, EIO
+ * if writing failed (now or a block before), or the error of the
+ * formatter.
  */
 int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 	      enum dti_format format);

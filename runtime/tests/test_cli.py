@@ -1,0 +1,280 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The dti command on the host: options, messages, exit status, output
+files, standard input, snapshot on a fake debugfs tree, and the man page's
+EXAMPLE built against the installed libdti.
+
+Run after `make -C runtime` (`make -C runtime check` does):
+    python3 -m pytest -q runtime/tests/test_cli.py
+DTI_BUILD names the build directory (default runtime/build).
+
+Every exit code a case in CASES expects must be documented in the EXIT
+STATUS section of dti.1, and every documented code expected by a case.
+"""
+import os
+import re
+import signal
+import struct
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+RUNTIME = Path(__file__).resolve().parent.parent
+BUILD = Path(os.environ.get("DTI_BUILD", RUNTIME / "build")).resolve()
+DTI = BUILD / "dti"
+
+# struct dti_record and struct dti_subbuf_info of <linux/dti_record.h>
+HDR = struct.Struct("<HBBbBHIIQQQ")
+SUBINFO = struct.Struct("<6I32s")
+MAGIC, TEXT, SUBBUF = 0xD71A, 0x01, 0x80
+CALLER = 0xffffffffc0001234
+
+
+def rec(cpu, seq, ts, payload, flags=TEXT, level=3):
+    if isinstance(payload, str):
+        payload = payload.encode()
+    raw = HDR.pack(MAGIC, 1, flags, level, HDR.size, cpu, len(payload), cpu,
+                   seq, ts, CALLER) + payload
+    return raw + bytes(-len(raw) % 8)
+
+
+def stream(cpu, texts):
+    """What read() of a trace file returns: a sub-buffer header, texts."""
+    info = SUBINFO.pack(4096, 4, 0, len(texts), 0, 0, b"test")
+    data = rec(cpu, 0, 1, info, flags=SUBBUF, level=0)
+    for i, text in enumerate(texts):
+        data += rec(cpu, i, 1000000000 + 10 * i + cpu, text)
+    return data
+
+
+TEXTS = {0: ["zero-a", "zero-b", "zero-c"], 1: ["one-a", "one-b", "one-c"]}
+MERGED = "zero-a\none-a\nzero-b\none-b\nzero-c\none-c\n"
+
+
+def make_snap(d, streams=None):
+    d.mkdir(parents=True, exist_ok=True)
+    for cpu, data in (streams or {c: stream(c, t) for c, t in TEXTS.items()}).items():
+        (d / f"trace{cpu}").write_bytes(data)
+    return d
+
+
+def make_debugfs(root, level="3"):
+    """<root>/dti/ch with the files dti reads and writes."""
+    ch = root / "dti" / "ch"
+    make_snap(ch)
+    (ch / "level").write_text(level + "\n")
+    (ch / "info").write_text("subbuf_size: 4096\nn_subbufs: 4\n")
+    (ch / "stats").write_text("cpu written\n0 3\n1 3\ntotal 6\n")
+    (ch / "reset_consumed").write_text("")
+    return ch
+
+
+@pytest.fixture
+def work(tmp_path):
+    """Files the cases name: {snap}, {damaged}, {fs}, {ksyms}, {tmp}."""
+    make_snap(tmp_path / "snap")
+    # trace0 with 40 bytes of garbage between its records: trace1 is whole
+    t0 = stream(0, TEXTS[0])
+    cut = len(t0) - 2 * len(rec(0, 0, 0, "zero-c"))
+    make_snap(tmp_path / "damaged",
+              {0: t0[:cut] + b"\xff" * 40 + t0[cut:], 1: stream(1, TEXTS[1])})
+    make_debugfs(tmp_path / "fs")
+    (tmp_path / "ksyms").write_text("ffffffffc0001000 t mod_a\t[dti_test]\n"
+                                    "ffffffffc0002000 t mod_b\t[dti_test]\n")
+    (tmp_path / "notempty").mkdir()
+    (tmp_path / "notempty" / "trace7").write_text("old")
+    return tmp_path
+
+
+def run(args, work=None, stdin=None, stdout=subprocess.PIPE, timeout=20):
+    names = {"snap": "snap", "damaged": "damaged", "fs": "fs",
+             "ksyms": "ksyms", "tmp": "."}
+    args = [a.format(**names) for a in args]
+    return subprocess.run([str(DTI)] + args, cwd=work, input=stdin,
+                          stdout=stdout, stderr=subprocess.PIPE,
+                          timeout=timeout)
+
+
+# (id, arguments, exit code, regex stdout must match, regex stderr must match)
+CASES = [
+    ("decode", ["decode", "{snap}"], 0, "^" + MERGED + "$", "^$"),
+    ("decode files", ["decode", "{snap}/trace1", "{snap}/trace0"], 0, "^" + MERGED + "$", "^$"),
+    ("decode -- file", ["decode", "--", "{snap}/trace0"], 0, "^zero-a\n", "^$"),
+    ("cpu filter", ["decode", "-c", "1", "{snap}"], 0, "^one-a\none-b\none-c\n$", "^$"),
+    ("ts format with kallsyms", ["decode", "-F", "ts", "--kallsyms", "{ksyms}", "{snap}"], 0,
+     r"^\[    1.000000000\] cpu0 L3 #0 mod_a\+0x234/0x1000 \[dti_test\]: zero-a\n", "^$"),
+    ("version", ["-V"], 0, r"^dti version [0-9.]+ \(record format 1\)\n$", "^$"),
+    ("version long", ["--version"], 0, "^dti version ", "^$"),
+    ("help command", ["help", "decode"], 0, "^usage: dti decode ", "^$"),
+    ("help", ["--help"], 0, "^usage: dti ", "^$"),
+    ("level", ["--debugfs", "{fs}", "level", "ch"], 0, r"^3 \(err\)\n$", "^$"),
+    ("level -1", ["--debugfs", "{fs}", "level", "ch", "-1"], 0, "^$", "^$"),
+    ("level -- ch -2", ["--debugfs", "{fs}", "level", "--", "ch", "-2"], 0, "^$", "^$"),
+    ("read fake debugfs", ["--debugfs={fs}", "read", "ch"], 0, "^" + MERGED + "$", "^$"),
+    ("stats", ["--debugfs", "{fs}", "stats", "ch"], 0, "^cpu written\n", "^$"),
+    ("list", ["--debugfs", "{fs}", "list"], 0, r"\nch +3 \(err\) +16384 +6 ", "^$"),
+    ("damage skipped", ["decode", "{damaged}"], 2, "one-c\n",
+     r"^dti: .*damaged/trace0.*offset"),
+    ("damage quiet", ["decode", "-q", "{damaged}"], 2, "one-c\n", "^$"),
+    ("damage strict", ["decode", "--strict", "{damaged}"], 1, "^zero-a\n",
+     r"dti: .*damaged/trace0.*offset"),
+    ("missing file", ["decode", "{snap}/trace9"], 1, "^$",
+     "^dti: snap/trace9: No such file or directory\n$"),
+    ("missing kallsyms", ["decode", "--kallsyms", "nokallsyms", "{snap}"], 1, "^$",
+     "^dti: nokallsyms: No such file or directory\n$"),
+    ("help unknown", ["help", "nope"], 1, "^$", "'nope' is not a dti command"),
+    ("output to a full disk", ["decode", "-F", "raw", "-o", "/dev/full", "{snap}"], 1, "^$",
+     "^dti: writing /dev/full: No space left on device\n$"),
+    ("output not writable", ["decode", "-o", "nodir/out", "{snap}"], 1, "^$",
+     "^dti: nodir/out: No such file or directory\n$"),
+    ("not debugfs", ["--debugfs", "{snap}", "list"], 1, "^$", "DTI is not loaded"),
+    ("snapshot not empty", ["--debugfs", "{fs}", "snapshot", "ch", "notempty"], 1, "^$",
+     r"^dti: notempty: directory is not empty .*--force"),
+    ("unknown option", ["decode", "--bogus", "{snap}"], 129, "^$",
+     r"^dti decode: unrecognized option '--bogus'\nusage: dti decode .*\n\(see 'dti decode --help'\)\n$"),
+    ("unknown short option", ["decode", "-z", "{snap}"], 129, "^$", "invalid option -- 'z'"),
+    ("missing argument", ["decode", "{snap}", "--format"], 129, "^$",
+     "option '--format' requires an argument"),
+    ("follow is for read", ["decode", "--follow", "{snap}"], 129, "^$",
+     "unrecognized option '--follow'"),
+    ("no-reset is for read", ["decode", "--no-reset", "{snap}"], 129, "^$",
+     "unrecognized option '--no-reset'"),
+    ("bad format", ["decode", "-F", "xml", "{snap}"], 129, "^$", "unknown format 'xml'"),
+    ("bad level", ["--debugfs", "{fs}", "level", "ch", "-3"], 129, "^$", "invalid level '-3'"),
+    ("two stdin", ["decode", "-", "-"], 129, "^$", "standard input"),
+    ("no command", [], 129, "^$", "^usage: dti "),
+    ("unknown command", ["nope"], 129, "^$", "'nope' is not a dti command"),
+    ("unknown global option", ["--bogus", "list"], 129, "^$", "^dti: unrecognized option '--bogus'"),
+    ("snapshot one argument", ["snapshot", "ch"], 129, "^$", "expected CHANNEL and DIR"),
+]
+
+
+@pytest.mark.parametrize("args,code,out,err", [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_case(work, args, code, out, err):
+    p = run(args, work)
+    stdout, stderr = p.stdout.decode(), p.stderr.decode()
+    assert p.returncode == code, stderr
+    assert re.search(out, stdout), stdout
+    assert re.search(err, stderr), stderr
+
+
+def test_exit_status_documented():
+    """EXIT STATUS of dti.1 lists exactly the codes the cases expect."""
+    page = (RUNTIME / "dti.1").read_text()
+    section = re.search(r"^\.SH EXIT STATUS\n(.*?)^\.SH ", page, re.M | re.S).group(1)
+    documented = {int(c) for c in re.findall(r"^\.TP\n\.B (\d+)$", section, re.M)}
+    assert documented == {c[2] for c in CASES}
+
+
+@pytest.mark.parametrize("cmd", ["list", "level", "read", "snapshot", "decode",
+                                 "reset", "stats"])
+def test_help(cmd):
+    for args in ([cmd, "--help"], [cmd, "-h"], ["help", cmd]):
+        p = run(args)
+        assert p.returncode == 0 and p.stdout.startswith(f"usage: dti {cmd}".encode())
+
+
+def test_debugfs_from_proc_mounts(tmp_path):
+    """debugfs mounted where dti cannot guess it, in a mount namespace."""
+    mnt = tmp_path / "dbg"
+    mnt.mkdir()
+    p = subprocess.run(["unshare", "-m", "sh", "-c",
+                        'mount -t debugfs none "$1" || exit 77; exec "$2" list',
+                        "sh", str(mnt), str(DTI)], capture_output=True, text=True)
+    if p.returncode == 77 or p.stderr.startswith("unshare:"):
+        pytest.skip("mounting debugfs in a mount namespace needs root")
+    assert p.returncode == 1
+    assert f"DTI is not loaded: {mnt}/dti does not exist" in p.stderr
+
+
+def test_read_follow_until_interrupted(work):
+    p = subprocess.Popen([str(DTI), "--debugfs", "fs", "read", "-f", "ch"], cwd=work,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines = [p.stdout.readline() for _ in TEXTS[0] + TEXTS[1]]
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=10)
+    assert (p.returncode, b"".join(lines) + out, err) == (0, MERGED.encode(), b"")
+
+
+def test_level_negative_written(work):
+    assert run(["--debugfs", "{fs}", "level", "ch", "off"], work).returncode == 0
+    assert (work / "fs/dti/ch/level").read_text().startswith("-1")
+
+
+def test_stdin(work):
+    data = (work / "snap/trace0").read_bytes()
+    p = run(["decode", "-"], work, stdin=data)
+    assert (p.returncode, p.stdout, p.stderr) == (0, b"zero-a\nzero-b\nzero-c\n", b"")
+    with open(work / "snap/trace0", "rb") as f:    # a file, not a pipe
+        p = subprocess.run([str(DTI), "decode", "-", "snap/trace1"], cwd=work,
+                           stdin=f, capture_output=True)
+    assert (p.returncode, p.stdout.decode()) == (0, MERGED)
+
+
+def test_output_file(work):
+    p = run(["decode", "-F", "raw", "-o", "out", "{snap}"], work)
+    assert (p.returncode, p.stdout, p.stderr) == (0, b"", b"")
+    p = run(["decode", "out"], work)
+    assert p.stdout.decode() == MERGED
+
+
+def test_write_error_stdout(work):
+    with open("/dev/full", "wb") as full:
+        p = run(["decode", "-F", "raw", "{snap}"], work, stdout=full)
+    assert p.returncode == 1
+    assert p.stderr == b"dti: writing standard output: No space left on device\n"
+
+
+def test_snapshot(work):
+    p = run(["--debugfs", "{fs}", "snapshot", "ch", "new"], work)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.startswith(b"ch: 2 per-CPU files, ")
+    assert sorted(os.listdir(work / "new")) == ["info", "stats", "trace0", "trace1"]
+    # a regular file keeps what is not overwritten: "-1" then "3" is "31"
+    assert (work / "fs/dti/ch/level").read_text().startswith("3")
+    assert run(["decode", "new"], work).stdout.decode() == MERGED
+
+
+def test_snapshot_force(work):
+    (work / "notempty" / "notes").write_text("mine")
+    p = run(["--debugfs", "{fs}", "snapshot", "--force", "ch", "notempty"], work)
+    assert p.returncode == 0, p.stderr
+    assert b"notempty: removed 1 file of an earlier snapshot" in p.stderr
+    assert sorted(os.listdir(work / "notempty")) == ["info", "notes", "stats",
+                                                       "trace0", "trace1"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_snapshot_signal_restores_level(work, sig):
+    """A FIFO as trace file blocks the copy with the channel off."""
+    ch = work / "fs/dti/ch"
+    (ch / "trace1").unlink()
+    os.mkfifo(ch / "trace1")
+    p = subprocess.Popen([str(DTI), "--debugfs", "fs", "snapshot", "ch", "snap2"],
+                         cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 10
+    while not (ch / "level").read_text().startswith("-1"):
+        assert time.time() < deadline and p.poll() is None
+        time.sleep(0.01)
+    time.sleep(0.1)
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=10)
+    assert p.returncode == -sig
+    assert err.endswith(b"dti: interrupted: restoring level 3 of ch\n")
+    assert (ch / "level").read_text().startswith("3")
+
+
+def test_man_example_installed(work):
+    """The EXAMPLE of libdti.3, built by check-man-example.sh against the
+    copy `make check-lib` installed, runs with that shared library."""
+    exe = BUILD / "man-example"
+    libdir = BUILD / "destdir/usr/lib"
+    assert exe.exists(), "run make -C runtime check-lib first"
+    env = dict(os.environ, LD_LIBRARY_PATH=str(libdir))
+    ldd = subprocess.run(["ldd", str(exe)], env=env, capture_output=True, text=True)
+    assert f"=> {libdir}/libdti.so.0 " in ldd.stdout
+    p = subprocess.run([str(exe), "snap"], cwd=work, capture_output=True, env=env)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == run(["decode", "-F", "ts", "{snap}"], work).stdout
