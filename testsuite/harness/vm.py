@@ -102,9 +102,15 @@ def qemu_binary() -> str:
 
 
 def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: int,
-                 append: str = "", kvm: bool | None = None) -> list[str]:
+                 append: str = "", kvm: bool | None = None,
+                 tcg_single: bool = False) -> list[str]:
     kvm = use_kvm() if kvm is None else kvm
-    accel = ["-accel", "kvm", "-cpu", "host"] if kvm else ["-accel", "tcg", "-cpu", "max"]
+    # One host thread for all vCPUs: see run()'s tcg_single.
+    if tcg_single or os.environ.get("DTI_TCG_SINGLE") == "1":
+        tcg = "tcg,thread=single"
+    else:
+        tcg = "tcg"
+    accel = ["-accel", "kvm", "-cpu", "host"] if kvm else ["-accel", tcg, "-cpu", "max"]
     return [
         qemu_binary(), "-nodefaults", "-no-user-config", "-no-reboot",
         "-display", "none", "-monitor", "none",
@@ -115,6 +121,28 @@ def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: 
         "-serial", f"file:{run_dir / 'out.log'}",
         "-nic", "none",
     ]
+
+
+def _hang_backtraces(kernel: Kernel, run_dir: Path) -> None:
+    """DTI_HANG_DEBUG=1: before a VM that timed out is killed, attach gdb
+    to QEMU's gdb stub and write every vCPU's registers and backtrace to
+    hang-gdb.txt.  Symbols come from the guest kernel's debuginfo
+    (linux-image-KVER-dbg: `make check-kdebug` installs it); the guest
+    boots with nokaslr so that they apply.  Module frames show as
+    addresses; the test can print /proc/modules to resolve them."""
+    vmlinux = Path("/usr/lib/debug/boot") / f"vmlinux-{kernel.release}"
+    sym = [str(vmlinux)] if vmlinux.exists() else []
+    cmd = ["gdb", "-batch", "-nx", *sym,
+           "-ex", f"target remote {run_dir / 'gdb.sock'}",
+           "-ex", "info threads", "-ex", "thread apply all info registers rip rsp eflags",
+           "-ex", "thread apply all x/2i $pc", "-ex", "thread apply all x/8xb $pc",
+           "-ex", "thread apply all bt 40"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        text = r.stdout + r.stderr
+    except (OSError, subprocess.TimeoutExpired) as e:
+        text = f"gdb failed: {e}\n"
+    (run_dir / "hang-gdb.txt").write_text(text)
 
 
 def parse_output(text: str) -> tuple[int | None, str, bytes | None]:
@@ -178,7 +206,8 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
         extra_files: Mapping[str | os.PathLike, str] | None = None,
         sh_opts: str = "-eu", append: str = "",
         kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
-        run_dir: str | os.PathLike | None = None, kvm: bool | None = None) -> Result:
+        run_dir: str | os.PathLike | None = None, kvm: bool | None = None,
+        tcg_single: bool = False) -> Result:
     """Boot a VM, run `script` with `sh <sh_opts> /test.sh` as root, return a Result.
 
     modules: .ko files or directories (searched for *.ko), installed in the guest
@@ -191,7 +220,15 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
       emptied first if it exists.  initrd.cpio is kept if DTI_KEEP_INITRD=1.
     /out travels as tar.gz+base64 over the emulated UART: fine for a few MB
       (2 MB costs ~8 s under TCG), not for bulk data.
+    tcg_single: run every vCPU in one host thread (-accel tcg,thread=single).
+      QEMU 7.2's multi-threaded TCG can keep executing a stale translation of
+      code another vCPU patched with text_poke_bp(): a static-key site or an
+      ftrace call site toggled while other vCPUs run it at full rate was
+      seen as an endless int3 loop, or a jump to 0 through an ftrace
+      trampoline.  Tests that patch hot code under load use this; so does
+      every test with DTI_TCG_SINGLE=1.
     Raises VMLost (VMPanic, VMTimeout) if no exit status came back.
+    DTI_HANG_DEBUG=1: see _hang_backtraces().
     """
     __tracebackhide__ = _hide_vm_lost
     kernel = kernel or find_kernel()
@@ -214,7 +251,13 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
         out.write(initramfs.script_archive(script, sh_opts))
     (run_dir / "test.sh").write_text(script)
 
-    cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=kvm)
+    hang_debug = os.environ.get("DTI_HANG_DEBUG") == "1"
+    if hang_debug:
+        append = f"{append} nokaslr".strip()
+    cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=kvm,
+                       tcg_single=tcg_single)
+    if hang_debug:
+        cmd += ["-gdb", f"unix:{run_dir / 'gdb.sock'},server,nowait"]
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")
     t0 = time.monotonic()
     timed_out = False
@@ -225,6 +268,8 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
             qrc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
+            if hang_debug:
+                _hang_backtraces(kernel, run_dir)
         finally:            # also on KeyboardInterrupt: never leave qemu behind
             if proc.poll() is None:
                 proc.kill()
@@ -310,7 +355,8 @@ class Guest:
             timeout: float | None = None,
             modules: Iterable[str | os.PathLike] | None = None,
             extra_files: Mapping[str | os.PathLike, str] | None = None,
-            sh_opts: str = "-eu", append: str = "", allow: Iterable[str] = ()) -> Result:
+            sh_opts: str = "-eu", append: str = "", allow: Iterable[str] = (),
+            tcg_single: bool = False) -> Result:
         """Like vm.run(); modules/extra_files default to the Guest's own.
 
         `extra_files` is merged over the Guest's extra files.
@@ -325,7 +371,8 @@ class Guest:
             res = run(script, smp=smp, mem=mem,
                       timeout=timeout if timeout is not None else self.timeout,
                       modules=mods, extra_files=extra, sh_opts=sh_opts, append=append,
-                      kernel=self.kernel, build_dir=self.build_dir, run_dir=run_dir)
+                      kernel=self.kernel, build_dir=self.build_dir, run_dir=run_dir,
+                      tcg_single=tcg_single)
         except VMLost as e:
             boot.console, boot.lost = e.console, e
             raise
