@@ -227,6 +227,27 @@ static __always_inline void bench_relay_write_var(struct bench_run *run,
 	bench_relay_write(run, len);
 }
 
+/*
+ * The floor of any timestamped record: relay64 with an 8-byte
+ * CLOCK_MONOTONIC stamp in front of the payload, the clock DTI uses.
+ */
+static __always_inline void bench_relay_write_ts(struct bench_run *run,
+						 size_t len)
+{
+	unsigned long flags;
+	u64 *p;
+
+	local_irq_save(flags);
+	p = relay_reserve(bench_relay, sizeof(*p) + len);
+	if (likely(p)) {
+		*p = ktime_get_mono_fast_ns();
+		memcpy(p + 1, bench_payload, len);
+	} else {
+		run->misses++;
+	}
+	local_irq_restore(flags);
+}
+
 /* dti_reserve() and a fill of the medium payload, as its caller must. */
 static __always_inline void bench_dti_reserve(struct bench_run *run)
 {
@@ -279,6 +300,7 @@ BENCH_BATCH(relay16, bench_relay_write(run, DTI_BENCH_SMALL))
 BENCH_BATCH(relay64, bench_relay_write(run, DTI_BENCH_MEDIUM))
 BENCH_BATCH(relay256, bench_relay_write(run, DTI_BENCH_LARGE))
 BENCH_BATCH(relay64_var, bench_relay_write_var(run, DTI_BENCH_MEDIUM))
+BENCH_BATCH(relay64_ts, bench_relay_write_ts(run, DTI_BENCH_MEDIUM))
 BENCH_BATCH(trace_array_printk,
 	    if (unlikely(trace_array_printk(bench_tr, _THIS_IP_, BENCH_FMT,
 					    BENCH_ARGS) <= 0))
@@ -313,6 +335,7 @@ static const struct bench_case bench_cases[] = {
 	BENCH_CASE(relay64, MISSES),
 	BENCH_CASE(relay256, MISSES),
 	BENCH_CASE(relay64_var, MISSES),
+	BENCH_CASE(relay64_ts, MISSES),
 	BENCH_CASE(trace_array_printk, MISSES),
 	BENCH_CASE(trace_event16, EXTERNAL),
 	BENCH_CASE(trace_event64, EXTERNAL),
