@@ -236,15 +236,17 @@ def test_control_commands_and_errors(rt_guest):
 
 
 def test_snapshot_interrupted_restores_level(rt_guest):
-    """SIGINT while `dti snapshot` has the channel off: the level comes
-    back, the command dies of the signal and says what it did.  The
-    channel is large enough that copying it takes a while; the signal is
-    sent once the level file shows the channel off."""
+    """SIGTERM or SIGHUP while `dti snapshot` has the channel off: the
+    level comes back, the command dies of the signal and says what it did.
+    The channel is large enough that copying it takes a while; the signal
+    is sent once the level file shows the channel off.  (SIGINT is the
+    same code path, tested on the host by runtime/tests/test_cli.py: a
+    shell script's background job ignores SIGINT.)"""
     res = rt_guest.run(PRELUDE + r"""
         ctl register big 8388608 6
         ctl event big 6 40000 0 process 240
         ctl event big 6 40000 1 process 240
-        for sig in INT TERM; do
+        for sig in TERM HUP; do
             dti snapshot big /tmp/s-$sig > /dev/null 2> /out/err-$sig &
             P=$!
             n=0; until [ "$(cat $D/big/level)" = "-1" ] || [ $n -ge 2000 ]; do n=$((n + 1)); done
@@ -254,7 +256,7 @@ def test_snapshot_interrupted_restores_level(rt_guest):
             cat $D/big/level > /out/level-$sig
         done
     """, smp=2).check()
-    for sig, num in (("INT", 2), ("TERM", 15)):
+    for sig, num in (("TERM", 15), ("HUP", 1)):
         assert out(res, f"rc-{sig}").strip() == str(128 + num), out(res, f"err-{sig}")
         assert "interrupted: restoring level 6 of big" in out(res, f"err-{sig}")
         assert out(res, f"level-{sig}").strip() == "6"
@@ -266,12 +268,12 @@ def test_snapshot_refuses_an_old_snapshot_directory(rt_guest, dti_tool, tmp_path
     have, so that decoding the directory shows only the new records."""
     res = rt_guest.run(PRELUDE + r"""
         ctl register re 65536 7
-        ctl printk re 3 0 -1 process first
+        ctl printk re 3 1 -1 process first
         dti snapshot re /out/s > /dev/null
         echo stale > /out/s/trace7
         rc=0; dti snapshot re /out/s > /dev/null 2> /out/err-again || rc=$?
         echo $rc > /out/rc-again
-        ctl printk re 3 0 -1 process second
+        ctl printk re 3 1 -1 process second
         dti snapshot --force re /out/s > /dev/null 2> /out/err-force
         dti decode /out/s > /out/decoded
     """, smp=2).check()
@@ -279,7 +281,7 @@ def test_snapshot_refuses_an_old_snapshot_directory(rt_guest, dti_tool, tmp_path
     assert "directory is not empty" in out(res, "err-again")
     assert "removed" in out(res, "err-force") and "(--force)" in out(res, "err-force")
     assert not (res.outdir / "s" / "trace7").exists()
-    assert [line.split()[-1] for line in out(res, "decoded").splitlines()] == ["first", "second"]
+    assert out(res, "decoded").splitlines() == ["first 0", "second 0"]
 
 
 def test_debugfs_found_where_it_is_mounted(rt_guest):
