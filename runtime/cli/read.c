@@ -155,7 +155,8 @@ static FILE *dti_out_open(struct dti_out *out, const char *path)
 		return NULL;
 	}
 	f = fopencookie(out, "w", io);
-	if (!f || setvbuf(f, NULL, _IOFBF, 256 << 10) != 0) {
+	/* dti_print() collects its output in large blocks: no second copy */
+	if (!f || setvbuf(f, NULL, _IONBF, 0) != 0) {
 		dti_err("%s: %s", out->name, strerror(errno));
 		if (f)
 			fclose(f);
@@ -278,15 +279,19 @@ static void dti_sleep_ms(long ms)
 /* Print records of @r until the end (or interruption with --follow). */
 static int dti_print_all(struct dti_reader *r, struct dti_read_opts *o)
 {
+	/* in locals, the options stay in registers across the calls */
+	const long cpu = o->cpu;
+	const int min_level = o->min_level, max_level = o->max_level;
+	const enum dti_format format = o->format;
 	struct dti_rec rec;
 	FILE *f = o->f;
 	int ret;
 
 	while (!dti_stop) {
 		ret = dti_next(r, &rec);
-		if (ret > 0 && (o->cpu < 0 || rec.cpu == (unsigned long)o->cpu) &&
-		    rec.level >= o->min_level && rec.level <= o->max_level &&
-		    dti_print(r, f, &rec, o->format) < 0)
+		if (ret > 0 && (cpu < 0 || rec.cpu == (unsigned long)cpu) &&
+		    rec.level >= min_level && rec.level <= max_level &&
+		    dti_print(r, f, &rec, format) < 0)
 			ret = -1;
 		if (ret < 0)	/* a write error: dti_out_close() says why */
 			return ferror(f) ? DTI_EXIT_OK : dti_err("%s", dti_errmsg());

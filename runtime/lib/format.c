@@ -64,16 +64,60 @@ int dti_format_parse(const char *name)
 
 /* ---- the output buffer ---- */
 
+/*
+ * -F raw does not copy records that come one after another from one
+ * stream's window: ob holds them as a run (dti_print()), written after
+ * its buffer.  A run is settled before its window changes (dti_refill())
+ * and before other output is collected: a short one is copied into the
+ * buffer, a long one written as it is.
+ */
+#define DTI_RUN_MIN	(32u << 10)
+
+/* Write @n bytes at @p unless a write failed before.  0, or -1 (ob->err). */
+static int dti_ob_write(struct dti_obuf *ob, const void *p, size_t n)
+{
+	if (n && ob->out && !ob->err) {
+		errno = 0;
+		if (fwrite(p, 1, n, ob->out) != n || ferror(ob->out))
+			ob->err = errno ? errno : EIO;
+	}
+	return ob->err ? -1 : 0;
+}
+
+static void dti_ob_end_run(struct dti_obuf *ob)
+{
+	if (ob->run_src)
+		ob->run_src->pin = NULL;
+	ob->run_src = NULL;
+	ob->run_len = 0;
+}
+
 /* Write out what is collected.  0, or -1 once a write failed (ob->err). */
 int dti_ob_flush(struct dti_obuf *ob)
 {
-	if (ob->len && ob->out && !ob->err) {
-		errno = 0;
-		if (fwrite(ob->p, 1, ob->len, ob->out) != ob->len ||
-		    ferror(ob->out))
-			ob->err = errno ? errno : EIO;
-	}
+	dti_ob_write(ob, ob->p, ob->len);
 	ob->len = 0;
+	if (ob->run_len) {
+		dti_ob_write(ob, ob->run, ob->run_len);
+		dti_ob_end_run(ob);
+	}
+	return ob->err ? -1 : 0;
+}
+
+/* Copy or write out the run.  0, or -1 once a write failed (ob->err). */
+int dti_ob_settle(struct dti_obuf *ob)
+{
+	if (ob->run_len >= DTI_RUN_MIN)
+		return dti_ob_flush(ob);
+	if (ob->run_len) {
+		if (ob->cap - ob->len < ob->run_len) {
+			dti_ob_write(ob, ob->p, ob->len);
+			ob->len = 0;
+		}
+		memcpy(ob->p + ob->len, ob->run, ob->run_len);
+		ob->len += ob->run_len;
+		dti_ob_end_run(ob);
+	}
 	return ob->err ? -1 : 0;
 }
 
@@ -105,68 +149,123 @@ static char *dti_ob_put(struct dti_obuf *ob, char *p, const void *src, size_t n)
 /* ---- fields ---- */
 
 #ifdef __x86_64__
-#include <tmmintrin.h>
+#include <immintrin.h>
 
 #define DTI_SP	' '
-#define DTI_NO	-1
+#define DTI_NO	0x80	/* a shuffle index that makes a zero byte */
 /*
- * Hex of 16 bytes at a time with SSSE3, in whole turns of 16: the nibbles
- * become digits by a table shuffle, pairs of digits are interleaved, and
- * for @step 3 three more shuffles place them 3 bytes apart, the spaces
- * ORed in.  Returns the bytes done.
+ * The tables of the SIMD hex: the digits, then for @step 3 the shuffles
+ * that place the 32 digits of 16 bytes (a: those of bytes 0..7, b: of
+ * 8..15) 3 bytes apart in three blocks of 16, and the spaces of each.
  */
+static const unsigned char dti_hex_tab[8][16] __attribute__((aligned(16))) = {
+	{ '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f' },
+	{ 0, 1, DTI_NO, 2, 3, DTI_NO, 4, 5, DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO, 10 },
+	{ 11, DTI_NO, 12, 13, DTI_NO, 14, 15, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO,
+	  DTI_NO, DTI_NO, DTI_NO, DTI_NO },
+	{ DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, 0, 1, DTI_NO,
+	  2, 3, DTI_NO, 4, 5 },
+	{ DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO, 10, 11, DTI_NO, 12, 13, DTI_NO, 14, 15, DTI_NO },
+	{ 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0 },
+	{ 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0 },
+	{ DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP },
+};
+enum { DTI_T_DIGITS, DTI_T_M0, DTI_T_M1A, DTI_T_M1B, DTI_T_M2, DTI_T_SP0, DTI_T_SP1, DTI_T_SP2 };
+
+/*
+ * Hex of 16 bytes with SSSE3: the nibbles become digits by a table
+ * shuffle, pairs of digits are interleaved, and for @step 3 three more
+ * shuffles place them 3 bytes apart, the spaces ORed in.
+ */
+__attribute__((target("ssse3"), always_inline))
+static inline void dti_hex16(char *p, const unsigned char *q, size_t step)
+{
+#define T(i)	_mm_load_si128((const __m128i *)dti_hex_tab[i])
+	const __m128i digits = T(DTI_T_DIGITS), low = _mm_set1_epi8(0x0f);
+	__m128i v = _mm_loadu_si128((const __m128i *)q), hi, lo, a, b;
+
+	hi = _mm_shuffle_epi8(digits, _mm_and_si128(_mm_srli_epi16(v, 4), low));
+	lo = _mm_shuffle_epi8(digits, _mm_and_si128(v, low));
+	a = _mm_unpacklo_epi8(hi, lo);
+	b = _mm_unpackhi_epi8(hi, lo);
+	if (step == 2) {
+		_mm_storeu_si128((__m128i *)p, a);
+		_mm_storeu_si128((__m128i *)(p + 16), b);
+		return;
+	}
+	_mm_storeu_si128((__m128i *)p,
+			 _mm_or_si128(_mm_shuffle_epi8(a, T(DTI_T_M0)), T(DTI_T_SP0)));
+	_mm_storeu_si128((__m128i *)(p + 16),
+			 _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, T(DTI_T_M1A)),
+						   _mm_shuffle_epi8(b, T(DTI_T_M1B))),
+				      T(DTI_T_SP1)));
+	_mm_storeu_si128((__m128i *)(p + 32),
+			 _mm_or_si128(_mm_shuffle_epi8(b, T(DTI_T_M2)), T(DTI_T_SP2)));
+#undef T
+}
+
+/* In whole turns of 16.  Returns the bytes done. */
 __attribute__((target("ssse3")))
 static size_t dti_hex_ssse3(char *p, const unsigned char *q, size_t n, size_t step)
 {
-	const __m128i digits = _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6',
-		'7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f');
-	const __m128i m0 = _mm_setr_epi8(0, 1, DTI_NO, 2, 3, DTI_NO, 4, 5,
-		DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO, 10);
-	const __m128i m1a = _mm_setr_epi8(11, DTI_NO, 12, 13, DTI_NO, 14, 15,
-		DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO);
-	const __m128i m1b = _mm_setr_epi8(DTI_NO, DTI_NO, DTI_NO, DTI_NO,
-		DTI_NO, DTI_NO, DTI_NO, DTI_NO, 0, 1, DTI_NO, 2, 3, DTI_NO, 4, 5);
-	const __m128i m2 = _mm_setr_epi8(DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO,
-		10, 11, DTI_NO, 12, 13, DTI_NO, 14, 15, DTI_NO);
-	const __m128i sp0 = _mm_setr_epi8(0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0,
-		DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0);
-	const __m128i sp1 = _mm_setr_epi8(0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP,
-		0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0);
-	const __m128i sp2 = _mm_setr_epi8(DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0,
-		0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP);
-	const __m128i low = _mm_set1_epi8(0x0f);
-	__m128i v, hi, lo, a, b;
 	size_t done;
 
-	for (done = 0; n - done >= 16; done += 16, q += 16, p += 16 * step) {
-		v = _mm_loadu_si128((const __m128i *)q);
-		hi = _mm_shuffle_epi8(digits, _mm_and_si128(_mm_srli_epi16(v, 4), low));
-		lo = _mm_shuffle_epi8(digits, _mm_and_si128(v, low));
-		a = _mm_unpacklo_epi8(hi, lo);
-		b = _mm_unpackhi_epi8(hi, lo);
+	for (done = 0; n - done >= 16; done += 16)
+		dti_hex16(p + done * step, q + done, step);
+	return done;
+}
+
+/*
+ * The same with AVX2, 32 bytes a turn, then one of 16: each 128-bit lane
+ * does what dti_hex16() does, and the lanes' blocks are put in order.
+ */
+__attribute__((target("avx2")))
+static size_t dti_hex_avx2(char *p, const unsigned char *q, size_t n, size_t step)
+{
+#define T(i)	_mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)dti_hex_tab[i]))
+	const __m256i digits = T(DTI_T_DIGITS), m0 = T(DTI_T_M0), m1a = T(DTI_T_M1A),
+		m1b = T(DTI_T_M1B), m2 = T(DTI_T_M2), sp0 = T(DTI_T_SP0),
+		sp1 = T(DTI_T_SP1), sp2 = T(DTI_T_SP2), low = _mm256_set1_epi8(0x0f);
+#undef T
+	__m256i v, hi, lo, a, b, o0, o1, o2;
+	size_t done;
+
+	for (done = 0; n - done >= 32; done += 32, q += 32, p += 32 * step) {
+		v = _mm256_loadu_si256((const __m256i *)q);
+		hi = _mm256_shuffle_epi8(digits, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+		lo = _mm256_shuffle_epi8(digits, _mm256_and_si256(v, low));
+		a = _mm256_unpacklo_epi8(hi, lo);
+		b = _mm256_unpackhi_epi8(hi, lo);
 		if (step == 2) {
-			_mm_storeu_si128((__m128i *)p, a);
-			_mm_storeu_si128((__m128i *)(p + 16), b);
+			_mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(a, b, 0x20));
+			_mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(a, b, 0x31));
 			continue;
 		}
-		_mm_storeu_si128((__m128i *)p,
-				 _mm_or_si128(_mm_shuffle_epi8(a, m0), sp0));
-		_mm_storeu_si128((__m128i *)(p + 16),
-				 _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(a, m1a),
-							   _mm_shuffle_epi8(b, m1b)), sp1));
-		_mm_storeu_si128((__m128i *)(p + 32),
-				 _mm_or_si128(_mm_shuffle_epi8(b, m2), sp2));
+		o0 = _mm256_or_si256(_mm256_shuffle_epi8(a, m0), sp0);
+		o1 = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, m1a),
+						     _mm256_shuffle_epi8(b, m1b)), sp1);
+		o2 = _mm256_or_si256(_mm256_shuffle_epi8(b, m2), sp2);
+		/* low lanes: output bytes 0..47; high lanes: 48..95 */
+		_mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(o0, o1, 0x20));
+		_mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(o2, o0, 0x30));
+		_mm256_storeu_si256((__m256i *)(p + 64), _mm256_permute2x128_si256(o1, o2, 0x31));
+	}
+	if (n - done >= 16) {
+		dti_hex16(p, q, step);
+		done += 16;
 	}
 	return done;
 }
 
-static bool dti_ssse3(void)
+/* 2 with AVX2, 1 with SSSE3, else 0 */
+static int dti_simd(void)
 {
-	static int has = -1;	/* a race only writes the same value */
+	static int level = -1;	/* a race only writes the same value */
 
-	if (has < 0)
-		has = __builtin_cpu_supports("ssse3");
-	return has;
+	if (level < 0)
+		level = __builtin_cpu_supports("avx2") ? 2 :
+			__builtin_cpu_supports("ssse3") ? 1 : 0;
+	return level;
 }
 #else
 static size_t dti_hex_ssse3(char *p, const unsigned char *q, size_t n, size_t step)
@@ -174,22 +273,29 @@ static size_t dti_hex_ssse3(char *p, const unsigned char *q, size_t n, size_t st
 	return 0;
 }
 
-static bool dti_ssse3(void)
+static size_t dti_hex_avx2(char *p, const unsigned char *q, size_t n, size_t step)
 {
-	return false;
+	return 0;
+}
+
+static int dti_simd(void)
+{
+	return 0;
 }
 #endif
 
 /*
  * @n bytes as hex, a space after each if @step is 3, none if it is 2.
- * Without SSSE3, and for the tail: one 4-byte store per byte from a
+ * Without SIMD, and for the tail: one 4-byte store per byte from a
  * table, each overwriting the previous one's tail, eight to a turn.
  * Needs 3 * @n + 1 bytes of room.
  */
 static char *dti_hex_run(char *p, const unsigned char *q, size_t n, size_t step)
 {
 	const unsigned char *e = q + n;
-	size_t done = n >= 16 && dti_ssse3() ? dti_hex_ssse3(p, q, n, step) : 0;
+	int simd = n >= 16 ? dti_simd() : 0;
+	size_t done = simd > 1 ? dti_hex_avx2(p, q, n, step) :
+		      simd ? dti_hex_ssse3(p, q, n, step) : 0;
 
 	q += done;
 	p += done * step;
@@ -209,28 +315,43 @@ static char *dti_hex_run(char *p, const unsigned char *q, size_t n, size_t step)
 }
 
 /*
- * @v in decimal, right-aligned in @width with @pad: two digits per
- * division, written back to front, then one fixed-size copy (room: 24).
+ * @v < 10^8 as 8 digits in a word, the first in its lowest byte (on a
+ * little-endian host: a copy of the word writes them in order), by
+ * jeaiii's method (see dti_put_9()): one multiply makes v / 10^6 a
+ * fixed-point number with 48 fraction bits, each multiply of the
+ * fraction by 100 brings out two more digits.  The constant rounds up by
+ * less than 0.3 / 2^48 of a unit, too little to change a digit (checked
+ * for every v).  In a register, not in memory: a load of bytes from
+ * several smaller stores would wait for them.
  */
-static inline char *dti_put_dec(char *p, uint64_t v, int width, char pad)
+static inline uint64_t dti_dec2w(uint64_t t)
 {
-	static const uint64_t pow10[20] = {
-		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
-		1000000000, 10000000000ull, 100000000000ull, 1000000000000ull,
-		10000000000000ull, 100000000000000ull, 1000000000000000ull,
-		10000000000000000ull, 100000000000000000ull,
-		1000000000000000000ull, 10000000000000000000ull,
-	};
-	int n = (64 - __builtin_clzll(v | 1)) * 1233 >> 12;	/* log10 of 2^bits */
-	uint32_t w;
-	char *e;
+	uint16_t pair;
 
-	n += (v >= pow10[n]) + !v;
-	if (width > n) {		/* widths are at most 9 */
-		memset(p, pad, 16);
-		p += width - n;
-	}
-	e = p + n;
+	memcpy(&pair, dti_dec2 + 2 * (t >> 48), 2);
+	return pair;
+}
+
+static inline uint64_t dti_dec8(uint32_t v)
+{
+	const uint64_t frac = (1ull << 48) - 1;
+	uint64_t t = v * 281474977ull, d;	/* ceil(2^48 / 10^6) */
+
+	d = dti_dec2w(t);
+	t = (t & frac) * 100;
+	d |= dti_dec2w(t) << 16;
+	t = (t & frac) * 100;
+	d |= dti_dec2w(t) << 32;
+	t = (t & frac) * 100;
+	return d | dti_dec2w(t) << 48;
+}
+
+/* dti_put_dec() of @v >= 10^8, in @n digits: two per division, back to front */
+static char *__attribute__((noinline)) dti_put_big(char *p, uint64_t v, int n)
+{
+	char *e = p + n;
+	uint32_t w;
+
 	for (; v > UINT32_MAX; v /= 100)
 		memcpy(e -= 2, dti_dec2 + 2 * (v % 100), 2);
 	for (w = v; w >= 100; w /= 100)	/* cheaper in 32 bits */
@@ -239,6 +360,45 @@ static inline char *dti_put_dec(char *p, uint64_t v, int width, char pad)
 		memcpy(e - 2, dti_dec2 + 2 * w, 2);
 	else
 		e[-1] = '0' + w;
+	return p + n;
+}
+
+/*
+ * @v in decimal, right-aligned in @width with @pad (room: 24).  A digit
+ * is a digit; below 10^8 on a little-endian host the 8 digits are made
+ * at once and those that count copied.
+ */
+static inline __attribute__((always_inline)) char *
+dti_put_dec(char *p, uint64_t v, int width, char pad)
+{
+	static const uint64_t pow10[20] = {
+		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+		1000000000, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull,
+		1000000000000000000ull, 10000000000000000000ull,
+	};
+	uint64_t d;
+	int n;
+
+	if (v < 10) {
+		if (width > 1) {
+			memset(p, pad, 8);	/* widths are at most 9 */
+			p += width - 1;
+		}
+		*p = '0' + v;
+		return p + 1;
+	}
+	n = (64 - __builtin_clzll(v)) * 1233 >> 12;	/* log10 of 2^bits */
+	n += v >= pow10[n];
+	if (width > n) {
+		memset(p, pad, 8);
+		p += width - n;
+	}
+	if (v >= 100000000 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return dti_put_big(p, v, n);
+	d = dti_dec8(v) >> (8 * (8 - n));
+	memcpy(p, &d, 8);	/* zeros after it: written over later */
 	return p + n;
 }
 
@@ -253,14 +413,17 @@ static char *dti_put_9(char *p, uint32_t v)
 {
 	const uint64_t frac = (1ull << 57) - 1;
 	uint64_t t = v * 1441151881ull;		/* ceil(2^57 / 10^8) */
-	int i;
 
-	*p++ = '0' + (t >> 57);
-	for (i = 0; i < 4; i++, p += 2) {
-		t = (t & frac) * 100;
-		memcpy(p, dti_dec2 + 2 * (t >> 57), 2);
-	}
-	return p;
+	*p = '0' + (t >> 57);
+	t = (t & frac) * 100;
+	memcpy(p + 1, dti_dec2 + 2 * (t >> 57), 2);
+	t = (t & frac) * 100;
+	memcpy(p + 3, dti_dec2 + 2 * (t >> 57), 2);
+	t = (t & frac) * 100;
+	memcpy(p + 5, dti_dec2 + 2 * (t >> 57), 2);
+	t = (t & frac) * 100;
+	memcpy(p + 7, dti_dec2 + 2 * (t >> 57), 2);
+	return p + 9;
 }
 
 static char *dti_put_int(char *p, int v)
@@ -285,19 +448,12 @@ static char *dti_put_addr(char *p, uint64_t v)
 	return p + 18 - skip;
 }
 
-/*
- * The caller, as %pS with symbols, else as an address, formatted in @tmp
- * or found in the reader's cache: a trace has few callers, the reader
- * keeps the last ones, by address.
- */
-static const struct dti_caller *dti_caller(struct dti_reader *r, uint64_t addr,
-					   struct dti_caller *tmp)
+/* dti_caller() when the cache does not have @addr (or there is no reader) */
+static const struct dti_caller *dti_caller_fill(struct dti_reader *r,
+						struct dti_caller *c, uint64_t addr)
 {
-	struct dti_caller *c = r ? &r->callers[(addr * 0x9e3779b97f4a7c15ull) >> 61] : tmp;
 	unsigned int i;
 
-	if (r && c->len && c->addr == addr)
-		return c;
 	c->addr = addr;
 	if (r && r->ksyms) {
 		dti_ksyms_format(r->ksyms, addr, c->text, sizeof(c->text));
@@ -312,13 +468,33 @@ static const struct dti_caller *dti_caller(struct dti_reader *r, uint64_t addr,
 	return c;
 }
 
+/*
+ * The caller, as %pS with symbols, else as an address, formatted in @tmp
+ * or found in the reader's cache: a trace has few callers, the reader
+ * keeps the last ones, by address.
+ */
+static inline const struct dti_caller *dti_caller(struct dti_reader *r,
+						  uint64_t addr,
+						  struct dti_caller *tmp)
+{
+	struct dti_caller *c;
+
+	if (!r)
+		return dti_caller_fill(r, tmp, addr);
+	c = &r->callers[(addr * 0x9e3779b97f4a7c15ull) >> 61];
+	return c->len && c->addr == addr ? c : dti_caller_fill(r, c, addr);
+}
+
 /* The caller.  Room: DTI_CALLER_MAX. */
 static char *dti_put_caller(struct dti_reader *r, char *p, uint64_t addr)
 {
 	struct dti_caller tmp;
 	const struct dti_caller *c = dti_caller(r, addr, &tmp);
 
-	memcpy(p, c->text, c->len);
+	if (c->len <= 32)
+		memcpy(p, c->text, 32);		/* a fixed size is cheaper */
+	else
+		memcpy(p, c->text, c->len);
 	return p + c->len;
 }
 
@@ -534,6 +710,40 @@ static char *dti_put_rec(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	return p;
 }
 
+/*
+ * dti_put_rec() in TEXT, TS and HEX without a formatter, when the buffer
+ * has room for the longest line @rec can make (dti_line_max()): no
+ * checks of room on the way.
+ */
+static inline char *dti_put_line(struct dti_reader *r, char *p,
+				 const struct dti_rec *rec, enum dti_format format)
+{
+	const unsigned char *q = rec->payload;
+
+	if (format != DTI_FMT_TEXT)
+		p = dti_put_prefix(r, p, rec);
+	if (format != DTI_FMT_HEX && (rec->flags & DTI_REC_TEXT)) {
+		memcpy(p, q, rec->len);
+		p += rec->len;
+		if (!rec->len || q[rec->len - 1] != '\n')
+			*p++ = '\n';
+		return p;
+	}
+	if (!rec->len) {
+		*p++ = '\n';
+		return p;
+	}
+	p = dti_hex_run(p, q, rec->len, 3);
+	p[-1] = '\n';		/* the last byte's space */
+	return p;
+}
+
+/* Room dti_put_line() needs at most (dti_hex_run(): 3 a byte, and 1) */
+static inline size_t dti_line_max(const struct dti_rec *rec, enum dti_format format)
+{
+	return (format == DTI_FMT_TEXT ? 0 : DTI_PREFIX_MAX) + 3 * rec->len + 2;
+}
+
 /* dti_print() into @ob */
 static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
 			const struct dti_rec *rec, enum dti_format format)
@@ -553,6 +763,13 @@ static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
 		dti_ob_flush(ob);
 		ob->out = out;
 	}
+	if (ob->run_len)
+		dti_ob_settle(ob);
+	if (format < DTI_FMT_JSON && (!r || !r->fmt) && !ob->err &&
+	    dti_line_max(rec, format) <= ob->cap - ob->len) {
+		ob->len = dti_put_line(r, ob->p + ob->len, rec, format) - ob->p;
+		return 0;
+	}
 	p = dti_put_rec(r, ob, ob->p + ob->len, rec, format, &err);
 	if (p)
 		ob->len = p - ob->p;
@@ -564,24 +781,60 @@ static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
 	return 0;
 }
 
-int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
-	      enum dti_format format)
+/* dti_print() but for a run that goes on */
+static int __attribute__((noinline)) dti_print_more(struct dti_reader *r,
+		FILE *out, const struct dti_rec *rec, enum dti_format format)
 {
-	char local[DTI_PREFIX_MAX + 64];
-	struct dti_obuf tmp = { local, 0, sizeof(local), out, 0 };
-	int ret;
+	struct dti_obuf *ob = &r->ob;
+	struct dti_stream *s = r->last;
 
-	/* raw records go straight into the buffer */
-	if (r && format == DTI_FMT_RAW && out == r->ob.out &&
-	    rec->raw_len <= r->ob.cap - r->ob.len && !r->ob.err) {
-		memcpy(r->ob.p + r->ob.len, rec->raw, rec->raw_len);
-		r->ob.len += rec->raw_len;
+	/* the record dti_next() returned, raw: a run starts */
+	if (format == DTI_FMT_RAW && out == ob->out && !ob->err && s &&
+	    rec->raw == dti_last_raw(r)) {
+		if (dti_ob_settle(ob) < 0)
+			return dti_fail(EIO, "write error: %s", strerror(ob->err));
+		ob->run = rec->raw;
+		ob->run_len = rec->raw_len;
+		ob->run_src = s;
+		s->pin = ob;
 		return 0;
 	}
-	if (r)
-		return dti_print_ob(r, &r->ob, out, rec, format);
-	ret = dti_print_ob(NULL, &tmp, out, rec, format);
+	return dti_print_ob(r, ob, out, rec, format);
+}
+
+/* dti_print() without a reader: into a buffer of its own, written at once */
+static int dti_print_alone(FILE *out, const struct dti_rec *rec,
+			   enum dti_format format)
+{
+	char local[DTI_PREFIX_MAX + 64];
+	struct dti_obuf tmp = { .p = local, .cap = sizeof(local), .out = out };
+	int ret = dti_print_ob(NULL, &tmp, out, rec, format);
+
 	if (!ret && dti_ob_flush(&tmp) < 0)
 		return dti_fail(EIO, "write error: %s", strerror(tmp.err));
 	return ret;
+}
+
+int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
+	      enum dti_format format)
+{
+	struct dti_obuf *ob;
+
+	if (!r)
+		return dti_print_alone(out, rec, format);
+	ob = &r->ob;
+	if (format == DTI_FMT_RAW) {
+		/* right after the run of the stream it comes from: it goes on */
+		if (ob->run_src && ob->run_src == r->last &&
+		    rec->raw == ob->run + ob->run_len && out == ob->out) {
+			ob->run_len += rec->raw_len;
+			return 0;
+		}
+	} else if (format == DTI_FMT_TEXT && out == ob->out && !ob->run_len &&
+		   !ob->err && !r->fmt &&
+		   dti_line_max(rec, DTI_FMT_TEXT) <= ob->cap - ob->len) {
+		ob->len = dti_put_line(r, ob->p + ob->len, rec, DTI_FMT_TEXT) - ob->p;
+		return 0;
+	}
+	return dti_print_more(r, out, rec, format);
 }

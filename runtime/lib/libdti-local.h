@@ -5,6 +5,7 @@
 
 #include <byteswap.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
@@ -24,7 +25,12 @@
 #define DTI_MAX_PAYLOAD		((uint32_t)(DTI_SUBBUF_MAX - DTI_SUB_SIZE - DTI_HDR_SIZE))
 /* CPU numbers are 16 bits in the record header (dti_record.cpu). */
 #define DTI_CPU_LIMIT		65536u
-#define DTI_BUF_INIT		(64u << 10)
+/*
+ * Each stream's window (read() size), and dti_print()'s output buffer.
+ * Measured best (page cache warm, L2 of 512 KiB): larger windows save
+ * no time on system calls and leave more of what was read in L3.
+ */
+#define DTI_BUF_INIT		(128u << 10)
 #define DTI_OBUF_SIZE		(256u << 10)
 #define DTI_DEBUGFS_DEFAULT	"/sys/kernel/debug"
 
@@ -32,16 +38,26 @@
 int dti_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void *dti_fail_null(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* decode.c: a host-order copy of a record header */
+/*
+ * decode.c: a host-order copy of a record header, laid out as struct
+ * dti_record, so that one of the host's order is copied whole.
+ */
 struct dti_hdr {
-	uint8_t version, flags, hdr_len;
+	uint16_t magic;
+	uint8_t version, flags;
 	int8_t level;
+	uint8_t hdr_len;
 	uint16_t cpu;		/* buffer holding the record: seq counts per it */
-	uint32_t log_cpu;	/* CPU that logged it */
 	uint32_t len;
+	uint32_t log_cpu;	/* CPU that logged it */
 	uint64_t seq, ts_ns, caller;
 	bool swapped;
 };
+_Static_assert(offsetof(struct dti_hdr, cpu) == offsetof(struct dti_record, cpu) &&
+	       offsetof(struct dti_hdr, log_cpu) == offsetof(struct dti_record, log_cpu) &&
+	       offsetof(struct dti_hdr, caller) == offsetof(struct dti_record, caller) &&
+	       offsetof(struct dti_hdr, swapped) == sizeof(struct dti_record),
+	       "struct dti_hdr starts as struct dti_record");
 
 enum dti_hdr_status {
 	DTI_HDR_OK,
@@ -67,29 +83,26 @@ static inline uint64_t dti_rec_size(uint32_t len)
  */
 static inline enum dti_hdr_status dti_decode_hdr(const void *p, struct dti_hdr *h)
 {
-	struct dti_record r;
-
-	memcpy(&r, p, sizeof(r));
-	h->swapped = r.magic != DTI_RECORD_MAGIC;
-	if (h->swapped && r.magic != bswap_16(DTI_RECORD_MAGIC)) {
+	memcpy(h, p, DTI_HDR_SIZE);
+	h->swapped = h->magic != DTI_RECORD_MAGIC;
+	if (h->swapped && h->magic != bswap_16(DTI_RECORD_MAGIC)) {
 		/* Zero where a header belongs: padding or never written. */
-		return r.magic || r.version || r.flags || r.level || r.hdr_len ||
-		       r.cpu ? DTI_HDR_BAD_MAGIC : DTI_HDR_ZERO;
+		return h->magic || h->version || h->flags || h->level ||
+		       h->hdr_len || h->cpu ? DTI_HDR_BAD_MAGIC : DTI_HDR_ZERO;
 	}
-	if (r.version != DTI_RECORD_VERSION)
+	if (h->version != DTI_RECORD_VERSION)
 		return DTI_HDR_BAD_VERSION;
-	h->len = h->swapped ? bswap_32(r.len) : r.len;
-	if (r.hdr_len != DTI_HDR_SIZE || h->len > DTI_MAX_PAYLOAD)
+	if (h->swapped) {
+		h->magic = DTI_RECORD_MAGIC;
+		h->cpu = bswap_16(h->cpu);
+		h->len = bswap_32(h->len);
+		h->log_cpu = bswap_32(h->log_cpu);
+		h->seq = bswap_64(h->seq);
+		h->ts_ns = bswap_64(h->ts_ns);
+		h->caller = bswap_64(h->caller);
+	}
+	if (h->hdr_len != DTI_HDR_SIZE || h->len > DTI_MAX_PAYLOAD)
 		return DTI_HDR_BAD_LEN;
-	h->version = r.version;
-	h->flags = r.flags;
-	h->hdr_len = r.hdr_len;
-	h->level = r.level;
-	h->cpu = h->swapped ? bswap_16(r.cpu) : r.cpu;
-	h->log_cpu = h->swapped ? bswap_32(r.log_cpu) : r.log_cpu;
-	h->seq = h->swapped ? bswap_64(r.seq) : r.seq;
-	h->ts_ns = h->swapped ? bswap_64(r.ts_ns) : r.ts_ns;
-	h->caller = h->swapped ? bswap_64(r.caller) : r.caller;
 	return DTI_HDR_OK;
 }
 
@@ -148,6 +161,14 @@ struct dti_stream {
 	uint64_t *slots, *bad;
 	size_t n_slots, cur_slot, n_bad, cur_bad;
 
+	/*
+	 * dti_peek_fast(): the first 8 header bytes of a plain record of the
+	 * sub-buffer being read, under a mask; a mask of 0 with 1 wanted
+	 * when there is no such sub-buffer.
+	 */
+	uint64_t fast_mask, fast_want;
+	struct dti_obuf *pin;		/* holds a run of this window's bytes */
+
 	/* the next record, decoded */
 	bool have_head;
 	struct dti_hdr head;
@@ -168,12 +189,18 @@ struct dti_cpu {
 	uint64_t next_seq;		/* from a snapshot's stats, or UINT64_MAX */
 };
 
-/* dti_print() output collected for one FILE */
+/*
+ * dti_print() output collected for one FILE: @len bytes at @p, then a
+ * run of @run_len raw record bytes still in @run_src's window (format.c)
+ */
 struct dti_obuf {
 	char *p;
 	size_t len, cap;
 	FILE *out;
 	int err;			/* errno of the first failed write */
+	const unsigned char *run;
+	size_t run_len;
+	struct dti_stream *run_src;
 };
 
 /* A caller as dti_print() shows it ("func+0x1c/0x80 [mod]" at most this long) */
@@ -186,12 +213,43 @@ struct dti_caller {
 };
 #define DTI_CALLERS	8	/* 1 << 3: dti_put_caller() hashes to 3 bits */
 
+/*
+ * Records of the stream last returned that dti_next() takes one after
+ * another, plain, in sequence and before every other stream's head: it
+ * keeps only this and brings the stream's own state (window start, count
+ * left, its CPU's last seq) up to date when the run ends.
+ */
+struct dti_fast {
+	bool on;
+	const unsigned char *next;	/* after the record returned last */
+	const unsigned char *lim;	/* the window's or sub-buffer's end */
+	uint64_t ts_max;		/* last time before the other streams' heads */
+	uint64_t seq_next, seq_end;	/* the seq that follows; its CPU's next_seq */
+	uint64_t mask, want;		/* the stream's fast_mask, fast_want */
+	uint32_t left;			/* the stream's left, UINT32_MAX if not counted */
+	unsigned int cpu;
+	uint64_t off_adj;		/* + a record's address: its offset */
+	const char *name;
+	/* apart from next: a store of both at once would delay its next load */
+	const unsigned char *p;		/* the record returned last */
+};
+
 struct dti_reader {
 	struct dti_stream *s;
 	unsigned int n;
 	unsigned int flags;
-	int last;			/* stream whose head was returned, or -1 */
+	struct dti_stream *last;	/* whose head dti_next() returned, or NULL */
 	bool started;
+	/*
+	 * Set by dti_first(): the other streams' heads are all there (or
+	 * their streams ended), the first of them at (bound_ts, bound_cpu).
+	 * A next head of the last stream that comes before it is the next
+	 * record (dti_next_std(), struct dti_fast).
+	 */
+	bool run;
+	uint64_t bound_ts;
+	unsigned int bound_cpu;
+	struct dti_fast fast;
 	dti_notice_fn notice;
 	void *notice_arg;
 	dti_formatter_fn fmt;
@@ -226,7 +284,60 @@ static inline void dti_stream_consume(struct dti_stream *s)
 		s->left--;
 }
 
+/*
+ * Take the record at the window's start as the head if it is plain: in
+ * the host's byte order, whole in the window, inside the sub-buffer being
+ * read and before the end of its count, logged by the CPU of that
+ * sub-buffer, which the machine has, with no flags but TEXT, TRUNCATED
+ * and RESERVED and a level of 0..7.  These are the checks of
+ * dti_decode_hdr() and dti_rec_plain(), the first eight bytes (magic,
+ * version, flags, level, hdr_len, cpu) compared at once (fast_mask, set
+ * up by dti_sub_start()).  Anything else is left to dti_stream_peek().
+ */
+static inline bool dti_peek_fast(struct dti_stream *s)
+{
+	const unsigned char *p = s->data + s->start;
+	uint64_t off = s->base + s->start, size, w;
+	size_t have = s->end - s->start;
+	struct dti_hdr *h = &s->head;
+	uint32_t len, log_cpu;
+
+	if (!s->in_sub || (s->counted && !s->left) || have < DTI_HDR_SIZE ||
+	    off + DTI_HDR_SIZE > s->sub_end)
+		return false;
+	memcpy(&w, p, sizeof(w));
+	if ((w & s->fast_mask) != s->fast_want)
+		return false;
+	/*
+	 * Field by field, not one copy: the caller reads them back at once,
+	 * and a load of part of a wider store waits for it to complete.
+	 */
+	memcpy(&len, p + offsetof(struct dti_record, len), sizeof(len));
+	memcpy(&log_cpu, p + offsetof(struct dti_record, log_cpu), sizeof(log_cpu));
+	size = dti_rec_size(len);
+	if (log_cpu != s->sub_hdr.cpu || len > DTI_MAX_PAYLOAD || size > have ||
+	    size > s->sub_end - off)
+		return false;
+	memcpy(h, &w, sizeof(w));
+	h->len = len;
+	h->log_cpu = log_cpu;
+	memcpy(&h->seq, p + offsetof(struct dti_record, seq), sizeof(h->seq));
+	memcpy(&h->ts_ns, p + offsetof(struct dti_record, ts_ns), sizeof(h->ts_ns));
+	memcpy(&h->caller, p + offsetof(struct dti_record, caller), sizeof(h->caller));
+	h->swapped = false;
+	s->head_pos = s->start;
+	s->head_off = off;
+	s->have_head = true;
+	return true;
+}
+
 /* reader.c */
+/* The record dti_next() returned last (r->last is its stream). */
+static inline const unsigned char *dti_last_raw(const struct dti_reader *r)
+{
+	return r->fast.on ? r->fast.p : r->last->data + r->last->head_pos;
+}
+
 void dti_notify(struct dti_reader *r, struct dti_notice *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void dti_check_ident(struct dti_reader *r, struct dti_stream *s,
@@ -234,6 +345,7 @@ void dti_check_ident(struct dti_reader *r, struct dti_stream *s,
 
 /* format.c */
 int dti_ob_flush(struct dti_obuf *ob);
+int dti_ob_settle(struct dti_obuf *ob);
 
 /* channel.c */
 char *dti_read_file(const char *path);

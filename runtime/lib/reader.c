@@ -5,7 +5,10 @@
  * dti_next() is a streaming k-way merge in the manner of blkparse: every
  * CPU stream holds its next record decoded (its "head"); the head with
  * the smallest timestamp is returned, ties going to the lower CPU as in
- * the kernel's merged view.  Memory is one buffer per CPU.
+ * the kernel's merged view.  Memory is one buffer per CPU.  Where one
+ * CPU's records come before all others for a while (a run), each is
+ * taken with a few compares on its bytes (dti_next()), the stream's own
+ * state brought up to date when the run ends.
  *
  * Each CPU's records are merged from one stream only: the first one (in
  * CPU order of the file names, then as given) that holds records of that
@@ -57,7 +60,6 @@ static struct dti_reader *dti_reader_alloc(unsigned int n, unsigned int flags)
 		r->s[i].fd = -1;
 	r->n = n;
 	r->flags = flags;
-	r->last = -1;
 	r->ncpu = DTI_CPU_LIMIT;
 	return r;
 }
@@ -496,8 +498,8 @@ static int dti_peek_owned(struct dti_reader *r, unsigned int i)
 }
 
 /* A gap, a step back, or a record newer than the stats: say so. */
-static void dti_seq_notice(struct dti_reader *r, struct dti_stream *s,
-			   struct dti_cpu *c)
+static void __attribute__((noinline))
+dti_seq_notice(struct dti_reader *r, struct dti_stream *s, struct dti_cpu *c)
 {
 	uint64_t seq = s->head.seq;
 	struct dti_notice n = {
@@ -554,48 +556,219 @@ static int dti_next_end(struct dti_reader *r, int ret)
 	return ret;
 }
 
-int dti_next(struct dti_reader *r, struct dti_rec *rec)
+/*
+ * Whether head @a comes before a head at (@ts, @cpu): by time, then CPU.
+ * Two heads are never equal: each CPU is merged from one stream.
+ */
+static inline bool dti_before(const struct dti_hdr *a, uint64_t ts,
+			      unsigned int cpu)
 {
-	struct dti_stream *s, *best = NULL;
+	return a->ts_ns < ts || (a->ts_ns == ts && a->cpu < cpu);
+}
+
+/*
+ * The stream with the first head, after peeking every stream that has
+ * none; r->run and the bound say what dti_next_std() may skip next time.
+ * NULL at the end, or on an error (*@err = -1).
+ */
+static struct dti_stream *dti_first(struct dti_reader *r, int *err)
+{
+	struct dti_stream *s, *best = NULL, *second = NULL;
+	bool run = true;
 	unsigned int i;
 	int ret;
 
-	if (r->last >= 0) {
-		dti_stream_consume(&r->s[r->last]);
-		r->last = -1;
+	for (i = 0; i < r->n; i++) {
+		s = &r->s[i];
+		ret = s->have_head && s->head.cpu == s->owned ? 1 :
+		      dti_peek_owned(r, i);
+		if (ret < 0) {
+			*err = -1;
+			return NULL;
+		}
+		if (!ret) {
+			run &= s->dead;	/* else it is peeked again next time */
+		} else if (!best || dti_before(&s->head, best->head.ts_ns,
+					       best->head.cpu)) {
+			second = best;
+			best = s;
+		} else if (!second || dti_before(&s->head, second->head.ts_ns,
+						 second->head.cpu)) {
+			second = s;
+		}
 	}
+	r->run = run;
+	r->bound_ts = second ? second->head.ts_ns : UINT64_MAX;
+	r->bound_cpu = second ? second->head.cpu : UINT_MAX;
+	return best;
+}
+
+/* @rec from the head of @s, the record dti_next() returns. */
+static inline void dti_return(struct dti_reader *r, struct dti_stream *s,
+			      struct dti_rec *rec)
+{
+	rec->cpu = s->head.log_cpu;
+	rec->level = s->head.level;
+	rec->flags = s->head.flags;
+	rec->seq = s->head.seq;
+	rec->ts_ns = s->head.ts_ns;
+	rec->caller = s->head.caller;
+	rec->raw = s->data + s->head_pos;
+	rec->raw_len = dti_rec_size(s->head.len);
+	rec->payload = s->data + s->head_pos + DTI_HDR_SIZE;
+	rec->len = s->head.len;
+	rec->source = s->name;
+	rec->offset = s->head_off;
+	rec->swapped = s->head.swapped;
+	r->last = s;
+}
+
+/* dti_next() when dti_first() is needed, or a sequence notice. */
+static int __attribute__((noinline)) dti_next_slow(struct dti_reader *r,
+						   struct dti_rec *rec)
+{
+	struct dti_stream *best;
+	int err = 0;
+
 	if (!r->started) {
 		r->started = true;
 		if (r->dir)
 			dti_check_dir(r);
 	}
-	for (i = 0; i < r->n; i++) {
-		s = &r->s[i];
-		ret = s->have_head && s->head.cpu == s->owned ? 1 :
-		      dti_peek_owned(r, i);
-		if (ret < 0)
-			return dti_next_end(r, -1);
-		if (ret && (!best || s->head.ts_ns < best->head.ts_ns ||
-			    (s->head.ts_ns == best->head.ts_ns &&
-			     s->head.cpu < best->head.cpu)))
-			best = s;
-	}
+	best = dti_first(r, &err);
 	if (!best)
-		return dti_next_end(r, 0);
+		return dti_next_end(r, err);
 	dti_check_seq(r, best);
-	rec->cpu = best->head.log_cpu;
-	rec->level = best->head.level;
-	rec->flags = best->head.flags;
-	rec->seq = best->head.seq;
-	rec->ts_ns = best->head.ts_ns;
-	rec->caller = best->head.caller;
-	rec->raw = best->data + best->head_pos;
-	rec->raw_len = dti_rec_size(best->head.len);
-	rec->payload = best->data + best->head_pos + DTI_HDR_SIZE;
-	rec->len = best->head.len;
-	rec->source = best->name;
-	rec->offset = best->head_off;
-	rec->swapped = best->head.swapped;
-	r->last = best - r->s;
+	dti_return(r, best, rec);
+	return 1;
+}
+
+/* Start a run (struct dti_fast) with the head of @s, taken by dti_peek_fast(). */
+static void dti_fast_start(struct dti_reader *r, struct dti_stream *s)
+{
+	struct dti_fast *f = &r->fast;
+	uint64_t sub = s->sub_end - s->base;	/* in_sub: not before start */
+
+	/* (ts, cpu) before (bound_ts, bound_cpu) as one compare: ts <= ts_max */
+	if (s->head.cpu < r->bound_cpu)
+		f->ts_max = r->bound_ts;
+	else if (r->bound_ts)
+		f->ts_max = r->bound_ts - 1;
+	else
+		return;
+	f->on = true;
+	f->p = s->data + s->head_pos;
+	f->next = f->p + dti_rec_size(s->head.len);
+	f->lim = s->data + (s->end < sub ? s->end : sub);
+	f->off_adj = s->base - (uintptr_t)s->data;
+	f->seq_next = s->head.seq + 1;
+	f->seq_end = r->cpus[s->head.cpu].next_seq;
+	f->left = s->counted ? s->left : UINT32_MAX;
+	f->mask = s->fast_mask;
+	f->want = s->fast_want;
+	f->cpu = s->head.cpu;
+	f->name = s->name;
+}
+
+/* End the run: its stream as if its last record had been consumed. */
+static void dti_fast_end(struct dti_reader *r)
+{
+	struct dti_fast *f = &r->fast;
+	struct dti_stream *s = r->last;
+
+	f->on = false;
+	s->start = f->next - s->data;
+	s->have_head = false;
+	if (s->counted)
+		s->left = f->left - 1;
+	s->cpu = f->cpu;
+	r->cpus[f->cpu].seq = f->seq_next - 1;
+}
+
+/*
+ * dti_next() out of a run.  Only the stream whose head was returned needs
+ * a new one; if it is plain (dti_peek_fast()), comes before every other
+ * stream's head, which r->run says are all known, and follows its CPU's
+ * last one in sequence, it is the next record without a look at the
+ * others, and a run starts.  Otherwise dti_first() peeks every stream
+ * that has no head (in the order that the shortcut would have: the
+ * notices come out the same) and compares all heads.
+ */
+static int __attribute__((noinline)) dti_next_std(struct dti_reader *r,
+						  struct dti_rec *rec)
+{
+	struct dti_stream *s = r->last;
+	struct dti_cpu *c;
+
+	if (!s)
+		return dti_next_slow(r, rec);
+	if (r->fast.on)
+		dti_fast_end(r);
+	else
+		dti_stream_consume(s);
+	r->last = NULL;
+	if (!r->run || !dti_peek_fast(s) || s->head.cpu != s->owned ||
+	    !dti_before(&s->head, r->bound_ts, r->bound_cpu))
+		return dti_next_slow(r, rec);
+	c = &r->cpus[s->head.cpu];	/* s owns it: it exists */
+	if (s->head.seq != c->seq + 1 || s->head.seq >= c->next_seq || !c->seen)
+		return dti_next_slow(r, rec);
+	c->seq = s->head.seq;
+	s->cpu = s->head.cpu;
+	dti_return(r, s, rec);
+	dti_fast_start(r, s);
+	return 1;
+}
+
+/*
+ * The merge in its most common case: the next record of a run, taken
+ * with the checks of dti_next_std() made on its bytes, the time first
+ * (where CPUs take turns, that is what ends a run).  Anything else, and
+ * the end of the window, sub-buffer or count, ends the run.
+ */
+int dti_next(struct dti_reader *r, struct dti_rec *rec)
+{
+	struct dti_fast *f = &r->fast;
+	const unsigned char *p;
+	uint64_t w, seq, ts, size;
+	uint32_t len, log_cpu;
+
+	if (!f->on)
+		return dti_next_std(r, rec);
+	p = f->next;
+	if ((size_t)(f->lim - p) < DTI_HDR_SIZE)
+		return dti_next_std(r, rec);
+	/* the kernel's copy into the window may have left it in L3 */
+	__builtin_prefetch((const void *)((uintptr_t)p + 1024));
+	__builtin_prefetch((const void *)((uintptr_t)p + 1024 + 64));
+	memcpy(&ts, p + offsetof(struct dti_record, ts_ns), sizeof(ts));
+	if (ts > f->ts_max)
+		return dti_next_std(r, rec);
+	memcpy(&w, p, sizeof(w));
+	memcpy(&len, p + offsetof(struct dti_record, len), sizeof(len));
+	memcpy(&log_cpu, p + offsetof(struct dti_record, log_cpu), sizeof(log_cpu));
+	memcpy(&seq, p + offsetof(struct dti_record, seq), sizeof(seq));
+	size = dti_rec_size(len);
+	if ((w & f->mask) != f->want || log_cpu != f->cpu || len > DTI_MAX_PAYLOAD ||
+	    size > (size_t)(f->lim - p) || seq != f->seq_next ||
+	    seq >= f->seq_end || f->left <= 1)
+		return dti_next_std(r, rec);
+	f->p = p;
+	f->next = p + size;
+	f->seq_next = seq + 1;
+	f->left--;
+	rec->cpu = log_cpu;
+	rec->level = (int8_t)p[offsetof(struct dti_record, level)];
+	rec->flags = p[offsetof(struct dti_record, flags)];
+	rec->seq = seq;
+	rec->ts_ns = ts;
+	memcpy(&rec->caller, p + offsetof(struct dti_record, caller), sizeof(rec->caller));
+	rec->raw = p;
+	rec->raw_len = size;
+	rec->payload = p + DTI_HDR_SIZE;
+	rec->len = len;
+	rec->source = f->name;
+	rec->offset = f->off_adj + (uintptr_t)p;
+	rec->swapped = 0;
 	return 1;
 }

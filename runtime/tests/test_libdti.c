@@ -1242,6 +1242,385 @@ static void test_many_records_stream(void)
 	free(s);
 }
 
+/* ---- runs, byte order and output blocks: the reader's fast paths ---- */
+
+static uint32_t rnd_state = 1;
+
+static uint32_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 17;
+	rnd_state ^= rnd_state << 5;
+	return rnd_state;
+}
+
+struct run_rec {
+	uint64_t ts;
+	unsigned int cpu, i;
+};
+
+static int cmp_run_rec(const void *a, const void *b)
+{
+	const struct run_rec *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+/*
+ * CPU @cpu's stream for test_runs(): @n records in closed sub-buffers of
+ * @ss bytes (the last one open), payloads of 0..299 bytes, text or not.
+ * Times mostly grow by 10, now and then by up to 2000, so that CPUs take
+ * turns in runs of any length and meet at equal times.  cpu0 loses 2
+ * records before its record 700; cpu1's record 900 is a replayed one and
+ * its record 1100 has level 9.  Appends to @recs, @nrec.
+ */
+static void wb_run_cpu(struct wbuf *b, unsigned int cpu, unsigned int n,
+		       uint32_t ss, struct run_rec *recs, unsigned int *nrec)
+{
+	struct wbuf sub = {0};
+	unsigned char pay[300];
+	unsigned int i, j, k = 0, in_sub = 0, flags;
+	uint64_t ts = 1000, seq = 0;
+	uint32_t len;
+	int level;
+
+	for (i = 0; i < n; i++) {
+		len = rnd() % 300;
+		flags = rnd() % 3 ? 0 : DTI_REC_TEXT;
+		level = 6;
+		if (sub.len + DTI_RECORD_SIZE(len) > ss - DTI_SUBBUF_HEADER_SIZE) {
+			wb_sub(b, cpu, k++, ss, 8, ss - DTI_SUBBUF_HEADER_SIZE - sub.len,
+			       in_sub, DTI_SUBBUF_CLOSED);
+			wb_put(b, sub.p, sub.len);
+			sub.len = 0;
+			in_sub = 0;
+		}
+		ts += rnd() % 8 ? 10 : 10 * (1 + rnd() % 200);
+		for (j = 0; j < len; j++)
+			pay[j] = flags ? 'a' + (i + j) % 26 : (unsigned char)(i * 7 + j);
+		if (cpu == 0 && i == 700)
+			seq += 2;
+		if (cpu == 1 && i == 900) {
+			log_cpu_next = 0;
+			flags |= DTI_REC_REPLAYED;
+		}
+		if (cpu == 1 && i == 1100)
+			level = 9;
+		wb_rec(&sub, cpu, flags, level, seq++, ts, pay, len);
+		in_sub++;
+		recs[(*nrec)++] = (struct run_rec){ ts, cpu, i };
+	}
+	wb_sub(b, cpu, k, ss, 8, 0, in_sub, DTI_SUBBUF_OPEN);
+	wb_put(b, sub.p, sub.len);
+	free(sub.p);
+}
+
+/* Every record of @r in @fmt into a string, and with @notices those. */
+static char *print_all(struct dti_reader *r, enum dti_format fmt, size_t *size,
+		       bool notices)
+{
+	struct dti_rec rec;
+	char *out = NULL;
+	FILE *f = open_memstream(&out, size);
+
+	if (notices)
+		dti_set_notice_handler(r, fputs_notice, f);
+	while (dti_next(r, &rec) > 0)
+		CHECK(dti_print(r, f, &rec, fmt) == 0);
+	dti_close(r);
+	fclose(f);
+	return out;
+}
+
+/* Open @n pipes, each written with @data[i] in packets of @chunk bytes. */
+static struct dti_reader *open_pipes(unsigned int n, const struct wbuf *data,
+				     size_t chunk, int *fds)
+{
+	char names[4][64];
+	const char *paths[4];
+	unsigned int i;
+	int p[2];
+
+	for (i = 0; i < n; i++) {
+		if (pipe2(p, O_DIRECT) < 0)
+			return NULL;
+		if (fork() == 0) {
+			size_t off, k;
+
+			close(p[0]);
+			for (off = 0; off < data[i].len; off += k) {
+				k = chunk < data[i].len - off ? chunk : data[i].len - off;
+				if (write(p[1], data[i].p + off, k) != (ssize_t)k)
+					_exit(1);
+			}
+			_exit(0);
+		}
+		close(p[1]);
+		fds[i] = p[0];
+		snprintf(names[i], sizeof(names[i]), "/dev/fd/%d", p[0]);
+		paths[i] = names[i];
+	}
+	return dti_open_files(paths, n, 0);
+}
+
+static void close_pipes(unsigned int n, const int *fds)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	while (wait(NULL) > 0)
+		;
+}
+
+/*
+ * Long runs of one CPU's records, which dti_next() takes without a look
+ * at the other CPU, ended by every kind of boundary: the other CPU's
+ * record (by time, and at equal times by CPU), a gap, a record that is
+ * not plain, the end of a sub-buffer's count, a window's end (files of
+ * several windows; pipes in odd packets).  The records come in (time,
+ * CPU) order, with the same output and notices from files, memory and
+ * pipes in every format; raw output is the records as they are.
+ */
+static void test_runs(void)
+{
+	static const size_t chunks[] = { 61, 4096, 100000 };
+	struct run_rec *recs = malloc(6000 * sizeof(*recs));
+	struct wbuf w[2] = { {0}, {0} };
+	const char *paths[2];
+	const void *bufs[2];
+	size_t lens[2], size, size2, raw_len = 0;
+	char *ref, *out, *raw = NULL;
+	struct dti_reader *r;
+	struct dti_rec rec;
+	unsigned int n = 0, i = 0, c, fmt;
+	bool order = true;
+	int fds[2];
+	FILE *f;
+
+	wb_run_cpu(&w[0], 0, 3000, 8192, recs, &n);
+	wb_run_cpu(&w[1], 1, 3000, 8192, recs, &n);
+	CHECK(w[0].len > 3 * (128 << 10));	/* several windows */
+	qsort(recs, n, sizeof(*recs), cmp_run_rec);
+	wb_write(&w[0], "run0");
+	wb_write(&w[1], "run1");
+	paths[0] = tpath("run0");
+	paths[1] = tpath("run1");
+	r = dti_open_files(paths, 2, 0);
+	f = open_memstream(&raw, &raw_len);
+	while (r && dti_next(r, &rec) > 0) {
+		if (i >= n || rec.ts_ns != recs[i].ts ||
+		    rec.cpu != (recs[i].cpu == 1 && recs[i].i == 900 ? 0 : recs[i].cpu))
+			order = false;
+		fwrite(rec.raw, 1, rec.raw_len, f);
+		i++;
+	}
+	fclose(f);
+	CHECK(order && i == n);
+	dti_close(r);
+	for (i = 0; i < 2; i++) {
+		bufs[i] = w[i].p;
+		lens[i] = w[i].len;
+	}
+	for (fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_RAW; fmt++) {
+		if (fmt != DTI_FMT_RAW) {	/* and the notices in order */
+			ref = print_all(dti_open_files(paths, 2, 0), fmt, &size, true);
+			CHECK(strstr(ref, "N: 2 records lost on cpu0 between seq 700 and 702\n"));
+			CHECK(strstr(ref, "has level 9, not 0..7\n") != NULL);
+			free(ref);
+		}
+		/* sources have other names: without the notices that name them */
+		ref = print_all(dti_open_files(paths, 2, 0), fmt, &size, false);
+		if (fmt == DTI_FMT_RAW)
+			CHECK(size == raw_len && !memcmp(ref, raw, size));
+		out = print_all(dti_open_mem(bufs, lens, 2), fmt, &size2, false);
+		CHECK(size == size2 && !memcmp(ref, out, size));
+		free(out);
+		for (c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+			r = open_pipes(2, w, chunks[c], fds);
+			CHECK(r != NULL);
+			out = r ? print_all(r, fmt, &size2, false) : NULL;
+			close_pipes(2, fds);
+			CHECK(out && size == size2);
+			CHECK(out && !memcmp(ref, out, size));
+			free(out);
+		}
+		free(ref);
+	}
+	free(raw);
+	free(recs);
+	free(w[0].p);
+	free(w[1].p);
+}
+
+/*
+ * Raw output is written from the windows it comes from without a copy, a
+ * run at a time: it is the records as they are, in order with output of
+ * other formats and other FILEs in between, across window refills.
+ */
+static void test_raw_runs_and_files(void)
+{
+	struct run_rec *recs = malloc(4000 * sizeof(*recs));
+	struct wbuf w[2] = { {0}, {0} }, want[2] = { {0}, {0} };
+	char *out[2] = { NULL, NULL }, *line = NULL;
+	size_t size[2], line_len;
+	struct dti_reader *r;
+	struct dti_rec rec;
+	unsigned int n = 0, i = 0, k;
+	int fds[2];
+	FILE *f[2], *lf;
+
+	wb_run_cpu(&w[0], 0, 1500, 8192, recs, &n);
+	wb_run_cpu(&w[1], 1, 1500, 8192, recs, &n);
+	r = open_pipes(2, w, 3001, fds);
+	CHECK(r != NULL);
+	f[0] = open_memstream(&out[0], &size[0]);
+	f[1] = open_memstream(&out[1], &size[1]);
+	while (r && dti_next(r, &rec) > 0) {
+		/* FILE 0 takes runs of 50, FILE 1 every 7th in between, as text */
+		k = i % 57 < 50 ? 0 : 1;
+		if (k == 0) {
+			CHECK(dti_print(r, f[0], &rec, DTI_FMT_RAW) == 0);
+			wb_put(&want[0], rec.raw, rec.raw_len);
+		} else {
+			CHECK(dti_print(r, f[1], &rec, i % 7 ? DTI_FMT_RAW : DTI_FMT_TEXT) == 0);
+			if (i % 7) {
+				wb_put(&want[1], rec.raw, rec.raw_len);
+			} else {
+				lf = open_memstream(&line, &line_len);
+				dti_print(NULL, lf, &rec, DTI_FMT_TEXT);
+				fclose(lf);
+				wb_put(&want[1], line, line_len);
+				free(line);
+			}
+		}
+		i++;
+	}
+	dti_close(r);
+	close_pipes(2, fds);
+	fclose(f[0]);
+	fclose(f[1]);
+	CHECK(i == n);
+	for (k = 0; k < 2; k++) {
+		CHECK(size[k] == want[k].len && !memcmp(out[k], want[k].p, size[k]));
+		free(out[k]);
+		free(want[k].p);
+	}
+	free(recs);
+	free(w[0].p);
+	free(w[1].p);
+}
+
+/*
+ * Every payload length from 0 to 160 and some long ones (SIMD hex in
+ * turns of 32 and 16, then a table), text and binary, in every format
+ * the reader's buffer holds as it does for a record printed alone; text
+ * and ts as the kernel's merged files print them.
+ */
+static void test_print_lengths(void)
+{
+	static const uint32_t longer[] = { 255, 256, 257, 1000, 4095, 70000 };
+	unsigned char *pay = malloc(70000);
+	struct wbuf a = {0}, want = {0};
+	char *line = NULL, *ref, *out = NULL, hex[4];
+	size_t line_len, size, want_len;
+	const char *path = tpath("len0");
+	struct dti_reader *r;
+	struct dti_rec rec;
+	uint32_t len, i, seq = 0;
+	enum dti_format fmt;
+	FILE *f, *lf;
+
+	for (i = 0; i < 70000; i++)
+		pay[i] = i * 151 + (i >> 8);
+	wb_sub(&a, 0, 0, 1 << 20, 2, 0, 0, DTI_SUBBUF_OPEN);
+	for (len = 0; len < 160 + 2 * 6; len++) {
+		uint32_t l = len < 160 ? len : longer[(len - 160) / 2];
+		unsigned int flags = len < 160 ? 0 : (len % 2 ? DTI_REC_TEXT : 0);
+
+		wb_rec(&a, 0, flags, len % 8, seq++, 1000000000ull * len + len, pay, l);
+		if (len < 40)		/* text, some with their own newline */
+			wb_rec(&a, 0, DTI_REC_TEXT, 3, seq++, 1000000000ull * len + 500,
+			       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM\n" + 39 - len, len);
+	}
+	wb_save(&a, "len0");
+	for (fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_JSON; fmt++) {
+		r = dti_open_files(&path, 1, 0);
+		f = open_memstream(&out, &size);
+		memset(&want, 0, sizeof(want));
+		while (r && dti_next(r, &rec) > 0) {
+			CHECK(dti_print(r, f, &rec, fmt) == 0);
+			lf = open_memstream(&line, &line_len);
+			CHECK(dti_print(NULL, lf, &rec, fmt) == 0);
+			fclose(lf);
+			wb_put(&want, line, line_len);
+			free(line);
+			if (fmt == DTI_FMT_TEXT && !(rec.flags & DTI_REC_TEXT)) {
+				/* "%*ph" of the kernel: bytes as hex, a space between */
+				ref = malloc(3 * rec.len + 2);
+				for (i = 0, want_len = 0; i < rec.len; i++) {
+					snprintf(hex, sizeof(hex), i ? " %02x" : "%02x",
+						 ((const unsigned char *)rec.payload)[i]);
+					memcpy(ref + want_len, hex, strlen(hex));
+					want_len += strlen(hex);
+				}
+				ref[want_len++] = '\n';
+				CHECK(want.len >= want_len &&
+				      !memcmp(want.p + want.len - want_len, ref, want_len));
+				free(ref);
+			}
+		}
+		dti_close(r);
+		fclose(f);
+		CHECK(size == want.len && !memcmp(out, want.p, size));
+		free(out);
+		free(want.p);
+	}
+	free(pay);
+}
+
+/*
+ * A long stream of the other byte order reads as the same in host order.
+ * Raw, one CPU's records in sub-buffers of 1 MiB are written a window at
+ * a time, straight from it.
+ */
+static void test_byte_swapped_long(void)
+{
+	struct run_rec *recs = malloc(6000 * sizeof(*recs));
+	struct wbuf a = {0}, b = {0}, raw = {0};
+	const char *pa = tpath("swl0"), *pb = tpath("nsl0");
+	struct dti_reader *r;
+	struct dti_rec rec;
+	char *sa, *sb;
+	size_t la, lb;
+	unsigned int n = 0;
+
+	swap_next = true;
+	rnd_state = 7;
+	wb_run_cpu(&a, 0, 3000, 1 << 20, recs, &n);
+	swap_next = false;
+	rnd_state = 7;
+	wb_run_cpu(&b, 0, 3000, 1 << 20, recs, &n);
+	wb_save(&a, "swl0");
+	wb_save(&b, "nsl0");
+	sa = print_all(dti_open_files(&pa, 1, 0), DTI_FMT_TS, &la, false);
+	sb = print_all(dti_open_files(&pb, 1, 0), DTI_FMT_TS, &lb, false);
+	CHECK(la == lb && la > 100000 && !memcmp(sa, sb, la));
+	free(sa);
+	free(sb);
+	r = dti_open_files(&pb, 1, 0);
+	while (r && dti_next(r, &rec) > 0)
+		wb_put(&raw, rec.raw, rec.raw_len);
+	dti_close(r);
+	sb = print_all(dti_open_files(&pb, 1, 0), DTI_FMT_RAW, &lb, false);
+	CHECK(lb == raw.len && lb > 3 * (128 << 10) && !memcmp(sb, raw.p, lb));
+	free(sb);
+	free(raw.p);
+	free(recs);
+}
+
 static void test_open_dir_and_mem(void)
 {
 	struct wbuf a = {0};
@@ -1480,6 +1859,10 @@ static const struct {
 	{ "output formats", test_formats },
 	{ "formatter callback", test_formatter_callback },
 	{ "40000 records through small buffers", test_many_records_stream },
+	{ "runs of one CPU's records, from files, memory and pipes", test_runs },
+	{ "raw output in runs, with other output and FILEs between", test_raw_runs_and_files },
+	{ "every payload length in every format", test_print_lengths },
+	{ "a long stream in the other byte order", test_byte_swapped_long },
 	{ "directories and memory sources", test_open_dir_and_mem },
 	{ "channel control on a fake debugfs", test_control_fake_debugfs },
 	{ "kernel symbols", test_ksyms },
