@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <mntent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,26 +126,6 @@ int dti_usage(const char *cmd, bool error, const char *msg)
 	return error ? DTI_EXIT_USAGE : DTI_EXIT_OK;
 }
 
-/*
- * Use the first debugfs mount in /proc/mounts.  When there is none the
- * library's default stays and its messages say how to mount it.
- */
-static void dti_find_debugfs(void)
-{
-	struct mntent *m;
-	FILE *f = setmntent("/proc/mounts", "re");
-
-	if (!f)
-		return;
-	while ((m = getmntent(f))) {
-		if (!strcmp(m->mnt_type, "debugfs")) {
-			dti_set_debugfs(m->mnt_dir);
-			break;
-		}
-	}
-	endmntent(f);
-}
-
 static const struct dti_cmd *dti_find_cmd(const char *name)
 {
 	const struct dti_cmd *c;
@@ -195,8 +174,6 @@ int main(int argc, char **argv)
 		return DTI_EXIT_USAGE;
 	if (debugfs && dti_set_debugfs(debugfs) < 0)
 		return dti_err("%s", dti_errmsg());
-	if (!debugfs)
-		dti_find_debugfs();
 	/* "dti read: unrecognized option '--x'" from getopt */
 	snprintf(prog, sizeof(prog), "dti %s", c->name);
 	argv[optind] = prog;

@@ -276,23 +276,23 @@ static void dti_sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * Records read per dti_print_records() call: between calls an interrupt
+ * (dti_stop) is seen, as it was after every record.
+ */
+#define DTI_READ_BATCH	4096
+
 /* Print records of @r until the end (or interruption with --follow). */
 static int dti_print_all(struct dti_reader *r, struct dti_read_opts *o)
 {
-	/* in locals, the options stay in registers across the calls */
-	const long cpu = o->cpu;
-	const int min_level = o->min_level, max_level = o->max_level;
-	const enum dti_format format = o->format;
-	struct dti_rec rec;
+	const struct dti_filter filter = {
+		.cpu = o->cpu, .min_level = o->min_level, .max_level = o->max_level,
+	};
 	FILE *f = o->f;
 	int ret;
 
 	while (!dti_stop) {
-		ret = dti_next(r, &rec);
-		if (ret > 0 && (cpu < 0 || rec.cpu == (unsigned long)cpu) &&
-		    rec.level >= min_level && rec.level <= max_level &&
-		    dti_print(r, f, &rec, format) < 0)
-			ret = -1;
+		ret = dti_print_records(r, f, o->format, &filter, DTI_READ_BATCH);
 		if (ret < 0)	/* a write error: dti_out_close() says why */
 			return ferror(f) ? DTI_EXIT_OK : dti_err("%s", dti_errmsg());
 		if (ret > 0)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +38,38 @@ int dti_set_debugfs(const char *path)
 	return 0;
 }
 
-const char *dti_debugfs(void)
+/*
+ * Unless dti_set_debugfs() named a directory, use the first debugfs mount
+ * in /proc/mounts, looked up afresh each time (it may be mounted or moved
+ * while a program runs); with none, the default, which the messages below
+ * tell how to mount.
+ */
+static const char *dti_debugfs_root(void)
 {
+	struct mntent *m;
+	FILE *f;
+
+	if (dti_debugfs_custom)
+		return dti_debugfs_path;
+	strcpy(dti_debugfs_path, DTI_DEBUGFS_DEFAULT);
+	f = setmntent("/proc/mounts", "re");
+	if (!f)
+		return dti_debugfs_path;
+	while ((m = getmntent(f))) {
+		if (!strcmp(m->mnt_type, "debugfs") &&
+		    strlen(m->mnt_dir) < sizeof(dti_debugfs_path) - 64) {
+			strcpy(dti_debugfs_path, m->mnt_dir);
+			break;
+		}
+	}
+	endmntent(f);
 	return dti_debugfs_path;
 }
 
 /* Check that <debugfs>/dti exists and can be read.  0 or -1. */
 static int dti_check_root(char *dir, size_t size)
 {
-	const char *root = dti_debugfs_path;
+	const char *root = dti_debugfs_root();
 	struct statfs sfs;
 	struct stat st;
 

@@ -19,6 +19,7 @@
  * record (dti_close() too).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,18 +159,28 @@ static char *dti_ob_put(struct dti_obuf *ob, char *p, const void *src, size_t n)
  * that place the 32 digits of 16 bytes (a: those of bytes 0..7, b: of
  * 8..15) 3 bytes apart in three blocks of 16, and the spaces of each.
  */
-static const unsigned char dti_hex_tab[8][16] __attribute__((aligned(16))) = {
-	{ '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f' },
-	{ 0, 1, DTI_NO, 2, 3, DTI_NO, 4, 5, DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO, 10 },
-	{ 11, DTI_NO, 12, 13, DTI_NO, 14, 15, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO,
-	  DTI_NO, DTI_NO, DTI_NO, DTI_NO },
-	{ DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, 0, 1, DTI_NO,
-	  2, 3, DTI_NO, 4, 5 },
-	{ DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO, 10, 11, DTI_NO, 12, 13, DTI_NO, 14, 15, DTI_NO },
-	{ 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0 },
-	{ 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0 },
-	{ DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP },
+#define DTI_HEX_TAB_ROWS \
+	ROW({ '0', '1', '2', '3', '4', '5', '6', '7', '8', '9', 'a', 'b', 'c', 'd', 'e', 'f' }) \
+	ROW({ 0, 1, DTI_NO, 2, 3, DTI_NO, 4, 5, DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO, 10 }) \
+	ROW({ 11, DTI_NO, 12, 13, DTI_NO, 14, 15, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, \
+	      DTI_NO, DTI_NO, DTI_NO, DTI_NO }) \
+	ROW({ DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, DTI_NO, 0, 1, DTI_NO, \
+	      2, 3, DTI_NO, 4, 5 }) \
+	ROW({ DTI_NO, 6, 7, DTI_NO, 8, 9, DTI_NO, 10, 11, DTI_NO, 12, 13, DTI_NO, 14, 15, DTI_NO }) \
+	ROW({ 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0 }) \
+	ROW({ 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0 }) \
+	ROW({ DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP, 0, 0, DTI_SP })
+/* the rows as 16 bytes, and twice over for AVX2 (both lanes: no set-up per call) */
+#define ROW(...)	{ __VA_ARGS__ },
+static const struct { unsigned char b[16]; } dti_hex_tab[8] __attribute__((aligned(16))) = {
+	DTI_HEX_TAB_ROWS
 };
+#undef ROW
+#define ROW(...)	{ { __VA_ARGS__, __VA_ARGS__ } },
+static const struct { unsigned char b[2][16]; } dti_hex_tab2[8] __attribute__((aligned(32))) = {
+	DTI_HEX_TAB_ROWS
+};
+#undef ROW
 enum { DTI_T_DIGITS, DTI_T_M0, DTI_T_M1A, DTI_T_M1B, DTI_T_M2, DTI_T_SP0, DTI_T_SP1, DTI_T_SP2 };
 
 /*
@@ -180,7 +191,7 @@ enum { DTI_T_DIGITS, DTI_T_M0, DTI_T_M1A, DTI_T_M1B, DTI_T_M2, DTI_T_SP0, DTI_T_
 __attribute__((target("ssse3"), always_inline))
 static inline void dti_hex16(char *p, const unsigned char *q, size_t step)
 {
-#define T(i)	_mm_load_si128((const __m128i *)dti_hex_tab[i])
+#define T(i)	_mm_load_si128((const __m128i *)dti_hex_tab[i].b)
 	const __m128i digits = T(DTI_T_DIGITS), low = _mm_set1_epi8(0x0f);
 	__m128i v = _mm_loadu_si128((const __m128i *)q), hi, lo, a, b;
 
@@ -216,42 +227,48 @@ static size_t dti_hex_ssse3(char *p, const unsigned char *q, size_t n, size_t st
 }
 
 /*
- * The same with AVX2, 32 bytes a turn, then one of 16: each 128-bit lane
- * does what dti_hex16() does, and the lanes' blocks are put in order.
+ * The same with AVX2, 32 bytes at @q to @p: each 128-bit lane does what
+ * dti_hex16() does, and the lanes' blocks are put in order.
  */
+__attribute__((target("avx2"), always_inline))
+static inline void dti_hex32(char *p, const unsigned char *q, size_t step)
+{
+#define T(i)	_mm256_load_si256((const __m256i *)dti_hex_tab2[i].b)
+	const __m256i digits = T(DTI_T_DIGITS), low = _mm256_set1_epi8(0x0f);
+	__m256i v, hi, lo, a, b, o0, o1, o2;
+
+	v = _mm256_loadu_si256((const __m256i *)q);
+	hi = _mm256_shuffle_epi8(digits, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+	lo = _mm256_shuffle_epi8(digits, _mm256_and_si256(v, low));
+	a = _mm256_unpacklo_epi8(hi, lo);
+	b = _mm256_unpackhi_epi8(hi, lo);
+	if (step == 2) {
+		_mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(a, b, 0x20));
+		_mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(a, b, 0x31));
+		return;
+	}
+	o0 = _mm256_or_si256(_mm256_shuffle_epi8(a, T(DTI_T_M0)), T(DTI_T_SP0));
+	o1 = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, T(DTI_T_M1A)),
+					     _mm256_shuffle_epi8(b, T(DTI_T_M1B))),
+			     T(DTI_T_SP1));
+	o2 = _mm256_or_si256(_mm256_shuffle_epi8(b, T(DTI_T_M2)), T(DTI_T_SP2));
+	/* low lanes: output bytes 0..47; high lanes: 48..95 */
+	_mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(o0, o1, 0x20));
+	_mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(o2, o0, 0x30));
+	_mm256_storeu_si256((__m256i *)(p + 64), _mm256_permute2x128_si256(o1, o2, 0x31));
+#undef T
+}
+
+/* dti_hex32() in turns, then one of 16.  Returns the bytes done. */
 __attribute__((target("avx2")))
 static size_t dti_hex_avx2(char *p, const unsigned char *q, size_t n, size_t step)
 {
-#define T(i)	_mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)dti_hex_tab[i]))
-	const __m256i digits = T(DTI_T_DIGITS), m0 = T(DTI_T_M0), m1a = T(DTI_T_M1A),
-		m1b = T(DTI_T_M1B), m2 = T(DTI_T_M2), sp0 = T(DTI_T_SP0),
-		sp1 = T(DTI_T_SP1), sp2 = T(DTI_T_SP2), low = _mm256_set1_epi8(0x0f);
-#undef T
-	__m256i v, hi, lo, a, b, o0, o1, o2;
 	size_t done;
 
-	for (done = 0; n - done >= 32; done += 32, q += 32, p += 32 * step) {
-		v = _mm256_loadu_si256((const __m256i *)q);
-		hi = _mm256_shuffle_epi8(digits, _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
-		lo = _mm256_shuffle_epi8(digits, _mm256_and_si256(v, low));
-		a = _mm256_unpacklo_epi8(hi, lo);
-		b = _mm256_unpackhi_epi8(hi, lo);
-		if (step == 2) {
-			_mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(a, b, 0x20));
-			_mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(a, b, 0x31));
-			continue;
-		}
-		o0 = _mm256_or_si256(_mm256_shuffle_epi8(a, m0), sp0);
-		o1 = _mm256_or_si256(_mm256_or_si256(_mm256_shuffle_epi8(a, m1a),
-						     _mm256_shuffle_epi8(b, m1b)), sp1);
-		o2 = _mm256_or_si256(_mm256_shuffle_epi8(b, m2), sp2);
-		/* low lanes: output bytes 0..47; high lanes: 48..95 */
-		_mm256_storeu_si256((__m256i *)p, _mm256_permute2x128_si256(o0, o1, 0x20));
-		_mm256_storeu_si256((__m256i *)(p + 32), _mm256_permute2x128_si256(o2, o0, 0x30));
-		_mm256_storeu_si256((__m256i *)(p + 64), _mm256_permute2x128_si256(o1, o2, 0x31));
-	}
+	for (done = 0; n - done >= 32; done += 32)
+		dti_hex32(p + done * step, q + done, step);
 	if (n - done >= 16) {
-		dti_hex16(p, q, step);
+		dti_hex16(p + done * step, q + done, step);
 		done += 16;
 	}
 	return done;
@@ -710,6 +727,17 @@ static char *dti_put_rec(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	return p;
 }
 
+/* memcpy(), without a call for the 16 to 32 bytes of most text records */
+static inline void dti_copy(char *p, const unsigned char *q, size_t n)
+{
+	if (n >= 16 && n <= 32) {
+		memcpy(p, q, 16);
+		memcpy(p + n - 16, q + n - 16, 16);
+	} else {
+		memcpy(p, q, n);
+	}
+}
+
 /*
  * dti_put_rec() in TEXT, TS and HEX without a formatter, when the buffer
  * has room for the longest line @rec can make (dti_line_max()): no
@@ -723,7 +751,7 @@ static inline char *dti_put_line(struct dti_reader *r, char *p,
 	if (format != DTI_FMT_TEXT)
 		p = dti_put_prefix(r, p, rec);
 	if (format != DTI_FMT_HEX && (rec->flags & DTI_REC_TEXT)) {
-		memcpy(p, q, rec->len);
+		dti_copy(p, q, rec->len);
 		p += rec->len;
 		if (!rec->len || q[rec->len - 1] != '\n')
 			*p++ = '\n';
@@ -744,15 +772,9 @@ static inline size_t dti_line_max(const struct dti_rec *rec, enum dti_format for
 	return (format == DTI_FMT_TEXT ? 0 : DTI_PREFIX_MAX) + 3 * rec->len + 2;
 }
 
-/* dti_print() into @ob */
-static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
-			const struct dti_rec *rec, enum dti_format format)
+/* @ob allocated, for @out (what it holds for another FILE goes out).  0 or -1. */
+static int dti_ob_use(struct dti_obuf *ob, FILE *out)
 {
-	int err = 0;
-	char *p;
-
-	if ((unsigned int)format > DTI_FMT_RAW)
-		return dti_fail(EINVAL, "unknown format %d", (int)format);
 	if (!ob->p) {
 		ob->p = malloc(DTI_OBUF_SIZE);
 		if (!ob->p)
@@ -763,6 +785,20 @@ static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
 		dti_ob_flush(ob);
 		ob->out = out;
 	}
+	return 0;
+}
+
+/* dti_print() into @ob */
+static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
+			const struct dti_rec *rec, enum dti_format format)
+{
+	int err = 0;
+	char *p;
+
+	if ((unsigned int)format > DTI_FMT_RAW)
+		return dti_fail(EINVAL, "unknown format %d", (int)format);
+	if (dti_ob_use(ob, out) < 0)
+		return -1;
 	if (ob->run_len)
 		dti_ob_settle(ob);
 	if (format < DTI_FMT_JSON && (!r || !r->fmt) && !ob->err &&
@@ -837,4 +873,130 @@ int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 		return 0;
 	}
 	return dti_print_more(r, out, rec, format);
+}
+
+/* Whether @rec passes @filter (NULL: every record does). */
+static inline bool dti_filter_pass(const struct dti_filter *filter,
+				   const struct dti_rec *rec)
+{
+	return !filter || ((filter->cpu < 0 || rec->cpu == (unsigned int)filter->cpu) &&
+			   rec->level >= filter->min_level &&
+			   rec->level <= filter->max_level);
+}
+
+/*
+ * dti_print_records() in a run (struct dti_fast): the records that
+ * dti_next() would take one after another, printed as dti_print() prints
+ * them, with the run's state, the filter and the buffer's end in
+ * registers.  Raw records extend the run of raw bytes (struct
+ * dti_obuf), lines go into the buffer while it has room; anything else
+ * goes through dti_print().  Takes at most *@left records and counts
+ * them off.  0, or -1 as dti_print().
+ */
+static inline __attribute__((always_inline)) int
+dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
+	      const struct dti_filter *filter, unsigned long *left)
+{
+	const int cpu = filter ? filter->cpu : -1;
+	int min_level = filter ? filter->min_level : INT_MIN;
+	const int max_level = filter ? filter->max_level : INT_MAX;
+	struct dti_obuf *ob = &r->ob;
+	struct dti_stream *s = r->last;
+	struct dti_fast f = r->fast;
+	unsigned long n = *left;
+	struct dti_rec rec, one;
+	/* where the raw run ends that a record of the run would extend */
+	const unsigned char *run_end = ob->run_src == s ? ob->run + ob->run_len : NULL;
+	char *p = ob->p + ob->len;
+	int ret = 0;
+
+	const unsigned char *q;
+	int level;
+
+	/* all of the run's records are of its CPU */
+	if (cpu >= 0 && f.cpu != (unsigned int)cpu)
+		min_level = INT_MAX;
+	while (n && (q = dti_fast_step(&f))) {
+		n--;
+		level = (int8_t)q[offsetof(struct dti_record, level)];
+		if (level < min_level || level > max_level)
+			continue;
+		if (format == DTI_FMT_RAW && q == run_end) {
+			run_end = f.next;
+			continue;
+		}
+		dti_fast_rec(&f, q, &rec);
+		if (format != DTI_FMT_RAW && format != DTI_FMT_JSON && !r->fmt &&
+		    !ob->err && dti_line_max(&rec, format) <= (size_t)(ob->p + ob->cap - p)) {
+			p = dti_put_line(r, p, &rec, format);
+			continue;
+		}
+		/* as dti_print() does it, with the reader's state up to date */
+		r->fast = f;
+		if (run_end)
+			ob->run_len = run_end - ob->run;
+		ob->len = p - ob->p;
+		dti_fast_rec(&f, q, &one);	/* rec stays in registers */
+		/* JSON: what dti_print() comes to, straight */
+		ret = format == DTI_FMT_JSON ? dti_print_ob(r, ob, out, &one, format) :
+		      dti_print(r, out, &one, format);
+		p = ob->p + ob->len;
+		run_end = ob->run_src == s ? ob->run + ob->run_len : NULL;
+		if (ret < 0)
+			break;
+	}
+	if (run_end)
+		ob->run_len = run_end - ob->run;
+	ob->len = p - ob->p;
+	r->fast = f;
+	*left = n;
+	return ret;
+}
+
+int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
+		      const struct dti_filter *filter, unsigned long max)
+{
+	unsigned long left = max ? max : ULONG_MAX;
+	struct dti_rec rec;
+	int ret;
+
+	if ((unsigned int)format > DTI_FMT_RAW)
+		return dti_fail(EINVAL, "unknown format %d", (int)format);
+	if (dti_ob_use(&r->ob, out) < 0)
+		return -1;
+	if (format != DTI_FMT_RAW && r->ob.run_len && dti_ob_settle(&r->ob) < 0)
+		return dti_fail(EIO, "write error: %s", strerror(r->ob.err));
+	while (left) {
+		if (r->fast.on) {
+			/* one copy of the loop per format: the tests fold away */
+			switch (format) {
+			case DTI_FMT_TEXT:
+				ret = dti_print_run(r, out, DTI_FMT_TEXT, filter, &left);
+				break;
+			case DTI_FMT_TS:
+				ret = dti_print_run(r, out, DTI_FMT_TS, filter, &left);
+				break;
+			case DTI_FMT_HEX:
+				ret = dti_print_run(r, out, DTI_FMT_HEX, filter, &left);
+				break;
+			case DTI_FMT_JSON:
+				ret = dti_print_run(r, out, DTI_FMT_JSON, filter, &left);
+				break;
+			default:
+				ret = dti_print_run(r, out, DTI_FMT_RAW, filter, &left);
+				break;
+			}
+			if (ret < 0)
+				return -1;
+			if (!left)
+				break;
+		}
+		ret = dti_next(r, &rec);
+		if (ret <= 0)
+			return ret;
+		left--;
+		if (dti_filter_pass(filter, &rec) && dti_print(r, out, &rec, format) < 0)
+			return -1;
+	}
+	return 1;
 }

@@ -721,54 +721,16 @@ static int __attribute__((noinline)) dti_next_std(struct dti_reader *r,
 }
 
 /*
- * The merge in its most common case: the next record of a run, taken
- * with the checks of dti_next_std() made on its bytes, the time first
- * (where CPUs take turns, that is what ends a run).  Anything else, and
- * the end of the window, sub-buffer or count, ends the run.
+ * The merge in its most common case: the next record of a run
+ * (dti_fast_step()).  Anything else, and the end of the window,
+ * sub-buffer or count, ends the run.
  */
 int dti_next(struct dti_reader *r, struct dti_rec *rec)
 {
-	struct dti_fast *f = &r->fast;
 	const unsigned char *p;
-	uint64_t w, seq, ts, size;
-	uint32_t len, log_cpu;
 
-	if (!f->on)
+	if (!r->fast.on || !(p = dti_fast_step(&r->fast)))
 		return dti_next_std(r, rec);
-	p = f->next;
-	if ((size_t)(f->lim - p) < DTI_HDR_SIZE)
-		return dti_next_std(r, rec);
-	/* the kernel's copy into the window may have left it in L3 */
-	__builtin_prefetch((const void *)((uintptr_t)p + 1024));
-	__builtin_prefetch((const void *)((uintptr_t)p + 1024 + 64));
-	memcpy(&ts, p + offsetof(struct dti_record, ts_ns), sizeof(ts));
-	if (ts > f->ts_max)
-		return dti_next_std(r, rec);
-	memcpy(&w, p, sizeof(w));
-	memcpy(&len, p + offsetof(struct dti_record, len), sizeof(len));
-	memcpy(&log_cpu, p + offsetof(struct dti_record, log_cpu), sizeof(log_cpu));
-	memcpy(&seq, p + offsetof(struct dti_record, seq), sizeof(seq));
-	size = dti_rec_size(len);
-	if ((w & f->mask) != f->want || log_cpu != f->cpu || len > DTI_MAX_PAYLOAD ||
-	    size > (size_t)(f->lim - p) || seq != f->seq_next ||
-	    seq >= f->seq_end || f->left <= 1)
-		return dti_next_std(r, rec);
-	f->p = p;
-	f->next = p + size;
-	f->seq_next = seq + 1;
-	f->left--;
-	rec->cpu = log_cpu;
-	rec->level = (int8_t)p[offsetof(struct dti_record, level)];
-	rec->flags = p[offsetof(struct dti_record, flags)];
-	rec->seq = seq;
-	rec->ts_ns = ts;
-	memcpy(&rec->caller, p + offsetof(struct dti_record, caller), sizeof(rec->caller));
-	rec->raw = p;
-	rec->raw_len = size;
-	rec->payload = p + DTI_HDR_SIZE;
-	rec->len = len;
-	rec->source = f->name;
-	rec->offset = f->off_adj + (uintptr_t)p;
-	rec->swapped = 0;
+	dti_fast_rec(&r->fast, p, rec);
 	return 1;
 }

@@ -252,10 +252,143 @@ static int drain_close(struct dti_reader *r, struct seen *s, enum dti_format fmt
 	return s->rc;
 }
 
+/* ---- dti_print_records() against the loop of dti_next() and dti_print() ---- */
+
+/* A source the tests read, opened again for batch_check() */
+struct src {
+	const char *const *paths;	/* files, or */
+	int n;
+	const char *dir;		/* a directory, or */
+	const struct wbuf *mem;		/* memory */
+};
+
+static struct dti_reader *src_open(const struct src *src)
+{
+	const void *p;
+
+	if (src->dir)
+		return dti_open_dir(src->dir, open_flags);
+	if (src->mem) {
+		p = src->mem->p;
+		return dti_open_mem(&p, &src->mem->len, 1);
+	}
+	return dti_open_files(src->paths, src->n, open_flags);
+}
+
+/* What a reader printed, notices in between as "N: ...", and how it ended */
+struct printed {
+	char *out;
+	size_t len;
+	int rc, calls;
+	char err[512];
+	unsigned long damage, warning;
+};
+
+static void fputs_notice(const struct dti_notice *n, void *arg);
+static int sample_fmt(FILE *out, const struct dti_rec *rec, void *arg);
+
+static bool filter_pass(const struct dti_filter *flt, const struct dti_rec *rec)
+{
+	return !flt || ((flt->cpu < 0 || rec->cpu == (unsigned int)flt->cpu) &&
+			rec->level >= flt->min_level && rec->level <= flt->max_level);
+}
+
+/*
+ * Print @r (closed after) with the loop (@max < 0) or dti_print_records()
+ * in calls of @max records; with @formatter sample_fmt() installed.
+ */
+static void print_with(struct dti_reader *r, enum dti_format fmt,
+		       const struct dti_filter *flt, long max, bool formatter,
+		       struct printed *o)
+{
+	FILE *f;
+	struct dti_rec rec;
+
+	memset(o, 0, sizeof(*o));
+	f = open_memstream(&o->out, &o->len);
+	if (!r) {
+		o->rc = -2;
+		fclose(f);
+		return;
+	}
+	dti_set_notice_handler(r, fputs_notice, f);
+	if (formatter)
+		dti_set_formatter(r, sample_fmt, &o->calls);
+	if (max < 0) {
+		while ((o->rc = dti_next(r, &rec)) > 0)
+			if (filter_pass(flt, &rec) && dti_print(r, f, &rec, fmt) < 0) {
+				o->rc = -1;
+				break;
+			}
+	} else {
+		while ((o->rc = dti_print_records(r, f, fmt, flt, max)) > 0)
+			;
+	}
+	if (o->rc < 0)
+		snprintf(o->err, sizeof(o->err), "%s", dti_errmsg());
+	o->damage = dti_damage_count(r);
+	o->warning = dti_warning_count(r);
+	dti_close(r);
+	fclose(f);
+}
+
+static bool printed_same(const struct printed *a, const struct printed *b)
+{
+	return a->len == b->len && !memcmp(a->out, b->out, a->len) &&
+	       a->rc == b->rc && !strcmp(a->err, b->err) && a->calls == b->calls &&
+	       a->damage == b->damage && a->warning == b->warning;
+}
+
+static const struct dti_filter batch_filters[] = {
+	{ -1, 0, 7 }, { 1, 0, 7 }, { 0, 4, 6 }, { -1, 5, 7 }, { -1, 7, 0 },
+	{ -1, -128, 127 },
+};
+static const long batch_max[] = { 0, 1, 3, 4096 };
+static unsigned long batch_checked;	/* sources compared */
+
+/*
+ * dti_print_records() prints what the loop prints, notices in the same
+ * places, and ends the same way, in every format, with and without a
+ * filter and formatter, in calls of any number of records.
+ */
+static void batch_check(const struct src *src)
+{
+	struct printed ref, got;
+	unsigned int fmt, fi, mi;
+	const struct dti_filter *flt;
+	bool formatter;
+
+	for (fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_RAW; fmt++) {
+		for (fi = 0; fi <= sizeof(batch_filters) / sizeof(batch_filters[0]); fi++) {
+			flt = fi ? &batch_filters[fi - 1] : NULL;
+			formatter = fi == 1 && fmt <= DTI_FMT_TS;
+			print_with(src_open(src), fmt, flt, -1, formatter, &ref);
+			for (mi = 0; mi < sizeof(batch_max) / sizeof(batch_max[0]); mi++) {
+				print_with(src_open(src), fmt, flt, batch_max[mi],
+					   formatter, &got);
+				if (!printed_same(&ref, &got)) {
+					CHECK(!"dti_print_records() differs from the loop");
+					fprintf(stderr, "  format %u filter %u max %ld: rc %d/%d, %zu/%zu bytes, err '%s'/'%s'\n",
+						fmt, fi, batch_max[mi], ref.rc, got.rc,
+						ref.len, got.len, ref.err, got.err);
+				}
+				free(got.out);
+			}
+			free(ref.out);
+		}
+	}
+	batch_checked++;
+}
+
 static int read_paths(struct seen *s, enum dti_format fmt, int n,
 		      const char **paths)
 {
-	return drain_close(dti_open_files(paths, n, open_flags), s, fmt);
+	const struct src src = { .paths = paths, .n = n };
+	int ret = drain_close(dti_open_files(paths, n, open_flags), s, fmt);
+
+	if (strncmp(paths[0], "/dev/fd/", 8))	/* not a pipe: read again */
+		batch_check(&src);
+	return ret;
 }
 
 static int read_files(struct seen *s, enum dti_format fmt, int n, ...)
@@ -273,14 +406,21 @@ static int read_files(struct seen *s, enum dti_format fmt, int n, ...)
 
 static int read_dir(struct seen *s, enum dti_format fmt, const char *name)
 {
-	return drain_close(dti_open_dir(tpath(name), open_flags), s, fmt);
+	const struct src src = { .dir = tpath(name) };
+	int ret = drain_close(dti_open_dir(src.dir, open_flags), s, fmt);
+
+	batch_check(&src);
+	return ret;
 }
 
 static int read_mem(struct seen *s, enum dti_format fmt, const struct wbuf *b)
 {
+	const struct src src = { .mem = b };
 	const void *p = b->p;
+	int ret = drain_close(dti_open_mem(&p, &b->len, 1), s, fmt);
 
-	return drain_close(dti_open_mem(&p, &b->len, 1), s, fmt);
+	batch_check(&src);
+	return ret;
 }
 
 /*
@@ -1272,7 +1412,8 @@ static int cmp_run_rec(const void *a, const void *b)
  * CPU @cpu's stream for test_runs(): @n records in closed sub-buffers of
  * @ss bytes (the last one open), payloads of 0..299 bytes, text or not.
  * Times mostly grow by 10, now and then by up to 2000, so that CPUs take
- * turns in runs of any length and meet at equal times.  cpu0 loses 2
+ * turns in runs of any length and meet at equal times; every fifth
+ * record has a level of 3..6, not 6.  cpu0 loses 2
  * records before its record 700; cpu1's record 900 is a replayed one and
  * its record 1100 has level 9.  Appends to @recs, @nrec.
  */
@@ -1289,7 +1430,7 @@ static void wb_run_cpu(struct wbuf *b, unsigned int cpu, unsigned int n,
 	for (i = 0; i < n; i++) {
 		len = rnd() % 300;
 		flags = rnd() % 3 ? 0 : DTI_REC_TEXT;
-		level = 6;
+		level = i % 5 ? 6 : 3 + i % 4;	/* for filters */
 		if (sub.len + DTI_RECORD_SIZE(len) > ss - DTI_SUBBUF_HEADER_SIZE) {
 			wb_sub(b, cpu, k++, ss, 8, ss - DTI_SUBBUF_HEADER_SIZE - sub.len,
 			       in_sub, DTI_SUBBUF_CLOSED);
@@ -1450,6 +1591,72 @@ static void test_runs(void)
 		free(ref);
 	}
 	free(raw);
+	free(recs);
+	free(w[0].p);
+	free(w[1].p);
+}
+
+/*
+ * dti_print_records() on test_runs()' streams: from files and memory
+ * (batch_check()), from pipes in odd packets, to a FILE that fails (as
+ * the loop: -1, EIO), and an unknown format.
+ */
+static void test_print_records(void)
+{
+	static const size_t chunks[] = { 61, 4096 };
+	static const struct dti_filter flt = { 1, 0, 6 };
+	struct run_rec *recs = malloc(3000 * sizeof(*recs));
+	struct wbuf w[2] = { {0}, {0} };
+	const char *paths[2] = { tpath("pr0"), tpath("pr1") };
+	struct src src = { .paths = paths, .n = 2 };
+	struct printed ref, got;
+	unsigned long before = batch_checked;
+	unsigned int n = 0, c, fmt;
+	int fds[2], err_loop, err_batch;
+	struct dti_rec rec;
+	struct dti_reader *r;
+	FILE *full;
+
+	wb_run_cpu(&w[0], 0, 1500, 8192, recs, &n);
+	wb_run_cpu(&w[1], 1, 1500, 8192, recs, &n);
+	wb_write(&w[0], "pr0");
+	wb_write(&w[1], "pr1");
+	batch_check(&src);
+	src = (struct src){ .mem = &w[1] };
+	batch_check(&src);
+	CHECK(batch_checked == before + 2);
+	for (fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_RAW; fmt++) {
+		for (c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+			print_with(open_pipes(2, w, chunks[c], fds), fmt, &flt, -1, false, &ref);
+			close_pipes(2, fds);
+			print_with(open_pipes(2, w, chunks[c], fds), fmt, &flt, 100, false, &got);
+			close_pipes(2, fds);
+			CHECK(ref.rc == 0 && ref.len > 0 && printed_same(&ref, &got));
+			free(ref.out);
+			free(got.out);
+		}
+	}
+	/* a write error: -1 and EIO, from the loop and from the batch alike */
+	full = fopen("/dev/full", "w");
+	CHECK(full != NULL);
+	if (full) {
+		setvbuf(full, NULL, _IONBF, 0);
+		r = dti_open_files(paths, 2, 0);
+		while (r && dti_next(r, &rec) > 0 && dti_print(r, full, &rec, DTI_FMT_TEXT) == 0)
+			;
+		err_loop = errno;
+		dti_close(r);
+		r = dti_open_files(paths, 2, 0);
+		CHECK(r && dti_print_records(r, full, DTI_FMT_TEXT, NULL, 0) == -1);
+		err_batch = errno;
+		CHECK(err_loop == EIO && err_batch == EIO);
+		dti_close(r);
+		fclose(full);
+	}
+	r = dti_open_files(paths, 2, 0);
+	CHECK(r && dti_print_records(r, stdout, (enum dti_format)9, NULL, 0) == -1 &&
+	      errno == EINVAL);
+	dti_close(r);
 	free(recs);
 	free(w[0].p);
 	free(w[1].p);
@@ -1861,6 +2068,7 @@ static const struct {
 	{ "40000 records through small buffers", test_many_records_stream },
 	{ "runs of one CPU's records, from files, memory and pipes", test_runs },
 	{ "raw output in runs, with other output and FILEs between", test_raw_runs_and_files },
+	{ "dti_print_records() prints as dti_next() and dti_print()", test_print_records },
 	{ "every payload length in every format", test_print_lengths },
 	{ "a long stream in the other byte order", test_byte_swapped_long },
 	{ "directories and memory sources", test_open_dir_and_mem },
@@ -1897,6 +2105,8 @@ int main(int argc, char **argv)
 	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", tmpdir);
+	printf("dti_print_records() compared with the loop on %lu sources\n",
+	       batch_checked);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
