@@ -68,7 +68,7 @@ from typing import Any, Iterable, Mapping
 from . import initramfs, logcheck
 from .kernel import Kernel, find_kernel
 from .vm import (DEFAULT_SMP, Boot, Guest, VMLost, VMTimeout, parse_output,
-                 qemu_command)
+                 qemu_command, run_qemu)
 
 QEMU_DUMP_MEM = 512             # MiB: the ELF dump is as large as the guest
 KDUMP_MEM = 1024                # MiB: room for crashkernel= and the first kernel
@@ -660,18 +660,11 @@ def kdump(script: str, *, smp: int = DEFAULT_SMP, mem: int = KDUMP_MEM,
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")
     res = KdumpResult(stdout="", console="", run_dir=run_dir, duration=0.0, cmdline=cmd)
     t0 = time.monotonic()
-    timed_out = False
-    with open(run_dir / "qemu.log", "wb") as qlog:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
-                                stderr=subprocess.STDOUT)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:        # also on KeyboardInterrupt: never leave qemu behind
-            _kill(proc, 0)
-            initrd.unlink(missing_ok=True)
-            _finish(boot, run_dir)
+    try:
+        _, timed_out = run_qemu(cmd, run_dir, timeout)
+    finally:
+        initrd.unlink(missing_ok=True)
+        _finish(boot, run_dir)
     res.duration = time.monotonic() - t0
     res.timings["boot+crash+capture"] = res.duration
     if timed_out:

@@ -31,7 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from . import initramfs, logcheck
 from .kernel import Kernel, find_kernel
@@ -121,6 +121,29 @@ def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: 
         "-serial", f"file:{run_dir / 'out.log'}",
         "-nic", "none",
     ]
+
+
+def run_qemu(cmd: list[str], run_dir: Path, timeout: float,
+             on_timeout: Callable[[], None] | None = None) -> tuple[int, bool]:
+    """Run QEMU with its output in run_dir/qemu.log until it exits or
+    `timeout` seconds pass; then call `on_timeout` (QEMU still running)
+    and kill it.  QEMU never outlives this call, KeyboardInterrupt
+    included.  Returns (exit status, timed out)."""
+    timed_out = False
+    with open(run_dir / "qemu.log", "wb") as qlog:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
+                                stderr=subprocess.STDOUT)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            if on_timeout:
+                on_timeout()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            qrc = proc.wait()
+    return qrc, timed_out
 
 
 def _hang_backtraces(kernel: Kernel, run_dir: Path) -> None:
@@ -260,20 +283,9 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
         cmd += ["-gdb", f"unix:{run_dir / 'gdb.sock'},server,nowait"]
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")
     t0 = time.monotonic()
-    timed_out = False
-    with open(run_dir / "qemu.log", "wb") as qlog:
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=qlog,
-                                stderr=subprocess.STDOUT)
-        try:
-            qrc = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            if hang_debug:
-                _hang_backtraces(kernel, run_dir)
-        finally:            # also on KeyboardInterrupt: never leave qemu behind
-            if proc.poll() is None:
-                proc.kill()
-            qrc = proc.wait()
+    qrc, timed_out = run_qemu(cmd, run_dir, timeout,
+                              on_timeout=(lambda: _hang_backtraces(kernel, run_dir))
+                              if hang_debug else None)
     duration = time.monotonic() - t0
     if os.environ.get("DTI_KEEP_INITRD") != "1":
         initrd.unlink(missing_ok=True)      # ~2-10 MB each; cmdline has the qemu command
