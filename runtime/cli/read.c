@@ -88,8 +88,7 @@ struct dti_out {
 struct dti_read_opts {
 	bool follow, quiet, no_reset, symbols, strict;
 	int format;
-	long cpu;		/* -1: all */
-	int min_level, max_level;
+	struct dti_filter filter;	/* --cpu, --min-level, --max-level */
 	const char *kallsyms, *output;
 	struct dti_ksyms *syms;
 	FILE *f;		/* the output */
@@ -115,8 +114,8 @@ static void dti_notice(const struct dti_notice *n, void *arg)
 		return;
 	}
 	/* lost records: only those of the CPU asked for */
-	if (n->type != DTI_NOTICE_WARNING && o->cpu >= 0 &&
-	    n->cpu != (unsigned long)o->cpu)
+	if (n->type != DTI_NOTICE_WARNING && o->filter.cpu >= 0 &&
+	    n->cpu != (unsigned int)o->filter.cpu)
 		return;
 	dti_warn("%s", n->message);
 }
@@ -198,9 +197,9 @@ static int dti_read_parse(const char *cmd, int argc, char **argv,
 	int c, ret, i, stdin_args = 0;
 
 	memset(o, 0, sizeof(*o));
-	o->cpu = -1;
-	o->min_level = 0;
-	o->max_level = 7;
+	o->filter.cpu = -1;
+	o->filter.min_level = DTI_LEVEL_EMERG;
+	o->filter.max_level = DTI_LEVEL_MAX;
 	while ((c = dti_getopt(cmd, argc, argv, is_read ? "hfF:o:c:sq" : "hF:o:c:sq",
 			       is_read ? dti_read_opts : dti_decode_opts, &ret)) != -1) {
 		switch (c) {
@@ -223,7 +222,7 @@ static int dti_read_parse(const char *cmd, int argc, char **argv,
 		case 'c':
 			if (!dti_parse_uint(optarg, &v) || v > 65535)
 				return dti_usage(cmd, true, "--cpu needs a CPU number");
-			o->cpu = (long)v;
+			o->filter.cpu = (int)v;
 			break;
 		case 's':
 			o->symbols = true;
@@ -233,8 +232,9 @@ static int dti_read_parse(const char *cmd, int argc, char **argv,
 			break;
 		case OPT_MIN:
 		case OPT_MAX:
-			if (!dti_parse_rec_level(optarg, c == OPT_MIN ? &o->min_level :
-						 &o->max_level))
+			if (!dti_parse_rec_level(optarg, c == OPT_MIN ?
+						 &o->filter.min_level :
+						 &o->filter.max_level))
 				return dti_usage(cmd, true, "levels are 0..7 or emerg..debug");
 			break;
 		case OPT_KALLSYMS:
@@ -285,14 +285,11 @@ static void dti_sleep_ms(long ms)
 /* Print records of @r until the end (or interruption with --follow). */
 static int dti_print_all(struct dti_reader *r, struct dti_read_opts *o)
 {
-	const struct dti_filter filter = {
-		.cpu = o->cpu, .min_level = o->min_level, .max_level = o->max_level,
-	};
 	FILE *f = o->f;
 	int ret;
 
 	while (!dti_stop) {
-		ret = dti_print_records(r, f, o->format, &filter, DTI_READ_BATCH);
+		ret = dti_print_records(r, f, o->format, &o->filter, DTI_READ_BATCH);
 		if (ret < 0)	/* a write error: dti_out_close() says why */
 			return ferror(f) ? DTI_EXIT_OK : dti_err("%s", dti_errmsg());
 		if (ret > 0)
