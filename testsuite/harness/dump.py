@@ -67,8 +67,8 @@ from typing import Any, Iterable, Mapping
 
 from . import initramfs, logcheck
 from .kernel import Kernel, find_kernel
-from .vm import (DEFAULT_SMP, Boot, Guest, VMLost, VMTimeout, parse_output,
-                 qemu_command, run_qemu)
+from .vm import (DEFAULT_SMP, Boot, Guest, VMLost, VMTimeout, make_run_dir,
+                 parse_output, qemu_command, run_qemu, write_initrd)
 
 QEMU_DUMP_MEM = 512             # MiB: the ELF dump is as large as the guest
 KDUMP_MEM = 1024                # MiB: room for crashkernel= and the first kernel
@@ -333,26 +333,6 @@ def _insmod_lines(modules: Iterable[Path]) -> str:
 # shared boot machinery
 # --------------------------------------------------------------------------
 
-def _run_dir(build_dir: Path, run_dir: str | os.PathLike | None, prefix: str) -> Path:
-    if run_dir is None:
-        (build_dir / "runs").mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=prefix, dir=build_dir / "runs"))
-    path = Path(run_dir)
-    if path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
-    return path
-
-
-def _write_initrd(run_dir: Path, base: Path, script: str) -> Path:
-    initrd = run_dir / "initrd.cpio"
-    with open(initrd, "wb") as out, open(base, "rb") as src:
-        shutil.copyfileobj(src, out, 1 << 20)
-        out.write(initramfs.script_archive(script, "-eu"))
-    (run_dir / "test.sh").write_text(script)
-    return initrd
-
-
 def _read(p: Path) -> str:
     try:
         return p.read_bytes().decode("utf-8", errors="replace").replace("\r\n", "\n")
@@ -474,11 +454,11 @@ def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
     kernel = kernel or find_kernel()
     timeout = DUMP_TIMEOUT if timeout is None else timeout
     build_dir = Path(build_dir or initramfs.default_build_dir())
-    run_dir = _run_dir(build_dir, _guest_run_dir(guest, run_dir, build_dir), "qdump-")
+    run_dir = make_run_dir(build_dir, _guest_run_dir(guest, run_dir, build_dir), "qdump-")
     boot = _register(guest, run_dir, crash)
     fw = kernel_modules(kernel, QEMU_PATH_MODULES)
     base = initramfs.build_base(build_dir, [*fw, *modules], extra_files)
-    initrd = _write_initrd(run_dir, base, f"{_insmod_lines(fw)}{script}\n{crash}\n")
+    initrd = write_initrd(run_dir, base, f"{_insmod_lines(fw)}{script}\n{crash}\n", "-eu")
     sock, sock_tmp = _qmp_socket_path(run_dir)
     cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=False)
     cmd += ["-device", "pvpanic", "-device", "vmcoreinfo", "-action", "panic=pause",
@@ -642,15 +622,15 @@ def kdump(script: str, *, smp: int = DEFAULT_SMP, mem: int = KDUMP_MEM,
     kernel = kernel or find_kernel()
     timeout = DUMP_TIMEOUT if timeout is None else timeout
     build_dir = Path(build_dir or initramfs.default_build_dir())
-    run_dir = _run_dir(build_dir, _guest_run_dir(guest, run_dir, build_dir), "kdump-")
+    run_dir = make_run_dir(build_dir, _guest_run_dir(guest, run_dir, build_dir), "kdump-")
     boot = _register(guest, run_dir, crash)
     opts = list(makedumpfile_opts)
     capture = build_capture_initrd(kernel, build_dir)
     extra = {**(extra_files or {}), str(kexec_binary()): "/sbin/kexec",
              str(kernel.vmlinuz): GUEST_VMLINUZ, str(capture): GUEST_CAPTURE_INITRD}
     base = initramfs.build_base(build_dir, modules, extra)
-    initrd = _write_initrd(run_dir, base,
-                           f"{kexec_load_script(opts, kexec_flags)}{script}\n{crash}\n")
+    initrd = write_initrd(run_dir, base,
+                          f"{kexec_load_script(opts, kexec_flags)}{script}\n{crash}\n", "-eu")
     disk = run_dir / "dump-disk.img"
     with open(disk, "wb") as f:          # sparse: costs only what is written
         f.truncate(DUMP_DISK_HEADER + mem * (1 << 20))

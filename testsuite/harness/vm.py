@@ -123,6 +123,29 @@ def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: 
     ]
 
 
+def make_run_dir(build_dir: Path, run_dir: str | os.PathLike | None, prefix: str) -> Path:
+    """`run_dir` emptied, or a new directory `prefix`* under build_dir/runs/."""
+    if run_dir is None:
+        (build_dir / "runs").mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=prefix, dir=build_dir / "runs"))
+    path = Path(run_dir)
+    if path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
+    return path
+
+
+def write_initrd(run_dir: Path, base: Path, script: str, sh_opts: str) -> Path:
+    """run_dir/initrd.cpio: the base archive and one holding `script`
+    (also kept as run_dir/test.sh)."""
+    initrd = run_dir / "initrd.cpio"
+    with open(initrd, "wb") as out, open(base, "rb") as src:
+        shutil.copyfileobj(src, out, 1 << 20)
+        out.write(initramfs.script_archive(script, sh_opts))
+    (run_dir / "test.sh").write_text(script)
+    return initrd
+
+
 def run_qemu(cmd: list[str], run_dir: Path, timeout: float,
              on_timeout: Callable[[], None] | None = None) -> tuple[int, bool]:
     """Run QEMU with its output in run_dir/qemu.log until it exits or
@@ -258,21 +281,9 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
     build_dir = Path(build_dir or initramfs.default_build_dir())
     if timeout is None:
         timeout = DEFAULT_TIMEOUT
-    if run_dir is None:
-        (build_dir / "runs").mkdir(parents=True, exist_ok=True)
-        run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=build_dir / "runs"))
-    else:
-        run_dir = Path(run_dir)
-        if run_dir.exists():
-            shutil.rmtree(run_dir)
-        run_dir.mkdir(parents=True)
-
+    run_dir = make_run_dir(build_dir, run_dir, "run-")
     base = initramfs.build_base(build_dir, modules, extra_files)
-    initrd = run_dir / "initrd.cpio"
-    with open(initrd, "wb") as out, open(base, "rb") as src:
-        shutil.copyfileobj(src, out, 1 << 20)
-        out.write(initramfs.script_archive(script, sh_opts))
-    (run_dir / "test.sh").write_text(script)
+    initrd = write_initrd(run_dir, base, script, sh_opts)
 
     hang_debug = os.environ.get("DTI_HANG_DEBUG") == "1"
     if hang_debug:
