@@ -321,16 +321,20 @@ static int dti_create_buffers(struct dti_channel *ch)
 	 * that comes up later.  A CPU coming up in between would get none;
 	 * holding hotplug off closes that gap.
 	 */
+	dti_dump_new_buffers(ch);
 	cpus_read_lock();
 	rchan = relay_open(DTI_TRACE_FILE_BASE, ch->dir, ch->subbuf_size,
 			   ch->n_subbufs, &dti_relay_callbacks, ch);
 	cpus_read_unlock();
-	if (!rchan)
+	if (!rchan) {
+		dti_dump_buffers_gone(ch);
 		return -ENOMEM;
+	}
 	mutex_lock(&ch->buf_lock);
 	ret = dti_publish_buffers(ch, rchan);
 	mutex_unlock(&ch->buf_lock);
 	if (ret) {
+		dti_dump_buffers_gone(ch);
 		relay_close(rchan);
 		return ret;
 	}
@@ -371,6 +375,8 @@ static void dti_destroy_buffers(struct dti_channel *ch)
 	/* Writers run with interrupts off: this waits for all of them. */
 	synchronize_rcu();
 	dti_discard_records(ch);
+	/* Before relay_close(), which may free the pages at once. */
+	dti_dump_buffers_gone(ch);
 	/* Files still open keep their buffer until they are closed. */
 	relay_close(rchan);
 }
@@ -621,12 +627,11 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 		if (!ch->own_info.stats)
 			goto err_free_trigger;
 	}
-	snprintf(ch->marker, sizeof(ch->marker), "%s%s", DTI_MARKER_PREFIX,
-		 name);
-	ch->name = ch->marker + DTI_MARKER_PREFIX_LEN;
 	ch->subbuf_size = subbuf_size;
 	ch->n_subbufs = n_subbufs;
 	ch->flags = flags;
+	dti_dump_init(ch, name);
+	ch->name = ch->dump.marker + DTI_MARKER_PREFIX_LEN;
 	mutex_init(&ch->ctl_lock);
 	mutex_init(&ch->buf_lock);
 	INIT_WORK(&ch->create_work, dti_create_work);
@@ -647,6 +652,7 @@ err_free:
  */
 void dti_free_channel(struct dti_channel *ch)
 {
+	dti_dump_wipe(ch);
 	free_percpu(ch->own_info.stats);
 	free_percpu(ch->trigger);
 	if (ch->owned)
@@ -901,6 +907,7 @@ int dti_handle_init(struct dti_handle *handle)
 	struct dti_info *info;
 
 	might_sleep();
+	dti_dump_pending_seal(&handle->pending);
 	if (rcu_access_pointer(handle->info.chan)) {
 		dti_probe_register(handle->name, NULL, -EBUSY);
 		return -EBUSY;
@@ -929,6 +936,7 @@ EXPORT_SYMBOL_GPL(dti_handle_init);
 void dti_handle_cleanup(struct dti_handle *handle)
 {
 	dti_unregister(&handle->info);
+	dti_dump_pending_wipe(&handle->pending);
 }
 EXPORT_SYMBOL_GPL(dti_handle_cleanup);
 
@@ -936,6 +944,7 @@ static int __init dti_init(void)
 {
 	int ret;
 
+	dti_dump_setup();
 	dti_wq = alloc_ordered_workqueue("dti", 0);
 	if (!dti_wq)
 		return -ENOMEM;

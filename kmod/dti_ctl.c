@@ -155,7 +155,7 @@ int dti_ctl_log(const char *name, int level, bool text, const void *buf,
 }
 EXPORT_SYMBOL_GPL(dti_ctl_log);
 
-static struct dti_owned *dti_owned_alloc(int level)
+static struct dti_owned *dti_owned_alloc(const char *name, int level)
 {
 	struct dti_owned *own = kzalloc(sizeof(*own), GFP_ATOMIC);
 
@@ -171,6 +171,7 @@ static struct dti_owned *dti_owned_alloc(int level)
 	raw_spin_lock_init(&own->pending.lock);
 	own->pending.buf = own->buf;
 	own->pending.size = sizeof(own->buf);
+	dti_dump_pending_init(&own->pending, name);
 	return own;
 }
 
@@ -182,6 +183,7 @@ void dti_ctl_free_owned(struct dti_channel *ch)
 {
 	struct dti_owned *own = ch->owned;
 
+	dti_dump_pending_wipe(&own->pending);
 	free_percpu(own->info.stats);
 	kfree(own);
 }
@@ -235,12 +237,13 @@ static int __dti_ctl_create(const char *name, size_t size, int level,
 	if (ret != -ENOENT)
 		return ret;
 
-	own = dti_owned_alloc(level);
+	own = dti_owned_alloc(name, level);
 	if (!own)
 		return -ENOMEM;
 	ch = dti_alloc_channel(name, subbuf_size, DTI_DEFAULT_N_SUBBUFS,
 			       DTI_F_ON_DEMAND, &own->info, GFP_ATOMIC);
 	if (!ch) {
+		dti_dump_pending_wipe(&own->pending);
 		free_percpu(own->info.stats);
 		kfree(own);
 		return -ENOMEM;

@@ -15,7 +15,6 @@
 #include <linux/workqueue.h>
 
 #define DTI_MARKER_PREFIX_LEN	(sizeof(DTI_MARKER_PREFIX) - 1)
-#define DTI_MARKER_LEN		(DTI_MARKER_PREFIX_LEN + DTI_NAME_MAX + 1)
 
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
 #define DTI_TRACE_FILE_BASE	"trace"
@@ -28,8 +27,11 @@
  * struct dti_channel - a DTI channel
  * @own_info:	the part drivers see, for channels registered directly
  * @info:	the part drivers see: @own_info, or a handle's
- * @marker:	"__DTI__<name>", NUL-terminated, so a memory dump can find
- *		the channel; @name points into it
+ * @dump:	dump descriptor: a reader of a memory dump finds the channel
+ *		by its marker, "__DTI__<name>", and @name points into that
+ *		(dti_dump.c)
+ * @dump_cpus:	the descriptor's CPU table while there are buffers
+ * @dump_lock:	serialises changes of @dump and @dump_cpus
  * @name:	channel name
  * @subbuf_size: relay sub-buffer size
  * @n_subbufs:	relay sub-buffers per CPU
@@ -68,7 +70,9 @@
 struct dti_channel {
 	struct dti_info own_info;
 	struct dti_info *info;
-	char marker[DTI_MARKER_LEN];
+	struct dti_dump_desc dump;
+	struct dti_dump_cpu *dump_cpus;
+	struct mutex dump_lock;
 	const char *name;
 	size_t subbuf_size;
 	size_t n_subbufs;
@@ -235,6 +239,18 @@ struct dentry *dti_fs_root(void);
 void dti_fs_create_control(struct dti_channel *ch);
 void dti_fs_create_views(struct dti_channel *ch);
 void dti_fs_remove_views(struct dti_channel *ch);
+
+/* dti_dump.c */
+void dti_dump_setup(void);
+void dti_dump_init(struct dti_channel *ch, const char *name);
+void dti_dump_wipe(struct dti_channel *ch);
+void dti_dump_new_buffers(struct dti_channel *ch);
+void dti_dump_add_buf(struct dti_channel *ch, struct rchan_buf *buf,
+		      unsigned int cpu);
+void dti_dump_buffers_gone(struct dti_channel *ch);
+void dti_dump_pending_init(struct dti_pending *p, const char *name);
+void dti_dump_pending_seal(struct dti_pending *p);
+void dti_dump_pending_wipe(struct dti_pending *p);
 
 /* dti_merged.c */
 extern const struct file_operations dti_merged_fops;

@@ -140,6 +140,7 @@ static void dti_write_subbuf_header(struct dti_channel *ch,
 	info->subbuf_size = ch->subbuf_size;
 	info->n_subbufs = ch->n_subbufs;
 	info->state = DTI_SUBBUF_OPEN;
+	info->generation = ch->dump.generation;
 	strscpy(info->name, ch->name, sizeof(info->name));
 }
 
@@ -181,12 +182,26 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf,
 	return 1;
 }
 
+/*
+ * Called by relay for each CPU's new buffer, its pages allocated: at
+ * relay_open() and when a CPU comes online.  relay names the file after
+ * the CPU (DTI_TRACE_FILE_BASE followed by its number) but sets
+ * buf->cpu only after this returns.
+ */
 static struct dentry *dti_create_buf_file(const char *filename,
 					  struct dentry *parent, umode_t mode,
 					  struct rchan_buf *buf, int *is_global)
 {
-	return debugfs_create_file(filename, mode, parent, buf,
-				   &relay_file_operations);
+	struct dti_channel *ch = buf->chan->private_data;
+	struct dentry *dentry;
+	unsigned int cpu;
+
+	dentry = debugfs_create_file(filename, mode, parent, buf,
+				     &relay_file_operations);
+	if (!IS_ERR(dentry) &&
+	    !kstrtouint(filename + strlen(DTI_TRACE_FILE_BASE), 10, &cpu))
+		dti_dump_add_buf(ch, buf, cpu);
+	return dentry;
 }
 
 static int dti_remove_buf_file(struct dentry *dentry)
@@ -580,10 +595,17 @@ static __always_inline void *dti_store(struct dti_channel *ch,
 	}
 	seq = this_cpu_inc_return(info->stats->seq) - 1;
 	dti_fill_record(rec, meta, buf->cpu, len, seq);
-	dti_subbuf_info(buf->data)->records++;
-	this_cpu_inc(info->stats->written);
 	if (payload)
 		dti_copy_payload(rec + 1, payload, len);
+	/*
+	 * Count the record only once it is whole: a dump taken with this
+	 * CPU stopped anywhere above shows it as unused space.  The CPU's
+	 * own stores become visible in order when it stops, so keeping
+	 * the compiler from reordering them is enough.
+	 */
+	barrier();
+	dti_subbuf_info(buf->data)->records++;
+	this_cpu_inc(info->stats->written);
 	if (static_branch_unlikely(&dti_stored_probe_key))
 		dti_probe_stored(ch, rec);
 	if (unlikely(left >= 0))
@@ -608,8 +630,11 @@ static bool dti_pending_add(struct dti_pending *p, const struct dti_meta *meta,
 		goto lost;
 	rec = p->buf + p->used;
 	dti_fill_record(rec, meta, meta->cpu, len, 0);
+	rec->flags |= DTI_REC_PENDING;
 	memcpy(rec + 1, payload, len);
-	p->used += size;
+	/* Whole before counted, for dump readers (see dti_store()). */
+	barrier();
+	WRITE_ONCE(p->used, p->used + size);
 	return true;
 lost:
 	p->lost++;
@@ -821,7 +846,7 @@ static u64 dti_replay(struct dti_channel *ch, struct rchan *rchan,
 		meta.caller = rec->caller;
 		meta.cpu = rec->log_cpu;
 		meta.level = rec->level;
-		meta.flags = rec->flags | DTI_REC_REPLAYED;
+		meta.flags = (rec->flags & ~DTI_REC_PENDING) | DTI_REC_REPLAYED;
 		if (rec->len > dti_max_payload(ch)) {
 			dti_lose(ch->info, ch, &meta, rec->len,
 				 DTI_LOSS_TOO_BIG);

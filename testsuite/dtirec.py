@@ -75,7 +75,7 @@ def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], li
             f = SUBBUF.unpack_from(payload)
             subbufs.append(dict(number=seq, cpu=cpu, subbuf_size=f[0],
                                 n_subbufs=f[1], padding=f[2], records=f[3],
-                                state=f[4], name=f[6].rstrip(b"\0").decode()))
+                                state=f[4], generation=f[5], name=f[6].rstrip(b"\0").decode()))
         else:
             recs.append(Record(flags, level, cpu, log_cpu, seq, ts, caller, payload))
         pos += size

@@ -47,7 +47,7 @@ void dti_decode_sub(const void *payload, bool swapped, struct dti_sub *s)
 	s->padding = dti_u32(in.padding, swapped);
 	s->records = dti_u32(in.records, swapped);
 	s->state = dti_u32(in.state, swapped);
-	s->reserved = dti_u32(in.reserved, swapped);
+	s->generation = dti_u32(in.generation, swapped);
 	s->name_ok = memchr(in.name, '\0', sizeof(in.name)) != NULL;
 	memcpy(s->name, in.name, sizeof(s->name));
 	s->name[DTI_NAME_MAX] = '\0';
@@ -72,7 +72,7 @@ const char *dti_sub_invalid(const struct dti_hdr *h, const struct dti_sub *sub)
 		return "impossible sub-buffer size";
 	if (!sub->n_subbufs || sub->n_subbufs > DTI_CPU_LIMIT)
 		return "impossible number of sub-buffers";
-	if (sub->state > DTI_SUBBUF_CLOSED || sub->reserved)
+	if (sub->state > DTI_SUBBUF_CLOSED)
 		return "unknown sub-buffer state";
 	if (sub->padding > ss - DTI_SUB_SIZE || sub->padding % DTI_RECORD_ALIGN ||
 	    (sub->padding && sub->state != DTI_SUBBUF_CLOSED))

@@ -108,7 +108,7 @@ static inline enum dti_hdr_status dti_decode_hdr(const void *p, struct dti_hdr *
 
 /* Sub-buffer info payload (host order) of a DTI_REC_SUBBUF record. */
 struct dti_sub {
-	uint32_t subbuf_size, n_subbufs, padding, records, state, reserved;
+	uint32_t subbuf_size, n_subbufs, padding, records, state, generation;
 	bool name_ok;		/* the name field holds a NUL */
 	char name[DTI_NAME_MAX + 1];
 };

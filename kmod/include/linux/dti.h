@@ -24,6 +24,7 @@
 #include <linux/jump_label.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
+#include <linux/stddef.h>
 #include <linux/types.h>
 #include <uapi/linux/dti_record.h>
 
@@ -104,10 +105,13 @@ struct dti_channel;
 
 /**
  * struct dti_pending - records kept until a channel's buffers exist
+ * @dump:	dump descriptor, so that a memory dump shows the records
+ *		(struct dti_dump_pending in dti_record.h); first, with @used
+ *		right after it, so that both lie in one page
+ * @used:	bytes holding records, in the format of dti_record.h
  * @lock:	protects the rest; taken with interrupts off
  * @buf:	storage, DTI_RECORD_ALIGN aligned
  * @size:	bytes of @buf
- * @used:	bytes holding records, in the format of dti_record.h
  * @lost:	records that did not fit
  * @replayed:	records copied into the relay buffers so far
  *
@@ -116,13 +120,33 @@ struct dti_channel;
  * the buffers, in order and with their original timestamps, exactly once.
  */
 struct dti_pending {
+	struct dti_dump_pending dump;
+	size_t used;
 	raw_spinlock_t lock;
 	void *buf;
 	size_t size;
-	size_t used;
 	u64 lost;
 	u64 replayed;
 };
+
+/*
+ * Alignment of a handle's pending store: a power of two at least as
+ * large as its descriptor and @used, so that the two never straddle a
+ * page boundary of module memory, which is not physically contiguous.
+ */
+#define DTI_DUMP_PENDING_ALIGN	128
+
+/* The descriptor of a statically defined store; dti_handle_init() seals it. */
+#define DTI_DUMP_PENDING_INIT(_name, _buf, _bufsize) {			\
+		.marker = DTI_MARKER_PREFIX _name,			\
+		.magic = DTI_DUMP_MAGIC,				\
+		.version = DTI_DUMP_VERSION,				\
+		.type = DTI_DUMP_PENDING,				\
+		.size = sizeof(struct dti_dump_pending),		\
+		.used_offset = offsetof(struct dti_pending, used),	\
+		.buf = (unsigned long)(_buf),				\
+		.buf_size = (_bufsize),					\
+	}
 
 /**
  * struct dti_info - a DTI channel, as drivers see it
@@ -141,7 +165,7 @@ struct dti_info {
 /**
  * struct dti_handle - a channel defined statically, created on demand
  * @info:	the channel's level, counters and pending records
- * @pending:	storage for @info.pending
+ * @pending:	storage for @info.pending, aligned for dump readers
  * @name:	channel name
  * @size:	bytes of buffer per CPU once the buffers exist
  *
@@ -149,7 +173,7 @@ struct dti_info {
  */
 struct dti_handle {
 	struct dti_info info;
-	struct dti_pending pending;
+	struct dti_pending pending __aligned(DTI_DUMP_PENDING_ALIGN);
 	const char *name;
 	size_t size;
 };
@@ -289,6 +313,7 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 			.pending = &handle.pending,			   \
 		},							   \
 		.pending = {						   \
+			.dump = DTI_DUMP_PENDING_INIT(_name, _buf, _bufsize), \
 			.lock = __RAW_SPIN_LOCK_UNLOCKED(handle.pending.lock), \
 			.buf = (_buf),					   \
 			.size = (_bufsize),				   \

@@ -53,6 +53,7 @@
 #define DTI_REC_TRUNCATED	0x02	/* text was cut at the formatting limit */
 #define DTI_REC_RESERVED	0x04	/* payload written by the caller of dti_reserve */
 #define DTI_REC_REPLAYED	0x08	/* copied from an early buffer into relay */
+#define DTI_REC_PENDING		0x10	/* waiting in a pending store: no seq yet */
 #define DTI_REC_SUBBUF		0x80	/* sub-buffer header, not a trace record */
 
 /**
@@ -100,12 +101,21 @@ struct dti_record {
  * @padding:	  unused bytes at the end of this sub-buffer (once closed)
  * @records:	  trace records stored in this sub-buffer
  * @state:	  DTI_SUBBUF_OPEN or DTI_SUBBUF_CLOSED
- * @reserved:	  zero
+ * @generation:	  generation of the buffers (struct dti_dump_desc), never 0;
+ *		  0 in sub-buffers written before dti.ko had generations
  * @name:	  channel name, NUL-terminated
  *
  * With this header a sub-buffer describes itself: a dump reader that
  * finds one in memory knows the channel, the CPU (in the record header),
- * where the sub-buffer sits in the ring and where its data ends.
+ * where the sub-buffer sits in the ring and where its data ends, and,
+ * by the generation, whether it belongs to the buffers a channel has now
+ * or to freed ones whose pages were not yet written over.
+ *
+ * @records grows only after a record's payload is complete: a writer
+ * stopped in the middle of a record (a crash, an NMI) leaves it outside
+ * the count.  The one exception is a record from dti_reserve(), counted
+ * when it is reserved; its payload is complete once its caller has
+ * re-enabled interrupts.
  */
 struct dti_subbuf_info {
 	__u32 subbuf_size;
@@ -113,7 +123,7 @@ struct dti_subbuf_info {
 	__u32 padding;
 	__u32 records;
 	__u32 state;
-	__u32 reserved;
+	__u32 generation;
 	char  name[DTI_NAME_MAX + 1];
 };
 
@@ -124,5 +134,144 @@ struct dti_subbuf_info {
 
 /* Bytes the sub-buffer header takes at the start of every sub-buffer. */
 #define DTI_SUBBUF_HEADER_SIZE	DTI_RECORD_SIZE(sizeof(struct dti_subbuf_info))
+
+/*
+ * Dump descriptors: how a reader finds DTI's buffers in a memory dump
+ * (a vmcore, a QEMU guest dump) with no debuginfo and no System.map.
+ *
+ * A reader scans physical memory for DTI_MARKER_PREFIX at an 8-byte
+ * boundary.  A descriptor starts with the marker: "__DTI__<name>", NUL,
+ * zero fill up to DTI_DUMP_MARKER_SIZE, then the magic, the version and
+ * the type.  Every descriptor lies in physically contiguous memory and
+ * carries a CRC-32 (that of zlib and of the kernel's crc32_le() with ~0
+ * in and out) of its DTI_DUMP_*_SIZE bytes with the crc field zero.  A
+ * descriptor whose CRC fails was damaged, or caught in the middle of an
+ * update: its channel is reported and skipped.  Everything is in the
+ * byte order of the kernel that wrote it; the magic tells which.
+ *
+ * DTI_DUMP_CHANNEL: one per registered channel, inside the channel's
+ * bookkeeping.  It is written when buffers are created or destroyed and
+ * when the level changes, never per record, and its marker is wiped when
+ * the channel is freed.  @cpu_table is the physical address of
+ * @nr_cpu_ids struct dti_dump_cpu entries, one per possible CPU, each of
+ * which gives the physical address of an array of @n_pages page frame
+ * numbers (__u64): the pages of that CPU's ring, in ring order.  Relay
+ * allocates the ring page by page, so its sub-buffers need not be
+ * contiguous.  A sub-buffer belongs to the ring only if its header has
+ * the descriptor's generation and its sub-buffer number (the header's
+ * seq) modulo n_subbufs is its slot.
+ *
+ * DTI_DUMP_PENDING: one per pending store (handles, channels created by
+ * dti_ctl_create()), where records wait while a channel has no buffers
+ * yet, before INIT_DTI_HANDLE() of an early handle included.  A store
+ * defined statically only knows kernel virtual addresses, so @buf is
+ * one, translated through the kernel's page tables; @used (the bytes of
+ * @buf holding records) is kept by the kernel in a native unsigned long
+ * at @used_offset bytes from the descriptor.  Its records are in the
+ * format above with DTI_REC_PENDING set and seq 0.
+ */
+#define DTI_DUMP_MAGIC		0xD7D0B1E5U
+#define DTI_DUMP_VERSION	1
+#define DTI_DUMP_MARKER_SIZE	40	/* "__DTI__" + DTI_NAME_MAX + NUL, rounded up */
+
+/* struct dti_dump_desc.type */
+#define DTI_DUMP_CHANNEL	1
+#define DTI_DUMP_PENDING	2
+
+/* struct dti_dump_desc.flags */
+#define DTI_DUMP_F_BUFFERS	0x1	/* the channel has buffers (cpu_table valid) */
+#define DTI_DUMP_F_NO_OVERWRITE	0x2	/* DTI_F_NO_OVERWRITE channel */
+#define DTI_DUMP_F_HANDLE	0x4	/* a handle's channel: it has a pending store */
+
+/**
+ * struct dti_dump_desc - what a dump reader finds after a channel's marker
+ * @marker:	"__DTI__<name>", NUL-padded
+ * @magic:	DTI_DUMP_MAGIC
+ * @version:	DTI_DUMP_VERSION
+ * @type:	DTI_DUMP_CHANNEL
+ * @size:	DTI_DUMP_CHANNEL_SIZE
+ * @flags:	DTI_DUMP_F_* bits
+ * @generation:	generation of the current buffers, never 0 (a new one each
+ *		time buffers are created, from a counter that starts at
+ *		random at module load), carried by every sub-buffer header
+ * @subbuf_size: bytes per sub-buffer
+ * @n_subbufs:	sub-buffers per CPU
+ * @nr_cpu_ids:	entries in the CPU table
+ * @page_size:	bytes per page frame
+ * @cpu_table_crc: CRC-32 of the CPU table
+ * @level_addr:	physical address of the channel's current level, a native
+ *		int (DTI_LEVEL_*); it changes from any context, so it lies
+ *		outside the descriptor and its CRC
+ * @cpu_table:	physical address of the CPU table; 0 without buffers
+ * @crc:	CRC-32 of the descriptor, this field zero
+ * @reserved:	zero
+ */
+struct dti_dump_desc {
+	char  marker[DTI_DUMP_MARKER_SIZE];
+	__u32 magic;
+	__u16 version;
+	__u16 type;
+	__u32 size;
+	__u32 flags;
+	__u32 generation;
+	__u32 subbuf_size;
+	__u32 n_subbufs;
+	__u32 nr_cpu_ids;
+	__u32 page_size;
+	__u32 cpu_table_crc;
+	__u64 level_addr;
+	__u64 cpu_table;
+	__u32 crc;
+	__u32 reserved;
+};
+#define DTI_DUMP_CHANNEL_SIZE	sizeof(struct dti_dump_desc)
+
+/**
+ * struct dti_dump_cpu - one CPU's ring in a channel's CPU table
+ * @pfns:	physical address of @n_pages page frame numbers (__u64);
+ *		0 if this CPU has no buffer
+ * @n_pages:	pages of the ring: subbuf_size * n_subbufs bytes rounded up
+ *		to whole pages (sub-buffers need not be page-sized)
+ * @pfns_crc:	CRC-32 of the @n_pages * 8 bytes at @pfns
+ */
+struct dti_dump_cpu {
+	__u64 pfns;
+	__u32 n_pages;
+	__u32 pfns_crc;
+};
+
+/**
+ * struct dti_dump_pending - what a dump reader finds after a pending
+ * store's marker
+ * @marker:	"__DTI__<name>", NUL-padded
+ * @magic:	DTI_DUMP_MAGIC
+ * @version:	DTI_DUMP_VERSION
+ * @type:	DTI_DUMP_PENDING
+ * @size:	DTI_DUMP_PENDING_SIZE
+ * @used_offset: where the count of used bytes is, from the descriptor
+ * @buf:	kernel virtual address of the store's records
+ * @buf_size:	bytes at @buf
+ * @crc:	CRC-32 of the descriptor, this field zero; 0 in a store defined
+ *		statically (DEFINE_DTI_HANDLE()) whose handle was not yet
+ *		initialised, as the compiler cannot compute it
+ * @reserved:	zero
+ *
+ * The count of used bytes changes with every record, so it lies outside
+ * the descriptor and its CRC; a reader checks it against @buf_size and
+ * reads whole records within it.
+ */
+struct dti_dump_pending {
+	char  marker[DTI_DUMP_MARKER_SIZE];
+	__u32 magic;
+	__u16 version;
+	__u16 type;
+	__u32 size;
+	__u32 used_offset;
+	__u64 buf;
+	__u64 buf_size;
+	__u32 crc;
+	__u32 reserved;
+};
+#define DTI_DUMP_PENDING_SIZE	sizeof(struct dti_dump_pending)
 
 #endif /* _UAPI_LINUX_DTI_RECORD_H */
