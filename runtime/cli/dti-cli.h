@@ -46,6 +46,54 @@ bool dti_parse_uint(const char *s, unsigned long *v);
 int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts, int *ret);
 
+/* Help of the options read, decode and dump share (read.c), in two parts */
+#define DTI_HELP_FORMAT \
+	"  -F, --format FMT      text (default: as the kernel's merged file), ts\n" \
+	"                        (as merged-ts), hex, json or raw\n" \
+	"  -o, --output FILE     write the records to FILE, not standard output\n" \
+	"  -c, --cpu N           only records of CPU N\n" \
+	"      --min-level L     only records of level L or higher (0..7 or a name)\n" \
+	"      --max-level L     only records of level L or lower\n"
+#define DTI_HELP_TAIL \
+	"      --kallsyms FILE   resolve callers through FILE (from the traced machine)\n" \
+	"      --strict          stop at the first damaged record (exit status 1)\n" \
+	"  -q, --quiet           report neither lost records nor damage on stderr\n" \
+	"\nExit status: 0, 1 failure, 2 damaged data skipped, 129 usage.\n"
+
+/* The output stream's file descriptor and the errno of its first failed write */
+struct dti_out {
+	int fd;
+	int err;
+	const char *name;
+};
+
+/* The options of read, decode and dump (read.c parses them) */
+struct dti_read_opts {
+	bool follow, quiet, no_reset, symbols, strict;
+	bool list;			/* dump --list */
+	int format;
+	struct dti_filter filter;	/* --cpu, --min-level, --max-level */
+	const char *kallsyms, *output;
+	const char *channel, *out_dir;	/* dump --channel, --out */
+	struct dti_ksyms *syms;
+	FILE *f;		/* the output */
+	struct dti_out out;
+};
+
+/*
+ * Parse the options and operands of read, decode or dump (@cmd), load
+ * the symbols and open the output.  Returns -1 to go on, or an exit code.
+ */
+int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
+		   int max_args, struct dti_read_opts *o);
+/*
+ * Print what @r returns to o->f with the notices on stderr, and close
+ * it.  DTI_EXIT_OK, DTI_EXIT_DAMAGE, or DTI_EXIT_FAIL (message printed).
+ */
+int dti_read_print(struct dti_reader *r, struct dti_read_opts *o);
+/* Close the output, free what parsing loaded; @ret or the output's error. */
+int dti_read_finish(struct dti_read_opts *o, int ret);
+
 int cmd_list(int argc, char **argv);
 int cmd_level(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
@@ -53,8 +101,9 @@ int cmd_stats(int argc, char **argv);
 int cmd_read(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 extern const char usage_list[], usage_level[], usage_reset[], usage_stats[];
-extern const char usage_read[], usage_decode[], usage_snapshot[];
+extern const char usage_read[], usage_decode[], usage_snapshot[], usage_dump[];
 
 #endif /* _DTI_CLI_H */

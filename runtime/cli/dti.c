@@ -5,6 +5,7 @@
  *   ctl.c       list, level, reset, stats
  *   read.c      read, decode
  *   snapshot.c  snapshot
+ *   dump.c      dump
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +26,7 @@ const struct dti_cmd dti_cmds[] = {
 	{ "read",     cmd_read,     usage_read,     "print a channel's records merged by time" },
 	{ "snapshot", cmd_snapshot, usage_snapshot, "stop a channel, copy its per-CPU files, restore it" },
 	{ "decode",   cmd_decode,   usage_decode,   "print records from copied per-CPU files" },
+	{ "dump",     cmd_dump,     usage_dump,     "print or save the channels of a kernel memory dump" },
 	{ "reset",    cmd_reset,    usage_reset,    "make the trace files return every record again" },
 	{ "stats",    cmd_stats,    usage_stats,    "print a channel's per-CPU counters" },
 	{ NULL, NULL, NULL, NULL },

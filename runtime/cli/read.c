@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dti read, dti decode: print records merged by time.
+ * dti read, dti decode: print records merged by time.  Their options,
+ * parsing and printing serve dti dump too (dump.c).
  *
  * read writes 1 to reset_consumed and then reads the trace files to their
  * end, so it prints every record the buffers hold (as the kernel's merged
@@ -26,17 +27,9 @@
 
 /* Options of read and decode, as getopt_long entries and as help */
 #define DTI_READ_HELP \
-	"  -F, --format FMT      text (default: as the kernel's merged file), ts\n" \
-	"                        (as merged-ts), hex, json or raw\n" \
-	"  -o, --output FILE     write the records to FILE, not standard output\n" \
-	"  -c, --cpu N           only records of CPU N\n" \
-	"      --min-level L     only records of level L or higher (0..7 or a name)\n" \
-	"      --max-level L     only records of level L or lower\n" \
+	DTI_HELP_FORMAT \
 	"  -s, --symbols         resolve callers through /proc/kallsyms\n" \
-	"      --kallsyms FILE   resolve callers through FILE (from the traced machine)\n" \
-	"      --strict          stop at the first damaged record (exit status 1)\n" \
-	"  -q, --quiet           report neither lost records nor damage on stderr\n" \
-	"\nExit status: 0, 1 failure, 2 damaged data skipped, 129 usage.\n"
+	DTI_HELP_TAIL
 #define DTI_READ_OPTS \
 	{ "help",      no_argument,       NULL, 'h' }, \
 	{ "format",    required_argument, NULL, 'F' }, \
@@ -65,7 +58,8 @@ const char usage_decode[] =
 	"\n"
 	DTI_READ_HELP;
 
-enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET, OPT_STRICT };
+enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET, OPT_STRICT,
+       OPT_CHANNEL, OPT_OUT };
 
 static const struct option dti_read_opts[] = {
 	DTI_READ_OPTS,
@@ -77,22 +71,13 @@ static const struct option dti_decode_opts[] = {
 	DTI_READ_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
-
-/* The output stream's file descriptor and the errno of its first failed write */
-struct dti_out {
-	int fd;
-	int err;
-	const char *name;
-};
-
-struct dti_read_opts {
-	bool follow, quiet, no_reset, symbols, strict;
-	int format;
-	struct dti_filter filter;	/* --cpu, --min-level, --max-level */
-	const char *kallsyms, *output;
-	struct dti_ksyms *syms;
-	FILE *f;		/* the output */
-	struct dti_out out;
+/* /proc/kallsyms is the host's, not the dumped kernel's: no --symbols */
+static const struct option dti_dump_opts[] = {
+	DTI_READ_OPTS,
+	{ "list",      no_argument,       NULL, 'l' },
+	{ "channel",   required_argument, NULL, OPT_CHANNEL },
+	{ "out",       required_argument, NULL, OPT_OUT },
+	{ NULL, 0, NULL, 0 },
 };
 
 static volatile sig_atomic_t dti_stop;
@@ -189,10 +174,10 @@ static bool dti_parse_rec_level(const char *text, int *level)
  * the symbols and open the output, before anything is read or reset.
  * Returns -1 to go on, or an exit code.
  */
-static int dti_read_parse(const char *cmd, int argc, char **argv,
-			  int min_args, int max_args, struct dti_read_opts *o)
+int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
+		   int max_args, struct dti_read_opts *o)
 {
-	bool is_read = !strcmp(cmd, "read");
+	bool is_read = !strcmp(cmd, "read"), is_dump = !strcmp(cmd, "dump");
 	unsigned long v;
 	int c, ret, i, stdin_args = 0;
 
@@ -200,9 +185,20 @@ static int dti_read_parse(const char *cmd, int argc, char **argv,
 	o->filter.cpu = -1;
 	o->filter.min_level = DTI_LEVEL_EMERG;
 	o->filter.max_level = DTI_LEVEL_MAX;
-	while ((c = dti_getopt(cmd, argc, argv, is_read ? "hfF:o:c:sq" : "hF:o:c:sq",
-			       is_read ? dti_read_opts : dti_decode_opts, &ret)) != -1) {
+	while ((c = dti_getopt(cmd, argc, argv,
+			       is_read ? "hfF:o:c:sq" : is_dump ? "hF:o:c:ql" : "hF:o:c:sq",
+			       is_read ? dti_read_opts : is_dump ? dti_dump_opts :
+			       dti_decode_opts, &ret)) != -1) {
 		switch (c) {
+		case 'l':
+			o->list = true;
+			break;
+		case OPT_CHANNEL:
+			o->channel = optarg;
+			break;
+		case OPT_OUT:
+			o->out_dir = optarg;
+			break;
 		case DTI_OPT_EXIT:
 			return ret;
 		case 'f':
@@ -247,10 +243,13 @@ static int dti_read_parse(const char *cmd, int argc, char **argv,
 		}
 	}
 	if (argc - optind < min_args)
-		return dti_usage(cmd, true, is_read ? "missing CHANNEL" : "missing DIR or FILE");
+		return dti_usage(cmd, true, is_read ? "missing CHANNEL" :
+				 is_dump ? "missing VMCORE" : "missing DIR or FILE");
+	if (o->list && o->out_dir)
+		return dti_usage(cmd, true, "--list and --out exclude each other");
 	if (max_args && argc - optind > max_args)
 		return dti_usage(cmd, true, "too many arguments");
-	for (i = optind; !is_read && i < argc; i++)
+	for (i = optind; !is_read && !is_dump && i < argc; i++)
 		stdin_args += !strcmp(argv[i], "-");
 	if (stdin_args > 1)
 		return dti_usage(cmd, true, "'-' (standard input) can be given once");
@@ -301,28 +300,39 @@ static int dti_print_all(struct dti_reader *r, struct dti_read_opts *o)
 	return DTI_EXIT_OK;
 }
 
+int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
+{
+	bool damage;
+	int ret;
+
+	if (!r)
+		return dti_err("%s", dti_errmsg());
+	dti_set_notice_handler(r, dti_notice, o);
+	dti_set_ksyms(r, o->syms);
+	ret = dti_print_all(r, o);
+	damage = dti_damage_count(r) > 0;
+	dti_close(r);	/* writes what dti_print() still holds */
+	return ret == DTI_EXIT_OK && damage ? DTI_EXIT_DAMAGE : ret;
+}
+
+/*
+ * The exit code of @ret (of dti_read_print(), the worst of several) and
+ * the output's close: a write error fails whatever was printed.
+ */
+int dti_read_finish(struct dti_read_opts *o, int ret)
+{
+	int ret_out = dti_out_close(o->f, &o->out);
+
+	if (ret != DTI_EXIT_FAIL && ret_out != DTI_EXIT_OK)
+		ret = ret_out;
+	dti_ksyms_free(o->syms);
+	return ret;
+}
+
 /* Print what @r (NULL: opening failed) returns; the exit code.  Frees all. */
 static int dti_read_run(struct dti_reader *r, struct dti_read_opts *o)
 {
-	bool damage = false;
-	int ret, ret_out;
-
-	if (r) {
-		dti_set_notice_handler(r, dti_notice, o);
-		dti_set_ksyms(r, o->syms);
-		ret = dti_print_all(r, o);
-		damage = dti_damage_count(r) > 0;
-		dti_close(r);	/* writes what dti_print() still holds */
-	} else {
-		ret = dti_err("%s", dti_errmsg());
-	}
-	ret_out = dti_out_close(o->f, &o->out);
-	if (ret == DTI_EXIT_OK)
-		ret = ret_out;
-	if (ret == DTI_EXIT_OK && damage)
-		ret = DTI_EXIT_DAMAGE;
-	dti_ksyms_free(o->syms);
-	return ret;
+	return dti_read_finish(o, dti_read_print(r, o));
 }
 
 int cmd_read(int argc, char **argv)

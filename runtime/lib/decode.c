@@ -18,7 +18,8 @@
 #include "libdti-local.h"
 
 #define DTI_REC_KNOWN		(DTI_REC_TEXT | DTI_REC_TRUNCATED | \
-				 DTI_REC_RESERVED | DTI_REC_REPLAYED)
+				 DTI_REC_RESERVED | DTI_REC_REPLAYED | \
+				 DTI_REC_PENDING)
 
 const char *dti_hdr_status_str(enum dti_hdr_status st)
 {
@@ -88,6 +89,9 @@ const char *dti_sub_invalid(const struct dti_hdr *h, const struct dti_sub *sub)
 /*
  * Check a trace record's fields (its framing is checked already): flags,
  * the CPU that holds it and the one that logged it, against @ncpu CPUs.
+ * A pending record (in a pending store, from a memory dump) has no
+ * sequence number yet (seq 0) and is held by no buffer: its cpu is the
+ * logging CPU, as in dti.ko's dti_pending_add(), and it was not replayed.
  * Returns NULL if they are valid, else what is wrong, in @buf.
  */
 const char *dti_rec_invalid(const struct dti_hdr *h, unsigned int ncpu,
@@ -95,6 +99,10 @@ const char *dti_rec_invalid(const struct dti_hdr *h, unsigned int ncpu,
 {
 	if (h->flags & ~DTI_REC_KNOWN)
 		snprintf(buf, size, "unknown flags %#x", h->flags);
+	else if ((h->flags & DTI_REC_PENDING) &&
+		 (h->seq || (h->flags & DTI_REC_REPLAYED)))
+		snprintf(buf, size, "pending record with %s",
+			 h->seq ? "a sequence number" : "the replayed flag");
 	else if (h->cpu >= ncpu)
 		snprintf(buf, size, "cpu %u, but the machine has %u CPUs",
 			 h->cpu, ncpu);

@@ -7,7 +7,9 @@
  * lowercase hex bytes separated by spaces (the kernel's "%*ph").
  * DTI_FMT_TS adds the "merged-ts" prefix
  * "[%5llu.%09u] cpuN Llevel #seq caller: ", the caller as the kernel's
- * %pS when symbols are loaded, as 0x<hex> otherwise.  DTI_FMT_JSON
+ * %pS when symbols are loaded, as 0x<hex> otherwise.  A pending record
+ * (DTI_REC_PENDING, from a memory dump) has no sequence number yet: "#-"
+ * in the prefix, null in JSON.  DTI_FMT_JSON
  * passes valid UTF-8 through and escapes control characters and the
  * bytes that are not UTF-8 (as \u00XX, the byte's value).
  *
@@ -528,7 +530,11 @@ static char *dti_put_prefix(struct dti_reader *r, char *p,
 	memcpy(p, " L", 2);
 	p = dti_put_int(p + 2, rec->level);
 	memcpy(p, " #", 2);
-	p = dti_put_dec(p + 2, rec->seq, 0, 0);
+	p += 2;
+	if (rec->flags & DTI_REC_PENDING)
+		*p++ = '-';	/* no sequence number yet */
+	else
+		p = dti_put_dec(p, rec->seq, 0, 0);
 	*p++ = ' ';
 	p = dti_put_caller(r, p, rec->caller);
 	*p++ = ':';
@@ -652,7 +658,10 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	p = (char *)memcpy(p, ",\"level\":", 9) + 9;
 	p = dti_put_int(p, rec->level);
 	p = (char *)memcpy(p, ",\"seq\":", 7) + 7;
-	p = dti_put_dec(p, rec->seq, 0, 0);
+	if (rec->flags & DTI_REC_PENDING)
+		p = (char *)memcpy(p, "null", 4) + 4;	/* none yet */
+	else
+		p = dti_put_dec(p, rec->seq, 0, 0);
 	p = (char *)memcpy(p, ",\"flags\":", 9) + 9;
 	p = dti_put_dec(p, rec->flags, 0, 0);
 	p = (char *)memcpy(p, ",\"caller\":\"", 11) + 11;

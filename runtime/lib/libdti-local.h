@@ -23,6 +23,15 @@
  */
 #define DTI_SUBBUF_MAX		(4u << 20)
 #define DTI_MAX_PAYLOAD		((uint32_t)(DTI_SUBBUF_MAX - DTI_SUB_SIZE - DTI_HDR_SIZE))
+/*
+ * The rest of dti.ko's limits on a channel's geometry (<linux/dti.h>:
+ * DTI_SUBBUF_SIZE_MIN, DTI_N_SUBBUFS_MIN/MAX, DTI_BUF_SIZE_MAX), which a
+ * dump descriptor is checked against before its rings are read.
+ */
+#define DTI_SUBBUF_MIN		512u
+#define DTI_NSUB_MIN		2u
+#define DTI_NSUB_MAX		4096u
+#define DTI_RING_MAX		(64u << 20)
 /* CPU numbers are 16 bits in the record header (dti_record.cpu). */
 #define DTI_CPU_LIMIT		65536u
 /*
@@ -33,6 +42,8 @@
 #define DTI_BUF_INIT		(128u << 10)
 #define DTI_OBUF_SIZE		(256u << 10)
 #define DTI_DEBUGFS_DEFAULT	"/sys/kernel/debug"
+/* A pending store's records in a snapshot directory (dti_dump_save()) */
+#define DTI_PENDING_FILE	"pending"
 
 /* error.c */
 int dti_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -135,12 +146,16 @@ struct dti_stream {
 	enum dti_src src;		/* memory, seekable file, or read() only */
 	bool live;			/* relay file: may grow, may be mid-write */
 	bool raw;			/* a copy of the ring: sub-buffers in slots */
+	bool pending;			/* a pending store's records (DTI_REC_PENDING),
+					 * sorted by time: merged whatever their CPU,
+					 * without sequence checks */
 	bool dead;			/* nothing more is read from it */
 	uint64_t size;			/* MEM and FILE: bytes in the source */
 
 	/* window on the source: data[start, end) is at source offset base + start */
 	const unsigned char *data;	/* buf, or the memory source */
 	unsigned char *buf;
+	void *mem_owned;		/* a memory source freed with the stream */
 	size_t cap, start, end;
 	uint64_t base;
 
@@ -179,6 +194,14 @@ struct dti_stream {
 	unsigned long damaged;		/* damage notices about it */
 	unsigned int cpu;		/* from records or the file name */
 	unsigned int owned;		/* last CPU it was found to own */
+};
+
+/* A notice found when a reader was opened, kept for its first dti_next(). */
+struct dti_note {
+	enum dti_notice_type type;
+	unsigned int cpu;
+	uint64_t offset, count;
+	char *source, *message;
 };
 
 /* What the reader knows of each CPU (by the buffer that holds its records). */
@@ -261,14 +284,21 @@ struct dti_reader {
 	unsigned int n_cpus;
 	unsigned int ncpu;		/* CPUs of the machine if known, else DTI_CPU_LIMIT */
 	char *dir;			/* dti_open_dir(): checked at the first dti_next() */
+	struct dti_note *notes;		/* found when opening, told at the first dti_next() */
+	unsigned int n_notes;
 	struct dti_ident ident;		/* the channel the streams should be of */
 	struct dti_obuf ob;		/* dti_print() output not written yet */
 	struct dti_caller callers[DTI_CALLERS];
 };
 
-int dti_stream_init_fd(struct dti_stream *s, const char *name, int fd, bool live);
+int dti_stream_init_fd(struct dti_stream *s, const char *name, int fd, bool live,
+		       const struct dti_ident *hint);
 int dti_stream_init_mem(struct dti_stream *s, const char *name,
 			const void *mem, size_t len);
+int dti_stream_init_ring(struct dti_stream *s, const char *name, void *mem,
+			 size_t len, uint32_t subbuf_size);
+int dti_stream_init_pending(struct dti_stream *s, const char *name, void *mem,
+			    size_t len);
 void dti_stream_free(struct dti_stream *s);
 /* 1: head valid, 0: no record (end or nothing yet), -1: error */
 int dti_stream_peek(struct dti_reader *r, struct dti_stream *s);
@@ -332,6 +362,12 @@ static inline bool dti_peek_fast(struct dti_stream *s)
 }
 
 /* reader.c */
+struct dti_reader *dti_reader_alloc(unsigned int n, unsigned int flags);
+int dti_note_add(struct dti_reader *r, enum dti_notice_type type,
+		 unsigned int cpu, const char *source, uint64_t offset,
+		 uint64_t count, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
+
 /* The record dti_next() returned last (r->last is its stream). */
 static inline const unsigned char *dti_last_raw(const struct dti_reader *r)
 {

@@ -14,7 +14,11 @@
  * CPU order of the file names, then as given) that holds records of that
  * CPU owns it.  Another stream's records of the same CPU (trace0 and
  * trace007, one file given twice, a merged file beside its sources) are
- * duplicates: skipped, with one warning per stream.
+ * duplicates: skipped, with one warning per stream.  A pending store's
+ * records (from a memory dump: logged while the channel had no buffers)
+ * are held by no CPU's buffer and have no sequence numbers yet: their
+ * stream is merged whatever CPUs logged them, after all others, and
+ * without the sequence checks.
  *
  * The channel a stream belongs to is in every sub-buffer header (name and
  * geometry); records alone, as dti_print(DTI_FMT_RAW) writes them, carry
@@ -29,7 +33,9 @@
  * number, is from another snapshot (the directory was reused): the first
  * is not merged, the second is warned about.  An older file of a CPU
  * stats lists would have been overwritten by the new snapshot's, so
- * these are the traces a reused directory leaves.
+ * these are the traces a reused directory leaves.  A snapshot of a
+ * memory dump (dti_dump_save()) has no stats; its info says how many CPUs
+ * the machine had, and it may hold a pending store's records, "pending".
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -44,7 +50,8 @@
 
 #include "libdti-local.h"
 
-static struct dti_reader *dti_reader_alloc(unsigned int n, unsigned int flags)
+/* A reader of @n streams, all still to be set up.  NULL (ENOMEM). */
+struct dti_reader *dti_reader_alloc(unsigned int n, unsigned int flags)
 {
 	struct dti_reader *r;
 	unsigned int i;
@@ -73,6 +80,11 @@ void dti_close(struct dti_reader *r)
 	dti_ob_flush(&r->ob);
 	for (i = 0; i < r->n; i++)
 		dti_stream_free(&r->s[i]);
+	for (i = 0; i < r->n_notes; i++) {
+		free(r->notes[i].source);
+		free(r->notes[i].message);
+	}
+	free(r->notes);
 	free(r->s);
 	free(r->cpus);
 	free(r->dir);
@@ -94,11 +106,16 @@ static unsigned int dti_name_cpu(const char *path, unsigned int dflt)
 	return (unsigned int)atoi(p);
 }
 
-/* By CPU, then in the order given (owned holds it until the first read). */
+/*
+ * By CPU, then in the order given (owned holds it until the first read);
+ * a pending store's records, which no CPU's buffer holds, last.
+ */
 static int dti_cmp_stream(const void *a, const void *b)
 {
 	const struct dti_stream *x = a, *y = b;
 
+	if (x->pending != y->pending)
+		return x->pending ? 1 : -1;
 	if (x->cpu != y->cpu)
 		return x->cpu < y->cpu ? -1 : 1;
 	return x->owned < y->owned ? -1 : x->owned > y->owned;
@@ -115,9 +132,14 @@ static void dti_sort_streams(struct dti_reader *r)
 		r->s[i].owned = -1U;
 }
 
+/*
+ * Open @n files; @hint: the geometry of the channel they are of, if
+ * known; @pending: the index of a pending store's file, or -1.
+ */
 static struct dti_reader *dti_open_paths(const char *const *paths,
 					 unsigned int n, unsigned int flags,
-					 bool live)
+					 bool live, const struct dti_ident *hint,
+					 int pending)
 {
 	struct dti_reader *r;
 	unsigned int i;
@@ -135,7 +157,8 @@ static struct dti_reader *dti_open_paths(const char *const *paths,
 			return dti_fail_null(err, "%s: %s%s", paths[i], strerror(err),
 					     err == EACCES ? " (debugfs and trace files are root-only)" : "");
 		}
-		if (dti_stream_init_fd(&r->s[i], paths[i], fd, live) < 0) {
+		if (dti_stream_init_fd(&r->s[i], paths[i], fd, live,
+				       (int)i == pending ? NULL : hint) < 0) {
 			int err = errno;
 
 			dti_close(r);
@@ -143,6 +166,7 @@ static struct dti_reader *dti_open_paths(const char *const *paths,
 			return NULL;
 		}
 		r->s[i].cpu = dti_name_cpu(paths[i], i);
+		r->s[i].pending = (int)i == pending;
 	}
 	dti_sort_streams(r);
 	return r;
@@ -153,7 +177,7 @@ struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
 {
 	if (!n)
 		return dti_fail_null(EINVAL, "no files to read");
-	return dti_open_paths(paths, n, flags, false);
+	return dti_open_paths(paths, n, flags, false, NULL, -1);
 }
 
 struct dti_reader *dti_open_mem(const void *const *bufs, const size_t *lens,
@@ -189,22 +213,40 @@ static int dti_is_trace_name(const char *name)
 	return 1;
 }
 
+static void dti_parse_info(const char *path, struct dti_ident *id,
+			   unsigned int *ncpu);
+
+/*
+ * The files of directory @dir: trace0..N, and (not @live) a pending
+ * store's records, "pending", as dti_dump_save() writes them, and the
+ * geometry from a snapshot's info, with which a copy of a whole ring is
+ * known for one even when its first slots are unused.
+ */
 static struct dti_reader *dti_open_dir_live(const char *dir, unsigned int flags,
 					    bool live)
 {
 	struct dti_reader *r = NULL;
+	struct dti_ident hint = { 0 };
 	struct dirent *de;
-	char **paths = NULL, **np;
-	unsigned int n = 0, i;
+	char **paths = NULL, **np, *pending = NULL, *info = NULL;
+	unsigned int n = 0, i, ncpu = 0;
+	int pending_at = -1;
 	DIR *d;
 
 	d = opendir(dir);
 	if (!d)
 		return dti_fail_null(errno, "%s: %s", dir, strerror(errno));
 	while ((de = readdir(d))) {
+		if (!live && !strcmp(de->d_name, DTI_PENDING_FILE) && !pending) {
+			if (asprintf(&pending, "%s/%s", dir, de->d_name) < 0) {
+				pending = NULL;
+				goto nomem;
+			}
+			continue;
+		}
 		if (!dti_is_trace_name(de->d_name))
 			continue;
-		np = realloc(paths, (n + 1) * sizeof(*paths));
+		np = realloc(paths, (n + 2) * sizeof(*paths));
 		if (!np)
 			goto nomem;
 		paths = np;
@@ -214,11 +256,26 @@ static struct dti_reader *dti_open_dir_live(const char *dir, unsigned int flags,
 	}
 	closedir(d);
 	d = NULL;
-	if (!n) {
+	if (!n && !pending) {
 		dti_fail(ENOENT, "%s: no per-CPU files trace0..N", dir);
 		goto out;
 	}
-	r = dti_open_paths((const char *const *)paths, n, flags, live);
+	if (pending && !paths && !(paths = malloc(sizeof(*paths))))
+		goto nomem;
+	if (pending) {
+		pending_at = n;
+		paths[n++] = pending;
+		pending = NULL;
+	}
+	if (!live) {
+		if (asprintf(&info, "%s/info", dir) < 0) {
+			info = NULL;
+			goto nomem;
+		}
+		dti_parse_info(info, &hint, &ncpu);
+	}
+	r = dti_open_paths((const char *const *)paths, n, flags, live, &hint,
+			   pending_at);
 	if (r && !live && !(r->dir = strdup(dir))) {
 		dti_close(r);
 		r = NULL;
@@ -233,6 +290,8 @@ out:
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
+	free(pending);
+	free(info);
 	return r;
 }
 
@@ -348,6 +407,61 @@ dti_warn(struct dti_reader *r, struct dti_stream *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+/**
+ * dti_note_add - keep a notice found when opening for the first dti_next()
+ * @fmt: the message, printf-style
+ *
+ * The fields are those of struct dti_notice.  Opening has no notice
+ * handler yet; this way the notice comes where those of reading do.
+ *
+ * Return: 0, or -1 (ENOMEM).
+ */
+int dti_note_add(struct dti_reader *r, enum dti_notice_type type,
+		 unsigned int cpu, const char *source, uint64_t offset,
+		 uint64_t count, const char *fmt, ...)
+{
+	struct dti_note *notes, *n;
+	va_list ap;
+	int len;
+
+	notes = realloc(r->notes, (r->n_notes + 1) * sizeof(*notes));
+	if (!notes)
+		return dti_fail(ENOMEM, "out of memory");
+	r->notes = notes;
+	n = &notes[r->n_notes];
+	*n = (struct dti_note){
+		.type = type, .cpu = cpu, .offset = offset, .count = count,
+		.source = strdup(source),
+	};
+	va_start(ap, fmt);
+	len = vasprintf(&n->message, fmt, ap);
+	va_end(ap);
+	if (len < 0 || !n->source) {
+		free(n->source);
+		if (len >= 0)
+			free(n->message);
+		return dti_fail(ENOMEM, "out of memory");
+	}
+	r->n_notes++;
+	return 0;
+}
+
+/* The notices dti_note_add() kept, at the first dti_next(). */
+static void dti_notes_tell(struct dti_reader *r)
+{
+	struct dti_notice n;
+	unsigned int i;
+
+	for (i = 0; i < r->n_notes; i++) {
+		n = (struct dti_notice){
+			.type = r->notes[i].type, .cpu = r->notes[i].cpu,
+			.source = r->notes[i].source,
+			.offset = r->notes[i].offset, .count = r->notes[i].count,
+		};
+		dti_notify(r, &n, "%s", r->notes[i].message);
+	}
+}
+
 /* Warn once per stream if @id, of a sub-buffer of @s, is not the reader's channel. */
 void dti_check_ident(struct dti_reader *r, struct dti_stream *s,
 		     const struct dti_ident *id)
@@ -396,11 +510,17 @@ static unsigned long dti_info_num(const char *info, const char *key)
 	return p ? strtoul(p + strlen(key), NULL, 10) : 0;
 }
 
-static void dti_read_info(struct dti_reader *r, const char *path)
+/*
+ * A snapshot's info: the channel, and (from dti_dump_save()) the number
+ * of CPUs of the machine in *@ncpu (0 if not there).
+ */
+static void dti_parse_info(const char *path, struct dti_ident *id,
+			   unsigned int *ncpu)
 {
 	char *info = dti_read_file(path), *p;
-	struct dti_ident *id = &r->ident;
+	unsigned long n;
 
+	*ncpu = 0;
 	if (!info)
 		return;
 	p = strstr(info, "name: ");
@@ -411,6 +531,9 @@ static void dti_read_info(struct dti_reader *r, const char *path)
 		id->set = true;
 		id->from = "the snapshot's info file";
 	}
+	n = dti_info_num(info, "\nnr_cpu_ids: ");
+	if (n && n <= DTI_CPU_LIMIT)
+		*ncpu = n;
 	free(info);
 }
 
@@ -449,15 +572,17 @@ static void dti_check_dir(struct dti_reader *r)
 {
 	char path[PATH_MAX];
 	struct dti_stream *s;
-	unsigned int i;
+	unsigned int i, ncpu;
 
 	snprintf(path, sizeof(path), "%s/info", r->dir);
-	dti_read_info(r, path);
+	dti_parse_info(path, &r->ident, &ncpu);
+	if (ncpu)
+		r->ncpu = ncpu;
 	snprintf(path, sizeof(path), "%s/stats", r->dir);
 	dti_read_stats(r, path);
 	for (i = 0; i < r->n && r->ncpu < DTI_CPU_LIMIT; i++) {
 		s = &r->s[i];
-		if (s->cpu < r->ncpu)
+		if (s->cpu < r->ncpu || s->pending)
 			continue;
 		s->dead = true;
 		dti_warn(r, s, "%s: not merged: the snapshot's stats list only cpu0..cpu%u (a file of an earlier snapshot? the directory was reused)",
@@ -467,7 +592,8 @@ static void dti_check_dir(struct dti_reader *r)
 
 /*
  * The next record of stream @i whose CPU it owns: records of a CPU that
- * another stream owns are skipped.  1, 0 (none) or -1.
+ * another stream owns are skipped.  A pending store's records are held
+ * by no CPU's buffer: they are all taken.  1, 0 (none) or -1.
  */
 static int dti_peek_owned(struct dti_reader *r, unsigned int i)
 {
@@ -475,6 +601,8 @@ static int dti_peek_owned(struct dti_reader *r, unsigned int i)
 	struct dti_cpu *c;
 	int ret;
 
+	if (s->pending)
+		return dti_stream_peek(r, s);
 	for (;;) {
 		ret = dti_stream_peek(r, s);
 		if (ret <= 0 || s->head.cpu == s->owned)
@@ -533,12 +661,19 @@ dti_seq_notice(struct dti_reader *r, struct dti_stream *s, struct dti_cpu *c)
 	}
 }
 
+/*
+ * Sequence numbers of the head of @s, about to be returned.  A pending
+ * record has none yet: it is no step in its CPU's sequence.
+ */
 static inline void dti_check_seq(struct dti_reader *r, struct dti_stream *s)
 {
-	struct dti_cpu *c = &r->cpus[s->head.cpu];	/* claimed: exists */
+	struct dti_cpu *c;
 	uint64_t seq = s->head.seq;
 
 	s->cpu = s->head.cpu;
+	if (s->pending)
+		return;
+	c = &r->cpus[s->head.cpu];	/* claimed: exists */
 	if ((c->seen && seq != c->seq + 1) || seq >= c->next_seq)
 		dti_seq_notice(r, s, c);
 	c->seen = true;
@@ -558,7 +693,10 @@ static int dti_next_end(struct dti_reader *r, int ret)
 
 /*
  * Whether head @a comes before a head at (@ts, @cpu): by time, then CPU.
- * Two heads are never equal: each CPU is merged from one stream.
+ * Two heads are equal only if one is a pending record (each CPU's buffer
+ * is merged from one stream): the first stream's goes first, and pending
+ * stores' streams are last, as their records were logged while the
+ * channel had no buffers.
  */
 static inline bool dti_before(const struct dti_hdr *a, uint64_t ts,
 			      unsigned int cpu)
@@ -580,7 +718,7 @@ static struct dti_stream *dti_first(struct dti_reader *r, int *err)
 
 	for (i = 0; i < r->n; i++) {
 		s = &r->s[i];
-		ret = s->have_head && s->head.cpu == s->owned ? 1 :
+		ret = s->have_head && (s->head.cpu == s->owned || s->pending) ? 1 :
 		      dti_peek_owned(r, i);
 		if (ret < 0) {
 			*err = -1;
@@ -632,6 +770,7 @@ static int __attribute__((noinline)) dti_next_slow(struct dti_reader *r,
 
 	if (!r->started) {
 		r->started = true;
+		dti_notes_tell(r);
 		if (r->dir)
 			dti_check_dir(r);
 	}

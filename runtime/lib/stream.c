@@ -17,6 +17,10 @@
  *           ring copy is read in slot order, the padding of its closed
  *           sub-buffers recognised and skipped.
  *
+ * A third, from memory dumps only, is read as a stream: a pending store's
+ * records (DTI_REC_PENDING, seq 0; no sub-buffer headers), sorted by time.
+ * Every record in it must carry that flag, and no other stream's may.
+ *
  * In both, a closed sub-buffer is read up to the records its header
  * counts and never past the end of its data; in a raw copy an open one
  * too (the copy is of memory, its count is current); in a stream an open
@@ -548,6 +552,9 @@ static int dti_check_rec_slow(struct dti_reader *r, struct dti_stream *s,
 			 h->cpu, s->sub_hdr.cpu);
 		why = buf;
 	}
+	if (!why && s->pending != !!(h->flags & DTI_REC_PENDING))
+		why = s->pending ? "a record without the pending flag in a pending store" :
+				   "a pending record (no sequence number) in a trace buffer";
 	if (why)
 		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_REC,
 				  "corrupt data at offset %llu: %s",
@@ -561,14 +568,16 @@ static int dti_check_rec_slow(struct dti_reader *r, struct dti_stream *s,
 
 /*
  * Most records are plain: logged by the CPU that holds them, in their
- * sub-buffer's CPU, with known flags and a level in range.
+ * sub-buffer's CPU, with known flags and a level in range, and not in a
+ * pending store (whose records are all checked: they must say so).
  */
 static inline bool dti_rec_plain(const struct dti_reader *r,
 				 const struct dti_stream *s)
 {
 	const struct dti_hdr *h = &s->head;
 
-	return h->log_cpu == h->cpu && (!s->in_sub || h->cpu == s->sub_hdr.cpu) &&
+	return !s->pending && h->log_cpu == h->cpu &&
+	       (!s->in_sub || h->cpu == s->sub_hdr.cpu) &&
 	       !(h->flags & ~(DTI_REC_TEXT | DTI_REC_TRUNCATED | DTI_REC_RESERVED)) &&
 	       (uint8_t)h->level <= DTI_LEVEL_MAX && h->cpu < r->ncpu;
 }
@@ -657,6 +666,10 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 				  "truncated record at offset %llu: %llu bytes, %zu left in the file",
 				  (unsigned long long)off, (unsigned long long)size,
 				  s->end - s->start);
+	if ((s->head.flags & DTI_REC_SUBBUF) && s->pending)
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_REC,
+				  "corrupt data at offset %llu: a sub-buffer header in a pending store",
+				  (unsigned long long)off);
 	if (s->head.flags & DTI_REC_SUBBUF)
 		return dti_sub_start(r, s, off);
 	if (s->expect_sub)
@@ -768,41 +781,54 @@ static uint64_t dti_chain(struct dti_stream *s)
 }
 
 /*
- * Decide whether a source of known size is a raw ring copy; if so, set up
- * its slots in number order and the list of bad ones.  The first valid
- * sub-buffer header at a page boundary gives the sub-buffer size.  The
- * layouts differ only where a closed sub-buffer has padding: it is a raw
- * copy if its size is a multiple of the sub-buffer size and more slots
- * start with a header than the stream layout has headers in a row from
- * the start, or as many if it is exactly one ring.  A bad slot does not
- * change the decision as long as the others outnumber the stream chain.
- * Returns 0 (decided) or -1 (ENOMEM).
+ * The first valid sub-buffer header at a multiple of @step before @lim,
+ * @h and @sub filled: its offset, or UINT64_MAX if there is none.
  */
-static int dti_detect_raw(struct dti_stream *s)
+static uint64_t dti_first_sub(struct dti_stream *s, uint64_t step, uint64_t lim,
+			      struct dti_hdr *h, struct dti_sub *sub)
 {
 	unsigned char tmp[DTI_SUB_SIZE];
 	const unsigned char *p;
-	uint64_t off, ss, k, nslots, chain, *pairs = NULL;
+	uint64_t off;
+
+	for (off = 0; off < lim; off += step) {
+		p = dti_at(s, off, tmp, sizeof(tmp));
+		if (!p)
+			break;
+		if (!dti_sub_why(s, p, h, sub))
+			return off;
+	}
+	return UINT64_MAX;
+}
+
+/*
+ * Set up the slots of a raw copy of sub-buffers of @ss bytes: those that
+ * hold a valid sub-buffer header in number order, the others that are
+ * not zero in the list of bad ones.  The first valid header says which
+ * CPU and channel the copy is of.  With @chain (how many valid headers
+ * the stream layout would find in a row, see dti_detect_raw()) not
+ * UINT64_MAX, the source is taken as a raw copy only if more slots are
+ * valid, or as many and it is exactly one ring of @n_subbufs.  Returns 0
+ * (decided) or -1 (ENOMEM).
+ */
+static int dti_raw_setup(struct dti_stream *s, uint64_t ss, uint64_t chain,
+			 uint32_t n_subbufs)
+{
+	unsigned char tmp[DTI_SUB_SIZE];
+	const unsigned char *p;
+	uint64_t k, nslots = s->size / ss, *pairs = NULL;
 	struct dti_hdr h;
 	struct dti_sub sub;
 	size_t good = 0;
 
-	for (off = 0;; off += DTI_PAGE) {
-		p = dti_at(s, off, tmp, sizeof(tmp));
-		if (!p || off > 2 * DTI_SUBBUF_MAX)
-			return 0;
-		if (!dti_sub_why(s, p, &h, &sub))
-			break;
+	memset(&s->ident, 0, sizeof(s->ident));
+	if (dti_first_sub(s, ss, s->size, &h, &sub) != UINT64_MAX) {
+		dti_ident_of(&s->ident, &sub);
+		s->sub_hdr = h;
 	}
-	ss = sub.subbuf_size;
-	if (off % ss || s->size % ss || s->size / ss < 2)
-		return 0;
-	nslots = s->size / ss;
-	chain = dti_chain(s);
-	dti_ident_of(&s->ident, &sub);
-	s->sub_hdr = h;
-	pairs = calloc(nslots, 2 * sizeof(*pairs));
-	s->bad = calloc(nslots, sizeof(*s->bad));
+	s->ident.subbuf_size = ss;	/* slots of this size, whatever the headers say */
+	pairs = calloc(nslots ? nslots : 1, 2 * sizeof(*pairs));
+	s->bad = calloc(nslots ? nslots : 1, sizeof(*s->bad));
 	if (!pairs || !s->bad)
 		goto nomem;
 	for (k = 0; k < nslots; k++) {
@@ -814,7 +840,8 @@ static int dti_detect_raw(struct dti_stream *s)
 			s->bad[s->n_bad++] = k * ss;	/* never used if zero */
 		}
 	}
-	if (good < chain || (good == chain && s->size != ss * sub.n_subbufs)) {
+	if (chain != UINT64_MAX &&
+	    (good < chain || (good == chain && s->size != ss * n_subbufs))) {
 		free(pairs);
 		free(s->bad);
 		s->bad = NULL;
@@ -837,6 +864,41 @@ nomem:
 	return dti_fail(ENOMEM, "%s: out of memory", s->name);
 }
 
+/*
+ * Decide whether a source of known size is a raw ring copy; if so, set up
+ * its slots in number order and the list of bad ones.  The sub-buffer
+ * size is that of @hint (a snapshot's info) if the source is one ring of
+ * its geometry: a copy whose first slots are unused (a memory dump's)
+ * has no header at its start.  Otherwise the first valid sub-buffer
+ * header at a page boundary gives it.  The layouts differ only where a
+ * closed sub-buffer has padding: it is a raw copy if its size is a
+ * multiple of the sub-buffer size and more slots start with a header
+ * than the stream layout has headers in a row from the start, or as many
+ * if it is exactly one ring.  A bad slot does not change the decision as
+ * long as the others outnumber the stream chain.  Returns 0 (decided) or
+ * -1 (ENOMEM).
+ */
+static int dti_detect_raw(struct dti_stream *s, const struct dti_ident *hint)
+{
+	uint64_t off, ss;
+	struct dti_hdr h;
+	struct dti_sub sub;
+
+	if (hint && hint->set && hint->n_subbufs >= 2 &&
+	    hint->subbuf_size >= DTI_SUB_SIZE + DTI_HDR_SIZE &&
+	    hint->subbuf_size <= DTI_SUBBUF_MAX &&
+	    s->size == (uint64_t)hint->subbuf_size * hint->n_subbufs)
+		return dti_raw_setup(s, hint->subbuf_size, dti_chain(s),
+				     hint->n_subbufs);
+	off = dti_first_sub(s, DTI_PAGE, 2 * DTI_SUBBUF_MAX + 1, &h, &sub);
+	if (off == UINT64_MAX)
+		return 0;
+	ss = sub.subbuf_size;
+	if (off % ss || s->size % ss || s->size / ss < 2)
+		return 0;
+	return dti_raw_setup(s, ss, dti_chain(s), sub.n_subbufs);
+}
+
 /* ---- setting up ---- */
 
 static int dti_stream_setup(struct dti_stream *s, const char *name)
@@ -852,13 +914,15 @@ static int dti_stream_setup(struct dti_stream *s, const char *name)
 /**
  * dti_stream_init_fd - set up a stream reading @fd (owned by the stream)
  * @live: a relay file that is being written
+ * @hint: the channel's geometry if known (a snapshot's info), else NULL
  *
  * A regular file is read with pread() and may be a raw ring copy; pipes,
  * FIFOs, character devices and relay files are read sequentially.
  *
  * Return: 0, or -1 (ENOMEM, or errors reading a regular file).
  */
-int dti_stream_init_fd(struct dti_stream *s, const char *name, int fd, bool live)
+int dti_stream_init_fd(struct dti_stream *s, const char *name, int fd, bool live,
+		       const struct dti_ident *hint)
 {
 	struct statfs sfs;
 	struct stat st;
@@ -876,21 +940,61 @@ int dti_stream_init_fd(struct dti_stream *s, const char *name, int fd, bool live
 	s->src = DTI_SRC_FILE;
 	s->size = st.st_size;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);	/* more read-ahead */
-	return dti_detect_raw(s);
+	return dti_detect_raw(s, hint);
 }
 
-/* Set up a stream over @len bytes at @mem (not copied).  0 or -1 (ENOMEM). */
-int dti_stream_init_mem(struct dti_stream *s, const char *name,
-			const void *mem, size_t len)
+static void dti_stream_mem(struct dti_stream *s, const void *mem, size_t len)
 {
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 	s->src = DTI_SRC_MEM;
 	s->data = mem;
 	s->size = s->end = len;
+}
+
+/* Set up a stream over @len bytes at @mem (not copied).  0 or -1 (ENOMEM). */
+int dti_stream_init_mem(struct dti_stream *s, const char *name,
+			const void *mem, size_t len)
+{
+	dti_stream_mem(s, mem, len);
 	if (dti_stream_setup(s, name) < 0)
 		return -1;
-	return dti_detect_raw(s);
+	return dti_detect_raw(s, NULL);
+}
+
+/**
+ * dti_stream_init_ring - set up a stream over a copy of one CPU's ring
+ * @mem: @len bytes, malloc()ed: the stream frees them
+ * @subbuf_size: bytes per sub-buffer; @len is a multiple of it
+ *
+ * For a ring whose geometry is known (a dump descriptor's): no guessing
+ * of the layout, which a ring whose first slots are unused could defeat.
+ *
+ * Return: 0, or -1 (ENOMEM; @mem is freed either way).
+ */
+int dti_stream_init_ring(struct dti_stream *s, const char *name, void *mem,
+			 size_t len, uint32_t subbuf_size)
+{
+	dti_stream_mem(s, mem, len);
+	s->mem_owned = mem;
+	if (dti_stream_setup(s, name) < 0)
+		return -1;
+	return dti_raw_setup(s, subbuf_size, UINT64_MAX, 0);
+}
+
+/**
+ * dti_stream_init_pending - set up a stream over a pending store's records
+ * @mem: @len bytes of records alone, malloc()ed: the stream frees them
+ *
+ * Return: 0, or -1 (ENOMEM; @mem is freed either way).
+ */
+int dti_stream_init_pending(struct dti_stream *s, const char *name, void *mem,
+			    size_t len)
+{
+	dti_stream_mem(s, mem, len);
+	s->mem_owned = mem;
+	s->pending = true;
+	return dti_stream_setup(s, name);
 }
 
 void dti_stream_free(struct dti_stream *s)
@@ -901,6 +1005,7 @@ void dti_stream_free(struct dti_stream *s)
 	free(s->buf);
 	free(s->slots);
 	free(s->bad);
+	free(s->mem_owned);
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 }

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """The dti command on the host: options, messages, exit status, output
-files, standard input, snapshot on a fake debugfs tree, and the man page's
-EXAMPLE built against the installed libdti.
+files, standard input, snapshot on a fake debugfs tree, dump of synthetic
+memory dumps (ELF cores, flattened), and the man page's EXAMPLE built
+against the installed libdti.
 
 Run after `make -C runtime` (`make -C runtime check` does):
     python3 -m pytest -q runtime/tests/test_cli.py
@@ -16,6 +17,7 @@ import signal
 import struct
 import subprocess
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ import pytest
 RUNTIME = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("DTI_BUILD", RUNTIME / "build")).resolve()
 DTI = BUILD / "dti"
+DTI_STATIC = BUILD / "dti-static"
 
 # struct dti_record and struct dti_subbuf_info of <linux/dti_record.h>
 HDR = struct.Struct("<HBBbBHIIQQQ")
@@ -46,6 +49,77 @@ def stream(cpu, texts):
     for i, text in enumerate(texts):
         data += rec(cpu, i, 1000000000 + 10 * i + cpu, text)
     return data
+
+
+# struct dti_dump_desc, dti_dump_cpu, dti_dump_pending of <linux/dti_record.h>
+DESC = struct.Struct("<40sIHHIIIIIIIIQQII")
+DCPU = struct.Struct("<QII")
+DPEND = struct.Struct("<40sIHHIIQQII")
+DUMP_MAGIC, DUMP_CHANNEL, DUMP_PENDING, F_BUFFERS, PENDING = 0xD7D0B1E5, 1, 2, 1, 0x10
+PAGE = 4096
+GEN = 0x600D
+
+
+def marker(name):
+    return (b"__DTI__" + name.encode()).ljust(40, b"\0")
+
+
+def put(mem, addr, data):
+    mem[addr:addr + len(data)] = data
+
+
+def channel(mem, name, at, ring_page, texts, level=3):
+    """A channel descriptor at `at` (its CPU table, page list and level
+    after it) of one CPU with a ring of 2 x 2048 bytes in page
+    `ring_page`, sub-buffer 0 holding `texts`."""
+    table, pfns, level_at = at + 0x200, at + 0x300, at + 0x380
+    info = SUBINFO.pack(2048, 2, 0, len(texts), 0, GEN, name.encode())
+    sub = rec(0, 0, 1, info, flags=SUBBUF, level=0)
+    for i, text in enumerate(texts):
+        sub += rec(0, i, 2000000000 + 10 * i, text)
+    put(mem, ring_page * PAGE, sub)
+    page_list = struct.pack("<Q", ring_page)
+    put(mem, pfns, page_list)
+    cpus = DCPU.pack(pfns, 1, zlib.crc32(page_list))
+    put(mem, table, cpus)
+    put(mem, level_at, struct.pack("<i", level))
+    desc = DESC.pack(marker(name), DUMP_MAGIC, 1, DUMP_CHANNEL, DESC.size, F_BUFFERS,
+                     GEN, 2048, 2, 1, PAGE, zlib.crc32(cpus), level_at, table, 0, 0)
+    put(mem, at, desc[:-8] + struct.pack("<II", zlib.crc32(desc), 0))
+
+
+def elf_core(mem):
+    """An ELF core of x86_64 with `mem` as physical memory from 0."""
+    ehdr = struct.pack("<4sBBBBB7xHHIQQQIHHHHHH", b"\x7fELF", 2, 1, 1, 0, 0,
+                       4, 62, 1, 0, 64, 0, 0, 64, 56, 1, 64, 0, 0)
+    phdr = struct.pack("<IIQQQQQQ", 1, 7, PAGE, 0, 0, len(mem), len(mem), PAGE)
+    return (ehdr + phdr).ljust(PAGE, b"\0") + bytes(mem)
+
+
+def flattened(data):
+    """`data` in makedumpfile's flattened format, in two pieces."""
+    half = len(data) // 2
+    return (b"makedumpfile".ljust(16, b"\0") + struct.pack(">qq", 1, 1)).ljust(PAGE, b"\0") + \
+        struct.pack(">qq", half, len(data) - half) + data[half:] + \
+        struct.pack(">qq", 0, half) + data[:half] + struct.pack(">qq", -1, -1)
+
+
+def make_vmcore(d):
+    """Channels "cli" (its CRC right) and "bad" (its CRC wrong), and an
+    early handle's pending store "early", which no read_virt() reaches
+    (an ELF core of no kernel: no address translation)."""
+    mem = bytearray(8 * PAGE)
+    channel(mem, "cli", PAGE, 3, ["dump-a", "dump-b", "dump-c"])
+    channel(mem, "bad", 2 * PAGE, 4, ["never"])
+    mem[2 * PAGE + 60] ^= 1
+    pend = DPEND.pack(marker("early"), DUMP_MAGIC, 1, DUMP_PENDING, DPEND.size, 128,
+                      0xffff888000006000, 4096, 0, 0)
+    put(mem, 5 * PAGE, pend[:-8] + struct.pack("<II", zlib.crc32(pend), 0))
+    put(mem, 5 * PAGE + 128, struct.pack("<Q", 48))
+    core = elf_core(mem)
+    (d / "vmcore").write_bytes(core)
+    (d / "vmcore.flat").write_bytes(flattened(core))
+    (d / "vmcore.cut").write_bytes(core[:PAGE + 4 * PAGE + 100])    # in "bad"'s ring
 
 
 TEXTS = {0: ["zero-a", "zero-b", "zero-c"], 1: ["one-a", "one-b", "one-c"]}
@@ -84,12 +158,13 @@ def work(tmp_path):
                                     "ffffffffc0002000 t mod_b\t[dti_test]\n")
     (tmp_path / "notempty").mkdir()
     (tmp_path / "notempty" / "trace7").write_text("old")
+    make_vmcore(tmp_path)
     return tmp_path
 
 
 def run(args, work=None, stdin=None, stdout=subprocess.PIPE, timeout=20):
     names = {"snap": "snap", "damaged": "damaged", "fs": "fs",
-             "ksyms": "ksyms", "tmp": "."}
+             "ksyms": "ksyms", "tmp": ".", "vmcore": "vmcore"}
     args = [a.format(**names) for a in args]
     return subprocess.run([str(DTI)] + args, cwd=work, input=stdin,
                           stdout=stdout, stderr=subprocess.PIPE,
@@ -147,6 +222,34 @@ CASES = [
     ("unknown command", ["nope"], 129, "^$", "'nope' is not a dti command"),
     ("unknown global option", ["--bogus", "list"], 129, "^$", "^dti: unrecognized option '--bogus'"),
     ("snapshot one argument", ["snapshot", "ch"], 129, "^$", "expected CHANNEL and DIR"),
+    ("dump a channel", ["dump", "--channel", "cli", "{vmcore}"], 0, "^dump-a\ndump-b\ndump-c\n$",
+     "^$"),
+    ("dump ts", ["dump", "--channel", "cli", "-F", "ts", "{vmcore}"], 0,
+     r"^\[    2.000000000\] cpu0 L3 #0 0xffffffffc0001234: dump-a\n", "^$"),
+    ("dump all", ["dump", "{vmcore}"], 2, "^==> cli <==\ndump-a\ndump-b\ndump-c\n\n==> early <==\n$",
+     r"^dti: channel bad skipped: channel descriptor at physical 0x2000: CRC mismatch"),
+    ("dump flattened", ["dump", "--channel", "cli", "vmcore.flat"], 0, "^dump-a\ndump-b\ndump-c\n$",
+     "^dti: warning: vmcore.flat: makedumpfile's flattened format"),
+    ("dump truncated", ["dump", "--channel", "cli", "vmcore.cut"], 2, "^dump-a\ndump-b\ndump-c\n$",
+     "^dti: warning: vmcore.cut: truncated: the segment of physical 0x0 has 16484 of its 32768 bytes "
+     "in the file\ndti: warning: vmcore.cut: 15 KiB of memory the dump should hold could not be read, "
+     "in 1 place; what they held is missing\n$"),
+    ("dump flattened quiet", ["dump", "-q", "--channel", "cli", "vmcore.flat"], 0,
+     "^dump-a\ndump-b\ndump-c\n$", "^$"),
+    ("dump list", ["dump", "--list", "{vmcore}"], 2,
+     r"\nbad +\? +- +- +- +- +- +0\n  error: channel descriptor at physical 0x2000: CRC mismatch"
+     r"(.|\n)*\ncli +3 \(err\) +buffers +0x600d +2 x 2048 +1/1 +3 +0\n", "^$"),
+    ("dump early unreadable", ["dump", "--channel", "early", "{vmcore}"], 2, "^$",
+     "^dti: channel early: pending store \\(descriptor at physical 0x5000\\): its 48 bytes at "
+     "virtual 0xffff888000006000 cannot be read: not in the dump"),
+    ("dump no such channel", ["dump", "--channel", "nope", "{vmcore}"], 1, "^$",
+     "^dti: no channel nope in the dump; it has: bad cli early\n$"),
+    ("dump raw needs a channel", ["dump", "-F", "raw", "{vmcore}"], 1, "^$", "--format raw needs --channel"),
+    ("dump not a dump", ["dump", "{snap}/trace0"], 1, "^$",
+     "^dti: snap/trace0: not a memory dump libkdumpfile can read: "),
+    ("dump missing", ["dump", "nofile"], 1, "^$", "^dti: nofile: No such file or directory\n$"),
+    ("dump no operand", ["dump"], 129, "^$", "missing VMCORE"),
+    ("dump symbols", ["dump", "-s", "{vmcore}"], 129, "^$", "invalid option -- 's'"),
 ]
 
 
@@ -169,7 +272,7 @@ def test_exit_status_documented():
 
 
 @pytest.mark.parametrize("cmd", ["list", "level", "read", "snapshot", "decode",
-                                 "reset", "stats"])
+                                 "reset", "stats", "dump"])
 def test_help(cmd):
     for args in ([cmd, "--help"], [cmd, "-h"], ["help", cmd]):
         p = run(args)
@@ -264,6 +367,32 @@ def test_snapshot_signal_restores_level(work, sig):
     assert p.returncode == -sig
     assert err.endswith(b"dti: interrupted: restoring level 3 of ch\n")
     assert (ch / "level").read_text().startswith("3")
+
+
+def test_dump_out(work):
+    """--out writes snapshot directories that decode prints as dump does."""
+    p = run(["dump", "-q", "--out", "saved", "{vmcore}"], work)
+    assert p.returncode == 2, p.stderr
+    assert p.stdout.decode() == ("cli: 1 per-CPU files, 3 records, 0 pending records in saved/cli\n"
+                                 "early: 0 per-CPU files, 0 records, 0 pending records in saved/early\n")
+    assert sorted(os.listdir(work / "saved" / "cli")) == ["info", "trace0"]
+    for fmt in ("text", "ts", "json", "raw"):
+        dumped = run(["dump", "--channel", "cli", "-F", fmt, "{vmcore}"], work).stdout
+        assert run(["decode", "-F", fmt, "saved/cli"], work).stdout == dumped
+    p = run(["dump", "-q", "--out", "saved", "--channel", "cli", "{vmcore}"], work)
+    assert p.returncode == 1 and b"saved/cli: directory is not empty" in p.stderr
+
+
+def test_dump_static(work):
+    """The static dti (the test guest's) has no libkdumpfile: dump says so."""
+    p = subprocess.run([str(DTI_STATIC), "dump", "vmcore"], cwd=work, capture_output=True)
+    assert p.returncode == 1
+    assert b"built without libkdumpfile" in p.stderr
+    p = subprocess.run([str(DTI_STATIC), "dump", "--help"], capture_output=True)
+    assert p.returncode == 0 and p.stdout.startswith(b"usage: dti dump")
+    assert "not a dynamic executable" in subprocess.run(
+        ["ldd", str(DTI_STATIC)], capture_output=True, text=True).stdout + \
+        subprocess.run(["ldd", str(DTI_STATIC)], capture_output=True, text=True).stderr
 
 
 def test_man_example_installed(work):

@@ -3,7 +3,8 @@
  * libdti - read DTI (Driver Tracing Interface) channels from userspace.
  *
  * A reader opens the per-CPU streams of one channel (from debugfs, from a
- * directory holding trace0..N, from a list of files or from memory) and
+ * directory holding trace0..N, from a list of files, from memory, or from
+ * a kernel memory dump: see "memory dumps" below) and
  * returns their records merged by timestamp: a streaming k-way merge that
  * holds one buffer per CPU, never the whole trace.  Sub-buffer header
  * records are consumed by the library; relay padding is skipped both in
@@ -253,6 +254,180 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 		      const struct dti_filter *filter, unsigned long max);
 /* Parse "text", "ts", "hex", "json" or "raw".  Returns the format or -1 (EINVAL). */
 int dti_format_parse(const char *name);
+
+/* ---- memory dumps ---- */
+
+/*
+ * Channels found in a memory dump (a vmcore, a QEMU guest dump) through
+ * their dump descriptors (<linux/dti_record.h>), with no debuginfo.  The
+ * caller reads the dump (dti(1) with libkdumpfile, the crash utility with
+ * readmem) and gives libdti its memory: every run of physical memory to
+ * dti_dump_scan(), in any order, then dti_dump_load(), after which each
+ * channel is described by dti_dump_channel() and read by dti_dump_open()
+ * as a directory of its per-CPU files would be, or saved as one by
+ * dti_dump_save().  Nothing read from the dump is trusted: a descriptor
+ * that fails its checks (magic, version, CRC, name, geometry) makes its
+ * channel one with an error, the others are read all the same.
+ *
+ * A ring's sub-buffers are read only if their headers carry the
+ * descriptor's generation and their slot's number: the others are pages
+ * of freed buffers, of an earlier boot, or never written, and are read
+ * as unused.  A pending store's records (logged while the channel had no
+ * buffers, DTI_REC_PENDING) are merged by time with the rest, after any
+ * record of the same CPU and time, as records of their logging CPU with
+ * no sequence number ("#-" in DTI_FMT_TS, null in JSON, seq 0 in struct
+ * dti_rec) and without sequence checks.  A pending store whose channel
+ * has no descriptor (an early handle not yet initialised) is a channel
+ * of its own with no rings.
+ */
+struct dti_dump;		/* opaque: what was found in one dump */
+
+/**
+ * struct dti_dump_mem - how libdti reads a dump's memory
+ * @read_phys:	read @len bytes at physical address @addr into @buf;
+ *		0, or -1 with errno: ENODATA or EFAULT if the dump does not
+ *		hold them (excluded pages, beyond its end), another errno
+ *		for a read error
+ * @read_virt:	the same at a kernel virtual address, translated through
+ *		the dumped kernel's page tables; NULL if the caller cannot:
+ *		pending stores, whose buffers are known by virtual address
+ *		only, are then reported unreadable
+ * @errmsg:	text of the last failure of either (NULL: strerror(errno))
+ * @arg:	passed to all three
+ * @phys_end:	end of the dump's physical memory (highest address + 1), to
+ *		refuse page frame numbers beyond it; 0 if unknown
+ * @long_size:	bytes of the dumped kernel's unsigned long (4, 8; 0 for 8)
+ */
+struct dti_dump_mem {
+	int (*read_phys)(void *arg, uint64_t addr, void *buf, size_t len);
+	int (*read_virt)(void *arg, uint64_t addr, void *buf, size_t len);
+	const char *(*errmsg)(void *arg);
+	void *arg;
+	uint64_t phys_end;
+	unsigned int long_size;
+};
+
+/* struct dti_dump_channel.level when it could not be read */
+#define DTI_DUMP_NO_LEVEL	(-128)
+
+/**
+ * struct dti_dump_channel - a channel found in a dump
+ * @name:	its name
+ * @desc_addr:	physical address of the channel descriptor read; 0 if it
+ *		has none (a pending store alone)
+ * @pending_addr: physical address of its pending store's descriptor; 0
+ *		if it has none
+ * @flags:	DTI_DUMP_F_* of the descriptor
+ * @level:	its level when the dump was taken (DTI_LEVEL_*), or
+ *		DTI_DUMP_NO_LEVEL
+ * @generation:	generation of its buffers
+ * @subbuf_size: bytes per sub-buffer (0 without buffers)
+ * @n_subbufs:	sub-buffers per CPU
+ * @nr_cpu_ids:	CPUs the machine could have
+ * @page_size:	bytes per page of the dumped machine
+ * @nr_bufs:	CPUs whose rings can be read
+ * @records:	records their sub-buffers of this generation count
+ * @stale_slots: sub-buffer slots of other generations (freed buffers,
+ *		an earlier boot) or never written: read as unused
+ * @missing_pages: ring pages the dump does not hold (excluded zero pages
+ *		among them): read as zero bytes
+ * @pending_records: records in the pending store
+ * @swapped:	1 if written in the other byte order
+ * @error:	NULL if the channel can be read; else why not, and where
+ *		(the physical address), as one line: it is skipped
+ * @damage:	NULL, or what of a channel that can be read cannot be (a
+ *		CPU's ring, the pending store) and why, one line each
+ * @notes:	NULL, or what else was found, one line each: descriptors of
+ *		the same name not used, and why
+ *
+ * The strings are valid until dti_dump_free(); lines end in '\n'.
+ */
+struct dti_dump_channel {
+	const char *name;
+	uint64_t desc_addr;
+	uint64_t pending_addr;
+	unsigned int flags;
+	int level;
+	uint32_t generation;
+	uint32_t subbuf_size, n_subbufs;
+	uint32_t nr_cpu_ids, page_size;
+	unsigned int nr_bufs;
+	uint64_t records;
+	unsigned long stale_slots;
+	unsigned long missing_pages;
+	uint64_t pending_records;
+	int swapped;
+	const char *error;
+	const char *damage;
+	const char *notes;
+};
+
+/**
+ * struct dti_dump_summary - what dti_dump_scan() and dti_dump_load() found
+ * @scanned:	bytes given to dti_dump_scan()
+ * @markers:	"__DTI__" markers found at 8-byte boundaries
+ * @stray:	markers that are no descriptor: no valid magic behind them
+ *		(copies of the string in memory: page cache, module data),
+ *		or the image of a static descriptor that no kernel filled in
+ *		(a module file in the page cache)
+ * @descriptors: markers with a descriptor behind them, used or not
+ * @channels:	channels found (with an error or not)
+ */
+struct dti_dump_summary {
+	uint64_t scanned;
+	unsigned long markers, stray, descriptors, channels;
+};
+
+/*
+ * A new, empty dump that reads memory through @mem (copied).  NULL on
+ * error (EINVAL: no read_phys, ENOMEM).
+ */
+struct dti_dump *dti_dump_new(const struct dti_dump_mem *mem);
+/*
+ * Look for descriptors in @len bytes at @data, the dump's physical memory
+ * from address @addr: any run, in any order, each run once.  What is
+ * found is read again through read_phys() by dti_dump_load(), so that a
+ * descriptor may straddle the end of a run.  Returns 0, or -1 (ENOMEM).
+ */
+int dti_dump_scan(struct dti_dump *d, uint64_t addr, const void *data, size_t len);
+/*
+ * Read and check the descriptors found, their CPU tables, page lists and
+ * sub-buffer headers, and the pending stores; pair them by name.  Call
+ * once, after the last dti_dump_scan().  Returns the number of channels
+ * (with an error or not), or -1 (ENOMEM, EINVAL if called twice).
+ */
+int dti_dump_load(struct dti_dump *d);
+/*
+ * Returns channel @i (0..dti_dump_load()'s count - 1, sorted by name), or
+ * NULL (ENOENT).
+ */
+const struct dti_dump_channel *dti_dump_channel(const struct dti_dump *d,
+						unsigned int i);
+/* What was found so far.  Never fails. */
+const struct dti_dump_summary *dti_dump_summary(const struct dti_dump *d);
+/*
+ * A reader of channel @i's records: its rings' sub-buffers of its
+ * generation, one stream per CPU named "NAME/traceN", and its pending
+ * store's records, "NAME/pending", merged by time.  @flags: 0 or
+ * DTI_OPEN_STRICT.  The rings are copied out of the dump first: the
+ * reader holds the channel's rings in memory until dti_close().  NULL on
+ * error: EINVAL (a channel with an error: dti_errmsg() says it, or other
+ * flags), ENOENT (no channel @i), ENOMEM.
+ */
+struct dti_reader *dti_dump_open(struct dti_dump *d, unsigned int i,
+				 unsigned int flags);
+/*
+ * Write channel @i as a snapshot directory that dti_open_dir() and `dti
+ * decode` read as dti_dump_open() reads it: @dir (created; if it exists
+ * it must be empty) gets traceN, a copy of CPU N's ring with its stale
+ * sub-buffers zeroed, pending (the pending store's records, sorted by
+ * time) if there are any, and info (the descriptor, as text).  Returns
+ * 0, or -1: EINVAL as dti_dump_open(), ENOTEMPTY, or the error of
+ * mkdir(), open() or write(); dti_errmsg() names the file.
+ */
+int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir);
+/* Free a dump and its channels' descriptions; NULL is ignored. */
+void dti_dump_free(struct dti_dump *d);
 
 /* ---- kernel symbols ---- */
 

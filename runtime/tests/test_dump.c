@@ -1,0 +1,1094 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of libdti's memory dump reader (lib/dump.c) on synthetic
+ * physical memory images (dump_image.h): which channels are found, what
+ * is wrong with those that cannot be read, and exactly which records
+ * come out, in which order, with which notices.  Wrapped rings, stale
+ * sub-buffers of other generations, pending stores, damaged CRCs, pages
+ * the dump lacks, the other byte order, duplicates, and snapshots saved
+ * for dti_open_dir().  Prints "N passed, N failed" last.
+ *
+ * With --seeds DIR, writes the images as seeds of fuzz_dump.c instead.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dti/libdti.h"
+#include "dump_image.h"
+
+static int passed, failed, cur_failed;
+static char tmpdir[256];
+
+#define CHECK(cond) do { \
+	if (!(cond)) { \
+		printf("  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+		cur_failed = 1; \
+	} \
+} while (0)
+
+#define CHECK_STR(got, want) do { \
+	const char *_g = (got), *_w = (want); \
+	if (!_g || strcmp(_g, _w)) { \
+		printf("  FAIL %s:%d: %s\n    got:  '%s'\n    want: '%s'\n", \
+		       __FILE__, __LINE__, #got, _g ? _g : "(null)", _w); \
+		cur_failed = 1; \
+	} \
+} while (0)
+
+/* ---- the dump's memory ---- */
+
+/* An image as read_phys() and read_virt() see it; pages can be taken out. */
+struct mem {
+	struct img *m;
+	unsigned char missing[64];	/* page n is missing if bit n is set */
+	bool no_virt;			/* read_virt() fails */
+	unsigned long reads;
+};
+
+static bool page_missing(const struct mem *mm, uint64_t page)
+{
+	return page < 8 * sizeof(mm->missing) && (mm->missing[page / 8] >> page % 8 & 1);
+}
+
+static int mem_read_phys(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct mem *mm = arg;
+	uint64_t p;
+
+	mm->reads++;
+	if (addr > mm->m->size || len > mm->m->size - addr) {
+		errno = EFAULT;
+		return -1;
+	}
+	for (p = addr / IMG_PAGE; len && p <= (addr + len - 1) / IMG_PAGE; p++)
+		if (page_missing(mm, p)) {
+			errno = ENODATA;
+			return -1;
+		}
+	memcpy(buf, mm->m->p + addr, len);
+	return 0;
+}
+
+static int mem_read_virt(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	struct mem *mm = arg;
+
+	if (mm->no_virt || addr < IMG_VOFF) {
+		errno = EFAULT;
+		return -1;
+	}
+	return mem_read_phys(arg, addr - IMG_VOFF, buf, len);
+}
+
+static const char *mem_errmsg(void *arg)
+{
+	(void)arg;
+	return "test image";
+}
+
+/* A dump of @mm, scanned in runs of @run bytes (0: one run), loaded. */
+static struct dti_dump *load_runs(struct mem *mm, size_t run, int *n)
+{
+	struct dti_mem_cfg;
+	const struct dti_dump_mem mem = {
+		.read_phys = mem_read_phys, .read_virt = mem_read_virt,
+		.errmsg = mem_errmsg, .arg = mm, .phys_end = mm->m->size,
+	};
+	struct dti_dump *d = dti_dump_new(&mem);
+	size_t off, k;
+
+	if (!run)
+		run = mm->m->size;
+	for (off = 0; off < mm->m->size; off += k) {
+		k = mm->m->size - off < run ? mm->m->size - off : run;
+		if (!page_missing(mm, off / IMG_PAGE))
+			dti_dump_scan(d, off, mm->m->p + off, k);
+	}
+	*n = dti_dump_load(d);
+	return d;
+}
+
+static struct dti_dump *load(struct mem *mm, int *n)
+{
+	return load_runs(mm, IMG_PAGE, n);
+}
+
+/* The index of channel @name, or -1 */
+static int find(struct dti_dump *d, int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(dti_dump_channel(d, i)->name, name))
+			return i;
+	return -1;
+}
+
+/* What a reader printed in @fmt, notices as "N: ..." in between; its damage count */
+struct out {
+	char *text;
+	size_t len;
+	int rc;
+	unsigned long damage, warning;
+};
+
+static void fputs_notice(const struct dti_notice *n, void *arg)
+{
+	fprintf(arg, "N: %s\n", n->message);
+}
+
+static void print_reader(struct dti_reader *r, enum dti_format fmt, struct out *o)
+{
+	struct dti_rec rec;
+	FILE *f;
+
+	memset(o, 0, sizeof(*o));
+	f = open_memstream(&o->text, &o->len);
+	if (!r) {
+		fprintf(f, "open failed: %s", dti_errmsg());
+		fclose(f);
+		o->rc = -2;
+		return;
+	}
+	dti_set_notice_handler(r, fputs_notice, f);
+	while ((o->rc = dti_next(r, &rec)) > 0)
+		dti_print(r, f, &rec, fmt);
+	o->damage = dti_damage_count(r);
+	o->warning = dti_warning_count(r);
+	dti_close(r);
+	fclose(f);
+}
+
+/* print_reader() with dti_print_records() in calls of @max records */
+static void print_batched(struct dti_reader *r, enum dti_format fmt,
+			  unsigned long max, struct out *o)
+{
+	FILE *f;
+
+	memset(o, 0, sizeof(*o));
+	f = open_memstream(&o->text, &o->len);
+	dti_set_notice_handler(r, fputs_notice, f);
+	while ((o->rc = dti_print_records(r, f, fmt, NULL, max)) > 0)
+		;
+	o->damage = dti_damage_count(r);
+	o->warning = dti_warning_count(r);
+	dti_close(r);
+	fclose(f);
+}
+
+/* The output of channel @name of @d in @fmt (freed by the next call). */
+static const char *print_chan(struct dti_dump *d, int n, const char *name,
+			      enum dti_format fmt, struct out *o)
+{
+	static char *last;
+	int i = find(d, n, name);
+
+	free(last);
+	print_reader(i < 0 ? NULL : dti_dump_open(d, i, 0), fmt, o);
+	last = o->text;
+	return o->text;
+}
+
+/* ---- the images ---- */
+
+/*
+ * Channel "drv": 2 CPUs, rings of 4 sub-buffers of 2048 bytes (2 pages
+ * each), the pages of each ring scattered and in reverse order.
+ */
+static void chan_drv(struct img_chan *c)
+{
+	unsigned int cpu, i;
+
+	memset(c, 0, sizeof(*c));
+	c->name = "drv";
+	c->flags = DTI_DUMP_F_BUFFERS;
+	c->generation = 0x5eed0001;
+	c->subbuf_size = 2048;
+	c->n_subbufs = 4;
+	c->nr_cpu_ids = 2;
+	c->level = DTI_LEVEL_INFO;
+	c->desc = 3 * IMG_PAGE + 8;
+	c->level_at = 3 * IMG_PAGE + 1024;
+	c->table = 3 * IMG_PAGE + 2048;
+	for (cpu = 0; cpu < 2; cpu++) {
+		c->pfns[cpu] = 3 * IMG_PAGE + 2560 + 256 * cpu;
+		for (i = 0; i < 2; i++)
+			c->pages[cpu][i] = 12 - 4 * cpu - 2 * i;
+	}
+}
+
+/*
+ * drv's rings: cpu0 wrapped, slots holding sub-buffers 4, 5, 2, 3 (of
+ * which 5 is open), cpu1 with sub-buffers 0 and 1 and two slots never
+ * written.  Record times interleave the CPUs.
+ */
+static void rings_drv(struct img *m, const struct img_chan *c)
+{
+	img_subbuf(m, c, 0, 2, c->generation, NULL, 2, true, "a2-", 200, 1000);
+	img_subbuf(m, c, 0, 3, c->generation, NULL, 2, true, "a3-", 202, 1100);
+	img_subbuf(m, c, 0, 4, c->generation, NULL, 2, true, "a4-", 204, 1200);
+	img_subbuf(m, c, 0, 5, c->generation, NULL, 1, false, "a5-", 206, 1300);
+	img_subbuf(m, c, 1, 0, c->generation, NULL, 3, true, "b0-", 0, 1005);
+	img_subbuf(m, c, 1, 1, c->generation, NULL, 1, false, "b1-", 3, 1205);
+}
+
+#define DRV_TEXT "a2-0\nb0-0\na2-1\nb0-1\nb0-2\na3-0\na3-1\na4-0\nb1-0\na4-1\na5-0\n"
+
+static void image_drv(struct img *m, struct img_chan *c)
+{
+	img_init(m, 16);
+	chan_drv(c);
+	img_channel(m, c);
+	rings_drv(m, c);
+}
+
+/* ---- tests ---- */
+
+static void test_crc32(void)
+{
+	CHECK(img_crc32("123456789", 9) == 0xcbf43926);	/* the check value */
+}
+
+static void test_basic(void)
+{
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_channel *ch;
+	const struct dti_dump_summary *sum;
+	struct dti_dump *d;
+	struct out o;
+	int n;
+
+	image_drv(&m, &c);
+	d = load(&mm, &n);
+	CHECK(n == 1);
+	ch = dti_dump_channel(d, 0);
+	CHECK_STR(ch->name, "drv");
+	CHECK(ch->desc_addr == c.desc && !ch->pending_addr);
+	CHECK(ch->flags == DTI_DUMP_F_BUFFERS && ch->level == DTI_LEVEL_INFO);
+	CHECK(ch->generation == 0x5eed0001 && ch->subbuf_size == 2048 &&
+	      ch->n_subbufs == 4 && ch->nr_cpu_ids == 2 && ch->page_size == IMG_PAGE);
+	CHECK(ch->nr_bufs == 2 && ch->records == 11 && ch->stale_slots == 2);
+	CHECK(!ch->missing_pages && !ch->swapped && !ch->pending_records);
+	CHECK(!ch->error && !ch->damage && !ch->notes);
+	sum = dti_dump_summary(d);
+	CHECK(sum->scanned == m.size && sum->markers == 1 && sum->stray == 0 &&
+	      sum->descriptors == 1 && sum->channels == 1);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o), DRV_TEXT);
+	CHECK(o.rc == 0 && o.damage == 0 && o.warning == 0);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TS, &o),
+		  "[    0.000001000] cpu0 L3 #200 0xffffffffc0001234: a2-0\n"
+		  "[    0.000001005] cpu1 L3 #0 0xffffffffc0001234: b0-0\n"
+		  "[    0.000001010] cpu0 L3 #201 0xffffffffc0001234: a2-1\n"
+		  "[    0.000001015] cpu1 L3 #1 0xffffffffc0001234: b0-1\n"
+		  "[    0.000001025] cpu1 L3 #2 0xffffffffc0001234: b0-2\n"
+		  "[    0.000001100] cpu0 L3 #202 0xffffffffc0001234: a3-0\n"
+		  "[    0.000001110] cpu0 L3 #203 0xffffffffc0001234: a3-1\n"
+		  "[    0.000001200] cpu0 L3 #204 0xffffffffc0001234: a4-0\n"
+		  "[    0.000001205] cpu1 L3 #3 0xffffffffc0001234: b1-0\n"
+		  "[    0.000001210] cpu0 L3 #205 0xffffffffc0001234: a4-1\n"
+		  "[    0.000001300] cpu0 L3 #206 0xffffffffc0001234: a5-0\n");
+	CHECK(dti_dump_channel(d, 1) == NULL && errno == ENOENT);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* The source names and ring offsets of the records, as dti_rec says them. */
+static void test_sources(void)
+{
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	struct dti_reader *r;
+	struct dti_rec rec;
+	struct dti_dump *d;
+	int n;
+
+	image_drv(&m, &c);
+	d = load(&mm, &n);
+	r = dti_dump_open(d, 0, 0);
+	CHECK(r && dti_nr_streams(r) == 2);
+	CHECK(dti_next(r, &rec) == 1);
+	CHECK_STR(rec.source, "drv/trace0");
+	CHECK(rec.offset == 2 * 2048 + IMG_SUB && rec.seq == 200 && rec.cpu == 0);
+	CHECK(dti_next(r, &rec) == 1);
+	CHECK_STR(rec.source, "drv/trace1");
+	CHECK(rec.offset == IMG_SUB);
+	dti_close(r);
+	CHECK(!dti_dump_open(d, 0, DTI_OPEN_FOLLOW) && errno == EINVAL);
+	CHECK(!dti_dump_open(d, 1, 0) && errno == ENOENT);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/*
+ * Slots that are not of the live ring: an earlier generation full of
+ * records, another channel's sub-buffer, the right generation in the
+ * wrong slot, garbage.  All read as unused, without a notice.
+ */
+static void test_stale_slots(void)
+{
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_channel *ch;
+	struct dti_dump *d;
+	struct out o;
+	unsigned char junk[2048];
+	unsigned int i;
+	int n;
+
+	img_init(&m, 16);
+	chan_drv(&c);
+	img_channel(&m, &c);
+	img_subbuf(&m, &c, 0, 0, c.generation, NULL, 2, true, "live0-", 0, 100);
+	img_subbuf(&m, &c, 0, 1, c.generation - 1, NULL, 3, true, "old-", 9, 50);
+	img_subbuf(&m, &c, 0, 2, c.generation, "other", 2, true, "oth-", 0, 60);
+	img_subbuf(&m, &c, 0, 7, c.generation, NULL, 2, true, "wrong-", 7, 70);
+	img_subbuf(&m, &c, 1, 0, c.generation, NULL, 1, false, "live1-", 0, 105);
+	for (i = 0; i < sizeof(junk); i++)
+		junk[i] = i * 37 + 11;
+	img_ring_put(&m, &c, 1, 2048, junk, sizeof(junk));
+	img_ring_put(&m, &c, 1, 3 * 2048, junk, sizeof(junk));
+	d = load(&mm, &n);
+	ch = dti_dump_channel(d, 0);
+	/* slot 3 of cpu0 holds sub-buffer 7 (7 % 4 = 3): wrong-* are live */
+	CHECK(ch->records == 5 && ch->stale_slots == 5);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o),
+		  "live0-0\nlive1-0\nlive0-1\n"
+		  "N: 5 records lost on cpu0 between seq 2 and 7\n"
+		  "wrong-0\nwrong-1\n");
+	CHECK(o.damage == 0 && o.warning == 0);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/*
+ * A pending store (records out of time order, two logging CPUs) merged
+ * with the rings; a pending store with no channel descriptor.
+ */
+static void test_pending(void)
+{
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_channel *ch;
+	unsigned char recs[1024];
+	struct dti_dump *d;
+	struct out o;
+	size_t used = 0;
+	char dir[300];
+	int n;
+
+	image_drv(&m, &c);
+	used += img_pending_rec(recs + used, 1, 1012, "p-late");
+	used += img_pending_rec(recs + used, 0, 999, "p-first");
+	used += img_pending_rec(recs + used, 0, 1200, "p-tie");	/* as a4-0 */
+	img_pending(&m, "drv", 13 * IMG_PAGE, true, 14 * IMG_PAGE, 4096, recs, used);
+	used = img_pending_rec(recs, 1, 5, "early");
+	img_pending(&m, "early", 13 * IMG_PAGE + 2048, false, 15 * IMG_PAGE, 512,
+		    recs, used);
+	d = load(&mm, &n);
+	CHECK(n == 2);
+	ch = dti_dump_channel(d, find(d, n, "drv"));
+	CHECK(ch->pending_addr == 13 * IMG_PAGE && ch->pending_records == 3);
+	CHECK(!ch->error && !ch->damage && !ch->notes);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o),
+		  "p-first\na2-0\nb0-0\na2-1\np-late\nb0-1\nb0-2\na3-0\na3-1\n"
+		  "a4-0\np-tie\nb1-0\na4-1\na5-0\n");
+	CHECK(o.damage == 0 && o.warning == 0);
+	print_chan(d, n, "drv", DTI_FMT_TS, &o);
+	CHECK(strstr(o.text, "[    0.000000999] cpu0 L4 #- 0xffffffffc0001234: p-first\n"
+			     "[    0.000001000] cpu0 L3 #200 ") != NULL);
+	CHECK(strstr(o.text, "] cpu1 L4 #- 0xffffffffc0001234: p-late\n") != NULL);
+	print_chan(d, n, "drv", DTI_FMT_JSON, &o);
+	CHECK(strstr(o.text, "{\"ts_ns\":999,\"cpu\":0,\"level\":4,\"seq\":null,\"flags\":17,") != NULL);
+	ch = dti_dump_channel(d, find(d, n, "early"));
+	CHECK(ch->pending_records == 1 && !ch->desc_addr && !ch->nr_bufs);
+	CHECK(ch->level == DTI_DUMP_NO_LEVEL && !ch->error && !ch->damage);
+	CHECK_STR(ch->notes, "no channel descriptor: an early handle not yet initialised (or a descriptor the dump lacks); pending records only\n");
+	CHECK_STR(print_chan(d, n, "early", DTI_FMT_TS, &o),
+		  "[    0.000000005] cpu1 L4 #- 0xffffffffc0001234: early\n");
+	/* saved: a directory with no trace files, a pending store's alone */
+	snprintf(dir, sizeof(dir), "%s/early", tmpdir);
+	CHECK(dti_dump_save(d, find(d, n, "early"), dir) == 0);
+	print_reader(dti_open_dir(dir, 0), DTI_FMT_TS, &o);
+	CHECK_STR(o.text, "[    0.000000005] cpu1 L4 #- 0xffffffffc0001234: early\n");
+	CHECK(o.damage == 0 && o.warning == 0);
+	free(o.text);
+	dti_dump_free(d);
+	/* no translation of virtual addresses: the store cannot be read */
+	mm.no_virt = true;
+	d = load(&mm, &n);
+	ch = dti_dump_channel(d, find(d, n, "drv"));
+	CHECK(ch->pending_records == 0 && !ch->error);
+	CHECK_STR(ch->damage, "pending store (descriptor at physical 0xd000): its 144 bytes at virtual 0xffff88800000e000 cannot be read: not in the dump (test image)\n");
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o), DRV_TEXT);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/*
+ * dti_print_records(), which `dti dump` uses, prints what the loop of
+ * dti_next() and dti_print() prints: pending records, gaps and damage
+ * in a dump's rings included.
+ */
+static void test_print_records(void)
+{
+	static const unsigned long maxes[] = { 0, 1, 3 };
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	unsigned char recs[256];
+	struct dti_dump *d;
+	struct out a, b;
+	unsigned int fmt, i;
+	size_t used;
+	int n;
+
+	image_drv(&m, &c);
+	used = img_pending_rec(recs, 1, 1012, "p-late");
+	used += img_pending_rec(recs + used, 0, 1200, "p-tie");
+	img_pending(&m, "drv", 13 * IMG_PAGE, true, 14 * IMG_PAGE, 4096, recs, used);
+	m.p[c.pages[1][0] * IMG_PAGE + IMG_SUB + DTI_RECORD_SIZE(4)] ^= 0x55;
+	d = load(&mm, &n);
+	for (fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_RAW; fmt++) {
+		print_reader(dti_dump_open(d, 0, 0), fmt, &a);
+		for (i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++) {
+			print_batched(dti_dump_open(d, 0, 0), fmt, maxes[i], &b);
+			CHECK(a.len > 50 && a.len == b.len && !memcmp(a.text, b.text, a.len));
+			CHECK(a.damage == 1 && b.damage == 1 && b.rc == 0);
+			free(b.text);
+		}
+		free(a.text);
+	}
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* Damage in a pending store: the records before it come out. */
+static void test_pending_damage(void)
+{
+	struct img m;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_channel *ch;
+	unsigned char recs[1024];
+	struct dti_dump *d;
+	struct out o;
+	size_t used = 0, bad;
+	int n;
+
+	img_init(&m, 8);
+	used += img_pending_rec(recs + used, 0, 20, "two");
+	used += img_pending_rec(recs + used, 1, 10, "one");
+	bad = used;
+	used += img_pending_rec(recs + used, 1, 30, "lost");
+	recs[bad] ^= 0xff;			/* bad magic */
+	img_pending(&m, "p", IMG_PAGE, true, 2 * IMG_PAGE, 4096, recs, used);
+	d = load(&mm, &n);
+	ch = dti_dump_channel(d, 0);
+	CHECK(n == 1 && ch->pending_records == 2);
+	CHECK_STR(ch->damage, "pending store at virtual 0xffff888000002000 (descriptor at physical 0x1000): bad magic (not DTI data) at offset 96; the rest, 48 bytes, not read\n");
+	CHECK_STR(print_chan(d, n, "p", DTI_FMT_TEXT, &o),
+		  "N: p/pending: corrupt data at offset 96 of the pending store at virtual 0xffff888000002000: bad magic (not DTI data); the rest, 48 bytes, not read\n"
+		  "one\ntwo\n");
+	CHECK(o.damage == 1);
+	dti_dump_free(d);
+	/* a record of a pending store without the pending flag */
+	used = img_pending_rec(recs, 0, 20, "x");
+	recs[offsetof(struct dti_record, flags)] &= ~DTI_REC_PENDING;
+	img_pending(&m, "p", IMG_PAGE, true, 2 * IMG_PAGE, 4096, recs, used);
+	d = load(&mm, &n);
+	CHECK_STR(print_chan(d, n, "p", DTI_FMT_TEXT, &o),
+		  "N: p/pending: corrupt data at offset 0: a record without the pending flag in a pending store; record skipped\n");
+	dti_dump_free(d);
+	/* one with a sequence number, one of a CPU the machine has not */
+	used = img_pending_rec(recs, 0, 20, "x");
+	recs[offsetof(struct dti_record, seq)] = 5;
+	used += img_pending_rec(recs + used, 0, 30, "y");
+	img_pending(&m, "p", IMG_PAGE, true, 2 * IMG_PAGE, 4096, recs, used);
+	recs[used - DTI_RECORD_SIZE(1) + offsetof(struct dti_record, log_cpu)] = 1;
+	img_pending(&m, "p", IMG_PAGE, true, 2 * IMG_PAGE, 4096, recs, used);
+	d = load(&mm, &n);
+	CHECK_STR(print_chan(d, n, "p", DTI_FMT_TEXT, &o),
+		  "N: p/pending: corrupt data at offset 0: pending record with a sequence number; record skipped\n"
+		  "N: p/pending: corrupt data at offset 48: logging CPU 1 in a record of cpu0 (not a replayed one); record skipped\n");
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* A descriptor, CPU table or page list that fails its CRC. */
+static void test_crc_damage(void)
+{
+	struct img m;
+	struct img_chan c, c2;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_channel *ch;
+	struct dti_dump *d;
+	struct out o;
+	int n;
+
+	image_drv(&m, &c);
+	/* a second channel, "ok", sharing nothing */
+	c2 = c;
+	c2.name = "ok";
+	c2.desc = 1 * IMG_PAGE;
+	c2.level_at = 0;
+	c2.table = 1 * IMG_PAGE + 512;
+	c2.nr_cpu_ids = 1;
+	c2.pfns[0] = 1 * IMG_PAGE + 1024;
+	c2.pages[0][0] = 14;
+	c2.pages[0][1] = 15;
+	img_channel(&m, &c2);
+	img_subbuf(&m, &c2, 0, 0, c2.generation, NULL, 1, false, "ok-", 0, 1);
+
+	m.p[c.desc + offsetof(struct dti_dump_desc, subbuf_size)] ^= 1;
+	d = load(&mm, &n);
+	CHECK(n == 2);
+	ch = dti_dump_channel(d, find(d, n, "drv"));
+	CHECK_STR(ch->error, "channel descriptor at physical 0x3008: CRC mismatch (damaged, or caught in the middle of an update)\n");
+	CHECK(!dti_dump_open(d, find(d, n, "drv"), 0) && errno == EINVAL);
+	CHECK_STR(dti_errmsg(), "channel drv: channel descriptor at physical 0x3008: CRC mismatch (damaged, or caught in the middle of an update)");
+	CHECK_STR(print_chan(d, n, "ok", DTI_FMT_TEXT, &o), "ok-0\n");
+	CHECK(dti_dump_summary(d)->descriptors == 2);
+	dti_dump_free(d);
+	m.p[c.desc + offsetof(struct dti_dump_desc, subbuf_size)] ^= 1;
+
+	m.p[c.table + 3] ^= 0x80;
+	d = load(&mm, &n);
+	ch = dti_dump_channel(d, find(d, n, "drv"));
+	CHECK_STR(ch->error, "its CPU table at physical 0x3800 (descriptor at 0x3008) fails its CRC\n");
+	dti_dump_free(d);
+	m.p[c.table + 3] ^= 0x80;
+
+	m.p[c.pfns[1]] ^= 1;		/* cpu1's page list */
+	d = load(&mm, &n);
+	ch = dti_dump_channel(d, find(d, n, "drv"));
+	CHECK(!ch->error && ch->nr_bufs == 1 && ch->records == 7);
+	CHECK_STR(ch->damage, "cpu1: its page list at physical 0x3b00 fails its CRC; its ring is not read\n");
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o),
+		  "a2-0\na2-1\na3-0\na3-1\na4-0\na4-1\na5-0\n");
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* Descriptors with a valid magic but wrong in some other way. */
+static void check_bad_desc(size_t field, uint32_t value, size_t width, const char *error)
+{
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	struct dti_dump_desc desc;
+	struct dti_dump *d;
+	char want[256];
+	int n;
+
+	image_drv(&m, &c);
+	memcpy(&desc, m.p + c.desc, sizeof(desc));
+	memcpy((char *)&desc + field, &value, width);
+	desc.crc = 0;
+	desc.crc = img_crc32(&desc, sizeof(desc));
+	memcpy(m.p + c.desc, &desc, sizeof(desc));
+	d = load(&mm, &n);
+	CHECK(n == 1);
+	snprintf(want, sizeof(want), "%s descriptor at physical 0x3008: %s\n",
+		 field == offsetof(struct dti_dump_desc, type) ? "a" : "channel", error);
+	if (want[0] == 'a')
+		memmove(want, want + 2, strlen(want + 2) + 1);
+	CHECK_STR(dti_dump_channel(d, 0)->error, want);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+static void test_bad_descriptors(void)
+{
+	const size_t gen = offsetof(struct dti_dump_desc, generation);
+
+	check_bad_desc(offsetof(struct dti_dump_desc, version), 2, 2,
+		       "descriptor version 2 (this reader knows version 1)");
+	check_bad_desc(offsetof(struct dti_dump_desc, type), 3, 2,
+		       "unknown descriptor type 3");
+	check_bad_desc(offsetof(struct dti_dump_desc, size), 96, 4,
+		       "descriptor size 96, not 104");
+	check_bad_desc(offsetof(struct dti_dump_desc, n_subbufs), 1, 4,
+		       "impossible number of sub-buffers");
+	check_bad_desc(offsetof(struct dti_dump_desc, n_subbufs), 4097, 4,
+		       "impossible number of sub-buffers");
+	check_bad_desc(offsetof(struct dti_dump_desc, subbuf_size), 4100, 4,
+		       "impossible sub-buffer size");
+	check_bad_desc(offsetof(struct dti_dump_desc, subbuf_size), 8u << 20, 4,
+		       "impossible sub-buffer size");
+	check_bad_desc(offsetof(struct dti_dump_desc, page_size), 3000, 4,
+		       "impossible page size");
+	check_bad_desc(offsetof(struct dti_dump_desc, nr_cpu_ids), 0, 4,
+		       "impossible number of CPUs");
+	check_bad_desc(gen, 0, 4, "buffers of generation 0");
+	check_bad_desc(offsetof(struct dti_dump_desc, cpu_table), 3, 4,
+		       "impossible CPU table address");
+	check_bad_desc(8, 'a' | '/' << 8, 2, "bad channel name in the marker");
+	check_bad_desc(7, '.', 1, "bad channel name in the marker");
+	check_bad_desc(20, 'x', 1, "bytes after the channel name in the marker");
+	/* the CPU table's entry says 3 pages: 8192 bytes take 2 */
+}
+
+/* Markers that are no descriptor: counted as stray, never reported. */
+static void test_stray_markers(void)
+{
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_summary *sum;
+	struct dti_dump *d;
+	struct out o;
+	int n;
+
+	image_drv(&m, &c);
+	img_put(&m, 5 * IMG_PAGE, "__DTI__drv\0\0\0", 13);		/* no magic */
+	img_put(&m, 5 * IMG_PAGE + 64, "__DTI__%s", 9);
+	img_put(&m, 5 * IMG_PAGE + 129, "__DTI__drv", 10);		/* unaligned */
+	img_put(&m, 5 * IMG_PAGE + 4090, "__DTI_", 6);			/* at a page end */
+	/* a static descriptor's image with no relocation: a module file */
+	img_pending(&m, "drv", 6 * IMG_PAGE, false, 0, 4096, "", 0);
+	m.p[6 * IMG_PAGE + offsetof(struct dti_dump_pending, buf)] = 0;
+	memset(m.p + 6 * IMG_PAGE + offsetof(struct dti_dump_pending, buf), 0, 8);
+	d = load(&mm, &n);
+	sum = dti_dump_summary(d);
+	CHECK(n == 1 && sum->markers == 4 && sum->stray == 3 && sum->descriptors == 1);
+	CHECK(!dti_dump_channel(d, 0)->notes && !dti_dump_channel(d, 0)->pending_addr);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o), DRV_TEXT);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* A descriptor straddling two runs given in reverse order; runs given twice. */
+static void test_scan_runs(void)
+{
+	const struct dti_dump_mem mem = { .read_phys = mem_read_phys };
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	struct dti_dump_mem mem2 = mem;
+	struct dti_dump *d;
+	size_t cut;
+	int n;
+
+	image_drv(&m, &c);
+	mem2.arg = &mm;
+	for (cut = c.desc + 1; cut < c.desc + 8; cut += 3) {
+		d = dti_dump_new(&mem2);
+		CHECK(dti_dump_scan(d, cut, m.p + cut, m.size - cut) == 0);
+		CHECK(dti_dump_scan(d, 0, m.p, cut) == 0);
+		CHECK(dti_dump_scan(d, 0, m.p, cut) == 0);
+		n = dti_dump_load(d);
+		CHECK(n == 1 && dti_dump_summary(d)->markers == 1);
+		CHECK(dti_dump_summary(d)->scanned == m.size + cut);
+		CHECK(dti_dump_load(d) == -1 && errno == EINVAL);
+		dti_dump_free(d);
+	}
+	CHECK(!dti_dump_new(&(struct dti_dump_mem){ 0 }) && errno == EINVAL);
+	free(m.p);
+}
+
+#define MISS(mm, page)	((mm).missing[(page) / 8] |= 1 << (page) % 8)
+
+/*
+ * Ring pages the dump does not hold read as zeros: a sub-buffer whose
+ * header is in one is unused; records in one are damage.
+ */
+static void test_missing_pages(void)
+{
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_channel *ch;
+	struct dti_dump *d;
+	struct out o;
+	unsigned int i;
+	int n;
+
+	image_drv(&m, &c);
+	MISS(mm, c.pages[0][1]);	/* cpu0's slots 2 and 3 */
+	MISS(mm, c.pages[1][0]);	/* cpu1's slots 0 and 1 */
+	d = load(&mm, &n);
+	ch = dti_dump_channel(d, 0);
+	CHECK(ch->missing_pages == 2 && ch->stale_slots == 6 && ch->records == 3);
+	CHECK(!ch->error && !ch->damage);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o), "a4-0\na4-1\na5-0\n");
+	CHECK(o.damage == 0);
+	dti_dump_free(d);
+	free(m.p);
+
+	/* sub-buffers of 3000 bytes: cpu1's sub-buffer 1 has records in two pages */
+	img_init(&m, 16);
+	chan_drv(&c);
+	c.subbuf_size = 3000;
+	c.pages[0][2] = 1;
+	c.pages[1][2] = 2;
+	img_channel(&m, &c);
+	img_subbuf(&m, &c, 1, 1, c.generation, NULL, 30, false, "b", 0, 100);
+	memset(mm.missing, 0, sizeof(mm.missing));
+	MISS(mm, c.pages[1][1]);
+	d = load(&mm, &n);
+	ch = dti_dump_channel(d, 0);
+	CHECK(ch->missing_pages == 1 && ch->records == 30 && !ch->damage);
+	print_chan(d, n, "drv", DTI_FMT_TEXT, &o);
+	if (getenv("VERBOSE"))
+		printf("%s", o.text);
+	for (i = 0; i < 20; i++) {
+		char line[16];
+
+		snprintf(line, sizeof(line), "%sb%u\n", i ? "" : "", i);
+		CHECK(strstr(o.text, line) != NULL);
+	}
+	CHECK(strstr(o.text, "b20\n") == NULL);
+	CHECK_STR(strstr(o.text, "b19\n"), "b19\n"
+		  "N: drv/trace1: corrupt data at offset 4056: zero bytes where a record header belongs; the rest of sub-buffer 1 skipped\n");
+	CHECK(strncmp(o.text, "N: drv/trace1: ring offsets 4096 to 8191 (page frame 0x6) are not in the dump: the records of sub-buffer slot 1 from offset 4056 on are lost\n", 100) == 0);
+	CHECK(o.damage == 1 && o.warning == 1);
+	dti_dump_free(d);
+	free(m.p);
+
+	/* the level and a page list */
+	memset(mm.missing, 0, sizeof(mm.missing));
+	image_drv(&m, &c);
+	c.level_at = 9 * IMG_PAGE;
+	c.pfns[1] = 10 * IMG_PAGE + 64;
+	img_channel(&m, &c);
+	MISS(mm, 9);
+	MISS(mm, 10);
+	d = load(&mm, &n);
+	ch = dti_dump_channel(d, 0);
+	CHECK(ch->level == DTI_DUMP_NO_LEVEL && ch->nr_bufs == 1);
+	CHECK_STR(ch->notes, "level at physical 0x9000: not in the dump (test image)\n");
+	CHECK_STR(ch->damage, "cpu1: its page list at physical 0xa040 cannot be read: not in the dump (test image); its ring is not read\n");
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* Damage inside a live sub-buffer: reported by the reader, the rest read. */
+static void test_damage_in_ring(void)
+{
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	struct dti_dump *d;
+	struct out o;
+	uint64_t at;
+	int n;
+
+	image_drv(&m, &c);
+	/* cpu1 slot 0, its second record's magic: pages[1][0], offset 96 + 48 */
+	at = c.pages[1][0] * IMG_PAGE + IMG_SUB + DTI_RECORD_SIZE(4);
+	m.p[at] ^= 0x55;
+	d = load(&mm, &n);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o),
+		  "a2-0\nb0-0\n"
+		  "N: drv/trace1: corrupt data at offset 144: bad magic (not DTI data); the rest of sub-buffer 0 skipped\n"
+		  "a2-1\na3-0\na3-1\na4-0\n"
+		  "N: 2 records lost on cpu1 between seq 1 and 3\n"
+		  "b1-0\na4-1\na5-0\n");
+	CHECK(o.damage == 1);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* The same image in the other byte order reads the same. */
+static void test_other_byte_order(void)
+{
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	unsigned char recs[256];
+	struct dti_dump *d;
+	struct out o;
+	size_t used;
+	int n;
+
+	img_swapped = true;
+	image_drv(&m, &c);
+	used = img_pending_rec(recs, 1, 1012, "p-late");
+	img_pending(&m, "drv", 13 * IMG_PAGE, true, 14 * IMG_PAGE, 4096, recs, used);
+	img_swapped = false;
+	d = load(&mm, &n);
+	CHECK(n == 1 && dti_dump_channel(d, 0)->swapped);
+	CHECK(dti_dump_channel(d, 0)->level == DTI_LEVEL_INFO);
+	CHECK(dti_dump_channel(d, 0)->pending_records == 1);
+	CHECK(!dti_dump_channel(d, 0)->error && !dti_dump_channel(d, 0)->damage);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o),
+		  "a2-0\nb0-0\na2-1\np-late\nb0-1\nb0-2\na3-0\na3-1\na4-0\nb1-0\na4-1\na5-0\n");
+	CHECK(o.damage == 0 && o.warning == 0);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/*
+ * Two valid descriptors of one name: an earlier boot's, whose ring pages
+ * now hold the live ring of another generation, and the live one.
+ */
+static void test_duplicates(void)
+{
+	struct img m;
+	struct img_chan c, old;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_channel *ch;
+	struct dti_dump *d;
+	struct out o;
+	char want[512];
+	int n;
+
+	image_drv(&m, &c);
+	old = c;
+	old.generation = 77;
+	old.desc = 2 * IMG_PAGE;
+	old.table = 2 * IMG_PAGE + 1024;
+	old.pfns[0] = 2 * IMG_PAGE + 2048;
+	old.pfns[1] = 2 * IMG_PAGE + 3072;
+	img_channel(&m, &old);
+	/* a damaged copy, and one of a later version */
+	img_put(&m, 7 * IMG_PAGE, m.p + c.desc, sizeof(struct dti_dump_desc));
+	m.p[7 * IMG_PAGE + 60] ^= 4;
+	img_put(&m, 1 * IMG_PAGE, m.p + c.desc, sizeof(struct dti_dump_desc));
+	m.p[1 * IMG_PAGE + offsetof(struct dti_dump_desc, version)] = 3;
+	d = load(&mm, &n);
+	CHECK(n == 1);
+	ch = dti_dump_channel(d, 0);
+	CHECK(ch->desc_addr == c.desc && ch->generation == c.generation);
+	snprintf(want, sizeof(want),
+		 "channel descriptor at physical 0x1000 not used: descriptor version 3 (this reader knows version 1)\n"
+		 "channel descriptor at physical 0x2000 not used: valid, but its rings hold 0 sub-buffers of its generation, those of the one used 6 (an earlier boot's?)\n"
+		 "channel descriptor at physical 0x7000 not used: CRC mismatch (damaged, or caught in the middle of an update)\n");
+	CHECK_STR(ch->notes, want);
+	CHECK(!ch->error && !ch->damage);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o), DRV_TEXT);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/*
+ * dti_dump_save() writes what dti_open_dir() reads as dti_dump_open()
+ * does, in every format; a second save into the same directory fails.
+ */
+static void test_save(void)
+{
+	static const enum dti_format fmts[] = {
+		DTI_FMT_TEXT, DTI_FMT_TS, DTI_FMT_HEX, DTI_FMT_JSON, DTI_FMT_RAW,
+	};
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	unsigned char recs[256];
+	struct dti_dump *d;
+	struct out a, b;
+	char dir[300], *info, path[400];
+	size_t used, i;
+	FILE *f;
+	int n;
+
+	img_init(&m, 16);
+	chan_drv(&c);
+	/*
+	 * sub-buffers of 3000 bytes: slots straddle pages, and cpu1's first
+	 * slot is unused, so that the copy of its ring starts with no header
+	 * (only info tells its geometry)
+	 */
+	c.subbuf_size = 3000;
+	c.pages[0][2] = 1;
+	c.pages[1][2] = 2;
+	img_channel(&m, &c);
+	img_subbuf(&m, &c, 0, 2, c.generation, NULL, 2, true, "a2-", 200, 1000);
+	img_subbuf(&m, &c, 0, 3, c.generation, NULL, 2, true, "a3-", 202, 1100);
+	img_subbuf(&m, &c, 0, 4, c.generation, NULL, 2, true, "a4-", 204, 1200);
+	img_subbuf(&m, &c, 0, 5, c.generation, NULL, 1, false, "a5-", 206, 1300);
+	img_subbuf(&m, &c, 1, 1, c.generation, NULL, 3, true, "b1-", 0, 1005);
+	img_subbuf(&m, &c, 1, 2, c.generation, NULL, 1, false, "b2-", 3, 1205);
+	used = img_pending_rec(recs, 1, 1012, "p-late");
+	used += img_pending_rec(recs + used, 0, 999, "p-first");
+	img_pending(&m, "drv", 13 * IMG_PAGE, true, 14 * IMG_PAGE, 4096, recs, used);
+	d = load(&mm, &n);
+	snprintf(dir, sizeof(dir), "%s/save", tmpdir);
+	CHECK(dti_dump_save(d, 0, dir) == 0);
+	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		print_reader(dti_dump_open(d, 0, 0), fmts[i], &a);
+		print_reader(dti_open_dir(dir, 0), fmts[i], &b);
+		CHECK(a.len > 50 && a.len == b.len && !memcmp(a.text, b.text, a.len));
+		if (cur_failed && getenv("VERBOSE"))
+			printf("format %zu:\n%s\n---\n%s\n", i, a.text, b.text);
+		CHECK(a.damage == 0 && b.damage == 0 && b.warning == 0);
+		free(a.text);
+		free(b.text);
+	}
+	print_reader(dti_open_dir(dir, 0), DTI_FMT_TEXT, &b);
+	CHECK_STR(b.text, "p-first\na2-0\nb1-0\na2-1\np-late\nb1-1\nb1-2\na3-0\na3-1\n"
+		  "a4-0\nb2-0\na4-1\na5-0\n");
+	free(b.text);
+	snprintf(path, sizeof(path), "%s/info", dir);
+	f = fopen(path, "r");
+	info = calloc(1, 4096);
+	CHECK(f && fread(info, 1, 4095, f) > 0);
+	if (f)
+		fclose(f);
+	CHECK_STR(info, "name: drv\nlevel: 6\nmode: overwrite\nsubbuf_size: 3000\n"
+		  "n_subbufs: 4\nbuffers: allocated\nrecord_version: 1\n"
+		  "generation: 1592590337\nnr_cpu_ids: 2\npage_size: 4096\n"
+		  "descriptor: physical 0x3008\npending_descriptor: physical 0xd000\n"
+		  "pending_records: 2\nbyte_order: little-endian\nsource: memory dump\n");
+	free(info);
+	CHECK(dti_dump_save(d, 0, dir) == -1 && errno == ENOTEMPTY);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/*
+ * The geometry in a snapshot's info does not make what read() returned
+ * a ring copy: a stream of full sub-buffers without padding, the first
+ * of them not in its slot, is as long as the ring.
+ */
+static void test_info_hint_stream(void)
+{
+	unsigned char ring[2 * 512];
+	struct dti_subbuf_info in;
+	char dir[300], path[400], text[65];
+	size_t pos;
+	unsigned int k, i;
+	struct out o;
+	FILE *f;
+
+	for (k = 0; k < 2; k++) {
+		unsigned char *sb = ring + 512 * k;
+
+		pos = IMG_SUB;
+		for (i = 0; i < 4; i++) {	/* 4 records of 104 bytes fill 416 */
+			snprintf(text, sizeof(text), "s%u-%u%060u", k + 5, i, 0);
+			pos += img_record(sb + pos, 0, DTI_REC_TEXT, 3, 4 * k + i,
+					  100 * k + i, text, 64);
+		}
+		memset(&in, 0, sizeof(in));
+		in.subbuf_size = 512;
+		in.n_subbufs = 2;
+		in.records = 4;
+		in.state = DTI_SUBBUF_CLOSED;
+		strcpy(in.name, "hint");
+		img_record(sb, 0, DTI_REC_SUBBUF, 0, k + 5, 0, &in, sizeof(in));
+	}
+	snprintf(dir, sizeof(dir), "%s/hint", tmpdir);
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/trace0", dir);
+	f = fopen(path, "w");
+	fwrite(ring, 1, sizeof(ring), f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/info", dir);
+	f = fopen(path, "w");
+	fputs("name: hint\nsubbuf_size: 512\nn_subbufs: 2\n", f);
+	fclose(f);
+	print_reader(dti_open_dir(dir, 0), DTI_FMT_TEXT, &o);
+	CHECK(o.rc == 0 && o.damage == 0 && o.warning == 0);
+	CHECK(o.text && !strncmp(o.text, "s5-0", 4) && strstr(o.text, "s6-3") &&
+	      !strstr(o.text, "N: "));
+	free(o.text);
+}
+
+/* ---- seeds for fuzz_dump.c ---- */
+
+/* Write @m as seed @name, with fuzz_dump.c's flag byte @flags first. */
+static void seed(const char *dir, const char *name, const struct img *m,
+		 unsigned char flags)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputc(flags, f);
+	fwrite(m->p, 1, m->size, f);
+	fclose(f);
+}
+
+static int write_seeds(const char *dir)
+{
+	struct img m;
+	struct img_chan c;
+	unsigned char recs[256];
+	size_t used;
+
+	img_init(&m, 16);
+	chan_drv(&c);
+	img_channel(&m, &c);
+	rings_drv(&m, &c);
+	used = img_pending_rec(recs, 1, 1012, "p-late");
+	used += img_pending_rec(recs + used, 0, 999, "p-first");
+	img_pending(&m, "drv", 13 * IMG_PAGE, true, 14 * IMG_PAGE, 4096, recs, used);
+	seed(dir, "dump-drv", &m, 1);
+	free(m.p);
+	img_swapped = true;
+	image_drv(&m, &c);
+	img_swapped = false;
+	seed(dir, "dump-swapped", &m, 1);
+	free(m.p);
+	img_init(&m, 4);
+	used = img_pending_rec(recs, 1, 5, "early");
+	img_pending(&m, "early", IMG_PAGE, false, 2 * IMG_PAGE, 512, recs, used);
+	seed(dir, "dump-pending", &m, 0);
+	free(m.p);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} tests[] = {
+	{ "CRC-32 of the test images", test_crc32 },
+	{ "a channel: descriptor, level, rings over scattered pages", test_basic },
+	{ "record sources and offsets; open flags", test_sources },
+	{ "stale slots read as unused", test_stale_slots },
+	{ "pending stores merged by time, early handles", test_pending },
+	{ "damage in a pending store", test_pending_damage },
+	{ "dti_print_records() prints dumps as the loop does", test_print_records },
+	{ "damaged CRCs: descriptor, CPU table, page list", test_crc_damage },
+	{ "descriptors with a valid magic, wrong otherwise", test_bad_descriptors },
+	{ "stray markers counted, not reported", test_stray_markers },
+	{ "runs in any order, split descriptors, runs twice", test_scan_runs },
+	{ "pages the dump lacks", test_missing_pages },
+	{ "damage inside a live sub-buffer", test_damage_in_ring },
+	{ "the other byte order", test_other_byte_order },
+	{ "duplicate descriptors", test_duplicates },
+	{ "dti_dump_save() reads back as dti_dump_open()", test_save },
+	{ "info's geometry does not make a stream a ring copy", test_info_hint_stream },
+};
+
+int main(int argc, char **argv)
+{
+	unsigned int i;
+	char cmd[300];
+
+	if (argc == 3 && !strcmp(argv[1], "--seeds"))
+		return write_seeds(argv[2]);
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/libdti-dump-test.XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		cur_failed = 0;
+		tests[i].fn();
+		printf("%s: %s\n", cur_failed ? "FAIL" : "ok  ", tests[i].name);
+		if (cur_failed)
+			failed++;
+		else
+			passed++;
+	}
+	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
