@@ -45,7 +45,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "testsuite"))
 sys.path.insert(0, str(HERE))
 
-from harness import initramfs, vm                     # noqa: E402
+from harness import dump, initramfs, vm               # noqa: E402
 from harness.kernel import find_kernel                # noqa: E402
 
 import report                                         # noqa: E402
@@ -87,6 +87,9 @@ FTRACE_BUF_KB = 1024            # the DTI channel's 8 x 128 KiB per CPU
 DECODE_FORMATS = ["text", "ts", "hex", "json", "raw"]
 # Issue 18's goals: dti decode's throughput as a fraction of cat's.
 DECODE_GOALS = {"raw": 0.7, "text": 0.5, "ts": 0.2, "json": 0.2, "hex": 0.1}
+DUMP_GOAL = 0.5                 # dti dump of an ELF vmcore, of cat's throughput (issue 19)
+DUMP_MEM = 1024                 # MiB of guest RAM: a 1 GiB ELF dump
+DUMP_REPS = 5                   # runs of cat and dti dump, best taken
 
 # Counts: (batches, calls per batch).  --tiny is for the test suite.
 DEFAULTS = dict(batches=1000, calls=1000, repeat=5, fill_kb=16384,
@@ -401,6 +404,34 @@ def decode_bench(big: Path, dti: Path, reps: int) -> dict:
     return out
 
 
+# ---------------------------------------------------------------- dti dump vs cat
+
+def dump_boot(files, args) -> Path:
+    """Fill the bench channels of a DUMP_MEM guest, crash it and have
+    QEMU write an ELF dump; returns its path."""
+    res = dump.qemu_dump(GUEST_SETUP + f"bench fill {args.fill_kb}\n", mem=DUMP_MEM,
+                         smp=args.smp, modules=[files["dti.ko"], files["dti_bench.ko"]],
+                         kernel=args.kernel, build_dir=args.build_dir,
+                         run_dir=args.work / "runs" / "dump", formats=("elf",),
+                         append=args.append)
+    return res.files["elf"]
+
+
+def dump_bench(vmcore: Path, dti: Path, reps: int) -> dict:
+    """`dti dump` (every channel, text) against `cat` of the same ELF
+    dump, page cache warm."""
+    size = vmcore.stat().st_size
+    mb = size / 1e6
+    cat_s = time_cmd(["cat", str(vmcore)], reps)
+    s = time_cmd([str(dti), "dump", str(vmcore)], reps)
+    r = subprocess.run([str(dti), "dump", "--list", str(vmcore)], capture_output=True,
+                       text=True)
+    ratio = cat_s / s
+    return {"bytes": size, "reps": reps, "ms": s * 1e3, "mb_per_s": mb / s,
+            "cat_ms": cat_s * 1e3, "cat_mb_per_s": mb / cat_s, "of_cat": ratio,
+            "goal": DUMP_GOAL, "holds": ratio >= DUMP_GOAL, "channels": r.stdout}
+
+
 # ---------------------------------------------------------------- static count
 
 DTI_PATH = ["dti_event_raw", "dti_write_record", "dti_meta_init", "dti_write",
@@ -594,6 +625,13 @@ def main(argv=None) -> int:
     big = files_boot(files, args)
     log(f"dti decode vs cat on {sum(p.stat().st_size for p in big.glob('trace*')) >> 20} MiB")
     data["decode"] = decode_bench(big, files["dti"], args.host_reps)
+    log("dump boot")
+    vmcore = dump_boot(files, args)
+    log(f"dti dump vs cat on a {vmcore.stat().st_size >> 20} MiB ELF dump")
+    try:
+        data["dump"] = dump_bench(vmcore, files["dti"], min(args.host_reps, DUMP_REPS))
+    finally:
+        vmcore.unlink()
     data["static"] = static_count(files)
     data["summary"] = report.summarise(data)
 

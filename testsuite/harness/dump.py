@@ -78,6 +78,7 @@ QMP_TIMEOUT = 300.0             # seconds for one QMP command (a dump under TCG)
 QUIT_TIMEOUT = 20.0             # seconds for QEMU to exit after "quit"
 QMP_CONNECT_TIMEOUT = 30.0      # seconds for QEMU to create its QMP socket
 STATUS_POLL = 2.0               # seconds between query-status while waiting
+OUTPUT_POLL = 0.2               # seconds between looks at the script's output
 SOCKET_PATH_MAX = 100           # sun_path is 108 bytes; keep a margin
 FLATTENED_SIGNATURE = b"makedumpfile\0"    # makedumpfile_header.signature
 FLAT_SUFFIX = "-flat"           # files["kdump-zlib-flat"]: QEMU's file as written
@@ -410,6 +411,19 @@ def reassemble_flattened(flat: Path, out: Path) -> Path:
     return out
 
 
+def _wait_output(run_dir: Path, text: str, proc: subprocess.Popen,
+                 deadline: float) -> None:
+    """Wait until the script's output (ttyS1) holds `text`.
+
+    Raises TimeoutError past `deadline`, QMPError if QEMU went away."""
+    while text not in _read(run_dir / "out.log"):
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        if proc.poll() is not None:
+            raise QMPError(f"QEMU exited with status {proc.returncode}")
+        time.sleep(OUTPUT_POLL)
+
+
 def _wait_panicked(qmp: QMP, proc: subprocess.Popen, deadline: float) -> str:
     """Wait until the guest panicked (pvpanic paused it); return how we knew.
 
@@ -434,6 +448,7 @@ def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
               extra_files: Mapping[str | os.PathLike, str] | None = None,
               append: str = "", crash: str = CRASH_SYSRQ,
               formats: Iterable[str] = ("elf", "kdump-zlib"),
+              nmi_on: str | None = None,
               kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
               run_dir: str | os.PathLike | None = None,
               guest: Guest | None = None) -> QemuDumpResult:
@@ -446,6 +461,11 @@ def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
       ("elf", "kdump-zlib", "kdump-lzo", "kdump-snappy").  QEMU 7.2 writes the
       kdump-* formats flattened: that file is kept as files["<format>-flat"]
       and files["<format>"] is its reassembled copy (makedumpfile -R).
+    nmi_on: once the script's output holds this text, QMP `inject-nmi` sends
+      every vCPU an NMI, wherever it is (with the sysctl
+      kernel.unknown_nmi_panic=1 set by the script, that panics the guest
+      with every CPU stopped in NMI context, in the middle of whatever it
+      was doing); `crash` should then be "" or a wait.
     timeout: seconds until the guest must have panicked (None: DUMP_TIMEOUT);
       each dump then has QMP_TIMEOUT.
     guest: a vm.Guest to record the boot in (run dir naming, splat checks).
@@ -474,6 +494,10 @@ def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
     grace = 0.0             # seconds QEMU gets to exit by itself: after "quit" only
     try:
         qmp = QMP(sock)
+        if nmi_on is not None:
+            _wait_output(run_dir, nmi_on, proc, t0 + timeout)
+            qmp.execute("inject-nmi")
+            res.timings["nmi"] = time.monotonic() - t0
         how = _wait_panicked(qmp, proc, t0 + timeout)
         res.timings["boot+crash"] = time.monotonic() - t0
         (run_dir / "panicked").write_text(how + "\n")

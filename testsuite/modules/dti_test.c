@@ -14,6 +14,8 @@
  *   event NAME LEVEL COUNT CPU CTX LEN    COUNT binary records, see below
  *   reserve NAME LEVEL COUNT CPU CTX LEN  the same through __dti_reserve()
  *   handle_init NAME                      INIT_DTI_HANDLE() of h_demand or h_early
+ *   hprintk NAME LEVEL COUNT TAG          COUNT records "TAG <i>" to handle NAME,
+ *                                         initialised or not, from this CPU
  *   race NAME MS                          log to handle NAME from every other
  *                                         CPU while CLEANUP_DTI_HANDLE() runs
  *   flood NAME MS                         log "flood <cpu> <i>" to NAME from
@@ -484,6 +486,26 @@ static int dtt_handle_init(const char *name)
 	if (ret)
 		return ret;
 	return dtt_add(name, &h->info, h, false);
+}
+
+/* hprintk: log to a handle whether or not it was initialised. */
+static int dtt_cmd_hprintk(char **argv)
+{
+	struct dti_handle *h = dtt_handle(argv[1]);
+	unsigned int i, count, stored = 0;
+	int level, ret;
+
+	if (!h)
+		return -ENOENT;
+	if (kstrtoint(argv[2], 0, &level) || kstrtouint(argv[3], 0, &count))
+		return -EINVAL;
+	for (i = 0; i < count; i++) {
+		ret = dti_printk(*h, level, "%s %u\n", argv[4], i);
+		if (!ret)
+			stored++;
+	}
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 stored=%u\n", stored);
+	return 0;
 }
 
 static void dtt_release(struct dtt_channel *c)
@@ -1179,6 +1201,8 @@ static int dtt_execute(char **argv, int argc)
 	}
 	if (!strcmp(argv[0], "handle_init") && argc == 2)
 		return dtt_handle_init(argv[1]);
+	if (!strcmp(argv[0], "hprintk") && argc == 5)
+		return dtt_cmd_hprintk(argv);
 	if (!strcmp(argv[0], "s390_register"))
 		return dtt_cmd_s390_register(argv, argc);
 	if (!strcmp(argv[0], "badlen") && argc == 3)
