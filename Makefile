@@ -7,6 +7,10 @@
 #   make demo     boot a guest, load DTI, write records, show merged-ts
 #   make check    lint the modules (W=1, sparse), runtime unit tests and
 #                 fuzz smoke, then the test suite
+#   make check-crash  the crash utility's `dti` command (runtime/crash/):
+#                 installs crash and the kernel's vmlinux (linux-image-KVER-dbg,
+#                 large), builds dti.so, crashes two guests and compares
+#                 its output with `dti dump` (testsuite/test_crash_ext.py)
 #   make install  libdti (shared, static, pkg-config file, headers), the
 #                 dti command and the man pages (runtime/), dti.ko into
 #                 /lib/modules/KVER/extra (+ depmod), the SystemTap tapset
@@ -55,6 +59,17 @@ check-kdebug: deps
 	.ci/install-deps linux-image-$(KVER)-dbg
 	cd testsuite && $(PYTEST) -q -k kernel_function test_scripts_load.py
 
+# The crash extension: crash needs the kernel's debuginfo to open a dump,
+# so this installs linux-image-KVER-dbg as check-kdebug does, and zlib1g-dev
+# (crash's defs.h includes zlib.h).  CI does not run it; make check skips
+# test_crash_ext.py when crash or the vmlinux is missing, and
+# DTI_CHECK_CRASH=1 turns that skip into a failure here.
+check-crash: deps
+	.ci/install-deps crash zlib1g-dev linux-image-$(KVER)-dbg
+	$(MAKE) runtime
+	$(MAKE) -C runtime/crash
+	cd testsuite && DTI_CHECK_CRASH=1 DTI_KVER=$(KVER) $(PYTEST) -q test_crash_ext.py
+
 bench: deps
 	$(MAKE) -C bench PYTHON=$(PYTHON)
 
@@ -78,4 +93,4 @@ install: modules runtime
 	install -D -m 755 scripts/dti-stap $(DESTDIR)$(PREFIX)/bin/dti-stap
 	install -m 755 scripts/*.stp $(DESTDIR)$(PREFIX)/share/dti/
 
-.PHONY: all modules runtime deps lint demo check check-kdebug bench clean install
+.PHONY: all modules runtime deps lint demo check check-kdebug check-crash bench clean install

@@ -69,17 +69,29 @@ def dump_json(path: Path, channel: str) -> list[dict]:
     return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
 
 
+def remove_if_passed(request, failed_before: int, paths) -> None:
+    """Dumps are as large as the guest's RAM: keep them only for a look
+    at a failure."""
+    if request.session.testsfailed == failed_before:
+        for p in paths:
+            Path(p).unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="module")
-def qemu_crash(kernel, build_dir, modules, dti_dump_tool):
+def qemu_crash(request, kernel, build_dir, modules, dti_dump_tool):
+    failed = request.session.testsfailed
     res = dump.qemu_dump(dumpcase.SCRIPT, modules=modules, kernel=kernel,
                          build_dir=build_dir)
-    return res, dumpcase.parse_guest_output(res.stdout)
+    yield res, dumpcase.parse_guest_output(res.stdout)
+    remove_if_passed(request, failed, res.files.values())
 
 
 @pytest.fixture(scope="module")
-def kdump_crash(kernel, build_dir, modules, dti_dump_tool):
+def kdump_crash(request, kernel, build_dir, modules, dti_dump_tool):
+    failed = request.session.testsfailed
     res = dump.kdump(dumpcase.SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir)
-    return res, dumpcase.parse_guest_output(res.stdout)
+    yield res, dumpcase.parse_guest_output(res.stdout)
+    remove_if_passed(request, failed, [res.vmcore])
 
 
 def check_live(path: Path, views) -> None:
@@ -202,7 +214,7 @@ sleep 120
 """
 
 
-def test_dump_mid_write_nmi(kernel, build_dir, modules, dti_dump_tool):
+def test_dump_mid_write_nmi(request, kernel, build_dir, modules, dti_dump_tool):
     """Every CPU floods; an NMI on every vCPU panics the guest, so CPUs
     stop wherever they are, in the middle of records too.  The dump must
     hold only whole records: each one's text is intact, and each CPU's
@@ -225,3 +237,4 @@ def test_dump_mid_write_nmi(kernel, build_dir, modules, dti_dump_tool):
         nums = [i for _, i in recs]
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), f"cpu{cpu}: seq gap"
         assert nums == list(range(nums[0], nums[0] + len(nums))), f"cpu{cpu}: flood gap"
+    res.files["elf"].unlink()

@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dti.so - the `dti` command for the crash utility: DTI channels in the
+ * dump crash has open, without DTI's debuginfo.
+ *
+ * This is an adapter and nothing more.  Finding the channels and decoding
+ * their records is libdti's (linked in statically), exactly as `dti dump`
+ * does it, so that the two can never disagree: crash supplies the memory
+ * (readmem() of physical and kernel virtual addresses, and its memory
+ * nodes for what to scan) and crash's output file takes what dti_print()
+ * writes.  The dump is scanned once per session, at the first `dti`.
+ *
+ * Build and install: make -C runtime/crash [install]; see README.md there.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <dti/libdti.h>
+#include "defs.h"		/* crash's, -I/usr/include/crash */
+
+/*
+ * defs.h renames error() to __error() by a macro, which would rename
+ * struct dti_dump_channel's error field too: crash's error() is called
+ * by its real name here.
+ */
+#undef error
+
+/* Bytes of physical memory handed to dti_dump_scan() at a time, at most. */
+#define DTI_SCAN_RUN	(1UL << 20)
+/* Records printed between two looks at Ctrl-C. */
+#define DTI_PRINT_BATCH	4096
+
+static void cmd_dti(void);
+static void dti_cleanup(void);
+static char *help_dti[];
+
+static struct command_table_entry dti_commands[] = {
+	{ "dti", cmd_dti, help_dti, 0 },
+	/* called by crash after every command, however it ended */
+	{ "dti_cleanup", dti_cleanup, NULL, CLEANUP },
+	{ NULL },
+};
+
+/* What the one scan of this session's dump found. */
+static struct dti_dump *dti_found;
+static int dti_nr_channels;
+
+/* readmem() failure text for libdti's messages (struct dti_dump_mem.errmsg) */
+static char dti_read_err[128];
+
+/* ---- messages ---- */
+
+/*
+ * "dti: ..." lines never go into fp: that may be a file the records go to,
+ * in raw format too.  They go where crash's own error messages go to the
+ * terminal (its pipe into the scroller, or error_fp), after what the
+ * records before them wrote, so that they stay in place.
+ */
+static FILE *dti_msg_fp(void)
+{
+	return pc->stdpipe ? pc->stdpipe : pc->error_fp;
+}
+
+static void __attribute__((format(printf, 1, 2)))
+dti_msg(const char *fmt, ...)
+{
+	FILE *out = dti_msg_fp();
+	va_list ap;
+
+	fflush(fp);
+	fprintf(out, "%s: ", pc->curcmd);
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fflush(out);
+}
+
+/* Each line of @text (lines ending in '\n', as libdti gives them) */
+static void dti_msg_lines(const char *name, const char *text)
+{
+	const char *nl;
+
+	for (; text && *text; text = nl + 1) {
+		nl = strchr(text, '\n');
+		if (!nl) {
+			dti_msg("channel %s: %s\n", name, text);
+			return;
+		}
+		dti_msg("channel %s: %.*s\n", name, (int)(nl - text), text);
+	}
+}
+
+static void dti_notice(const struct dti_notice *n, void *arg)
+{
+	(void)arg;
+	dti_msg("%s\n", n->message);
+}
+
+/* ---- Ctrl-C and closed pipes ---- */
+
+/*
+ * crash answers SIGINT and SIGPIPE with a longjmp() out of the running
+ * command, which would leave libdti in the middle of a scan or a print.
+ * While `dti` runs, Ctrl-C only sets a flag looked at between runs of
+ * memory and batches of records, and a write to a closed pipe (the user
+ * quit the scroller) fails with EPIPE, which ends the print.
+ */
+static volatile sig_atomic_t dti_interrupted;
+static struct sigaction dti_old_int, dti_old_pipe;
+static int dti_signals_held;
+
+static void dti_on_sigint(int sig)
+{
+	(void)sig;
+	dti_interrupted = 1;
+}
+
+static void dti_hold_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = dti_on_sigint;
+	sigaction(SIGINT, &sa, &dti_old_int);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, &dti_old_pipe);
+	dti_interrupted = 0;
+	dti_signals_held = 1;
+}
+
+static void dti_release_signals(void)
+{
+	if (!dti_signals_held)
+		return;
+	sigaction(SIGINT, &dti_old_int, NULL);
+	sigaction(SIGPIPE, &dti_old_pipe, NULL);
+	dti_signals_held = 0;
+}
+
+/*
+ * crash leaves a command by longjmp() on a FATAL error, and then calls
+ * this (as after every command).  Its handlers come back; a dump being
+ * scanned or a reader being printed at the time is left allocated: the
+ * jump may have come from the middle of libdti, whose state is then not
+ * to be trusted, and a leak is the safer loss.  The scan is done again at
+ * the next `dti`, as dti_found is only set once it completed.
+ */
+static void dti_cleanup(void)
+{
+	dti_release_signals();
+}
+
+/* ---- the dump's memory, through crash ---- */
+
+/*
+ * readmem() only says whether it could read; QUIET keeps its message
+ * away, as a page missing from the dump is no error here: makedumpfile
+ * -d 31 excludes zero and free pages, and libdti reads a ring page it
+ * cannot have as zeros.
+ */
+static int dti_readmem(int memtype, uint64_t addr, void *buf, size_t len)
+{
+	if (!len)
+		return 0;
+	if (len > LONG_MAX) {
+		errno = EINVAL;
+		snprintf(dti_read_err, sizeof(dti_read_err),
+			 "read of %zu bytes at 0x%llx: too large", len,
+			 (unsigned long long)addr);
+		return -1;
+	}
+	if (readmem(addr, memtype, buf, len, "dti", RETURN_ON_ERROR | QUIET))
+		return 0;
+	/* an excluded page, a hole, an unmapped address: all "not held" */
+	errno = memtype == PHYSADDR ? ENODATA : EFAULT;
+	snprintf(dti_read_err, sizeof(dti_read_err),
+		 "crash cannot read %zu bytes at %s address 0x%llx",
+		 len, memtype == PHYSADDR ? "physical" : "kernel virtual",
+		 (unsigned long long)addr);
+	return -1;
+}
+
+static int dti_read_phys(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	(void)arg;
+	return dti_readmem(PHYSADDR, addr, buf, len);
+}
+
+static int dti_read_virt(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	(void)arg;
+	return dti_readmem(KVADDR, addr, buf, len);
+}
+
+static const char *dti_read_errmsg(void *arg)
+{
+	(void)arg;
+	return dti_read_err;
+}
+
+/* One past the highest physical address of crash's memory nodes. */
+static uint64_t dti_phys_end(void)
+{
+	uint64_t end = 0, e;
+	int n;
+
+	for (n = 0; n < vt->numnodes; n++) {
+		e = vt->node_table[n].start_paddr +
+		    (uint64_t)vt->node_table[n].size * PAGESIZE();
+		if (e > end)
+			end = e;
+	}
+	return end;
+}
+
+/* ---- scanning ---- */
+
+/* Seconds between two progress lines of a long scan */
+#define DTI_PROGRESS_EVERY	10
+
+static double dti_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct dti_scan {
+	struct dti_dump *d;
+	char *buf;		/* DTI_SCAN_RUN bytes */
+	uint64_t run_addr;	/* physical address of buf[0] */
+	size_t run_len;		/* bytes of the current run in buf */
+	uint64_t done, total;	/* bytes looked at, and to look at */
+	uint64_t missing;	/* bytes crash could not read */
+	double next_progress;	/* dti_now() of the next progress line */
+};
+
+static int dti_scan_flush(struct dti_scan *s)
+{
+	int ret = 0;
+
+	if (s->run_len)
+		ret = dti_dump_scan(s->d, s->run_addr, s->buf, s->run_len);
+	s->run_len = 0;
+	return ret;
+}
+
+/* A line now and then, so that a scan of a large machine is seen to go on */
+static void dti_scan_progress(struct dti_scan *s)
+{
+	double now = dti_now();
+
+	if (now < s->next_progress)
+		return;
+	s->next_progress = now + DTI_PROGRESS_EVERY;
+	dti_msg("%llu of %llu MiB scanned\n", (unsigned long long)(s->done >> 20),
+		(unsigned long long)(s->total >> 20));
+}
+
+/*
+ * Scan [@start, @end) page by page: the pages crash can read are handed to
+ * libdti in runs of contiguous memory; a page it cannot read (excluded
+ * from the dump, a hole in the node) ends a run.  Pages are read one by
+ * one because readmem() of many pages fails whole at the first missing one.
+ */
+static int dti_scan_range(struct dti_scan *s, uint64_t start, uint64_t end)
+{
+	uint64_t page = PAGESIZE(), addr;
+
+	for (addr = start; addr < end && !dti_interrupted; addr += page) {
+		if (s->run_len + page > DTI_SCAN_RUN) {
+			if (dti_scan_flush(s) < 0)
+				return -1;
+			dti_scan_progress(s);
+		}
+		if (!s->run_len)
+			s->run_addr = addr;
+		if (readmem(addr, PHYSADDR, s->buf + s->run_len, page, "dti scan",
+			    RETURN_ON_ERROR | QUIET)) {
+			s->run_len += page;
+		} else {
+			if (dti_scan_flush(s) < 0)
+				return -1;
+			s->missing += page;
+		}
+		s->done += page;
+	}
+	return dti_scan_flush(s);
+}
+
+/*
+ * Scan every memory node crash knows for DTI's dump descriptors and load
+ * what they describe.  Returns the dump, or NULL (said why).
+ */
+static struct dti_dump *dti_scan_dump(void)
+{
+	struct dti_dump_mem mem = {
+		.read_phys = dti_read_phys,
+		.read_virt = dti_read_virt,
+		.errmsg = dti_read_errmsg,
+		.phys_end = dti_phys_end(),
+		.long_size = BITS32() ? 4 : 8,
+	};
+	double t0 = dti_now();
+	struct dti_scan s = { .next_progress = t0 + DTI_PROGRESS_EVERY };
+	uint64_t start;
+	int n, nr;
+
+	if (!vt->numnodes || !vt->node_table) {
+		dti_msg("crash knows no memory nodes in this dump: nothing to scan\n");
+		return NULL;
+	}
+	for (n = 0; n < vt->numnodes; n++)
+		s.total += (uint64_t)vt->node_table[n].size * PAGESIZE();
+
+	s.buf = malloc(DTI_SCAN_RUN);
+	s.d = dti_dump_new(&mem);
+	if (!s.buf || !s.d) {
+		dti_msg("cannot scan: %s\n", strerror(ENOMEM));
+		goto fail;
+	}
+	dti_msg("scanning %llu MiB of physical memory for DTI channels...\n",
+		(unsigned long long)(s.total >> 20));
+	for (n = 0; n < vt->numnodes && !dti_interrupted; n++) {
+		start = vt->node_table[n].start_paddr;
+		if (dti_scan_range(&s, start, start + (uint64_t)
+				   vt->node_table[n].size * PAGESIZE()) < 0) {
+			dti_msg("scan failed: %s\n", dti_errmsg());
+			goto fail;
+		}
+	}
+	if (dti_interrupted) {
+		dti_msg("scan interrupted\n");
+		goto fail;
+	}
+	nr = dti_dump_load(s.d);
+	if (nr < 0) {
+		dti_msg("cannot load the channels found: %s\n", dti_errmsg());
+		goto fail;
+	}
+	dti_nr_channels = nr;
+	dti_msg("%d channel%s found in %.1f s (%llu MiB not in the dump)\n",
+		nr, nr == 1 ? "" : "s", dti_now() - t0,
+		(unsigned long long)(s.missing >> 20));
+	free(s.buf);
+	return s.d;
+
+fail:
+	dti_dump_free(s.d);
+	free(s.buf);
+	return NULL;
+}
+
+/* The dump of this session, scanned at the first call (or again: @rescan). */
+static struct dti_dump *dti_get_dump(int rescan)
+{
+	if (rescan && dti_found) {
+		dti_dump_free(dti_found);
+		dti_found = NULL;
+	}
+	if (!dti_found)
+		dti_found = dti_scan_dump();
+	return dti_found;
+}
+
+/* ---- the command ---- */
+
+/*
+ * The listing is `dti dump --list`'s, column for column, so that what
+ * one shows can be checked against the other (test_crash_ext.py does).
+ */
+static void dti_flags_text(unsigned int flags, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s%s", flags & DTI_DUMP_F_BUFFERS ? ",buffers" : "",
+		 flags & DTI_DUMP_F_NO_OVERWRITE ? ",no-overwrite" : "",
+		 flags & DTI_DUMP_F_HANDLE ? ",handle" : "", flags ? "" : ",-");
+	memmove(buf, buf + 1, strlen(buf));
+}
+
+/* Each line of @text (lines ending in '\n') as "  @tag: line" */
+static void dti_list_lines(const char *tag, const char *text)
+{
+	const char *nl;
+
+	for (; text && *text; text = nl + 1) {
+		nl = strchr(text, '\n');
+		if (!nl)
+			nl = text + strlen(text);
+		fprintf(fp, "  %s: %.*s\n", tag, (int)(nl - text), text);
+		if (!*nl)
+			break;
+	}
+}
+
+/*
+ * One line per channel, each followed by what is wrong with it, then what
+ * the scan found.
+ */
+static void dti_list(struct dti_dump *d)
+{
+	const struct dti_dump_channel *ch;
+	char level[24], flags[40], geom[32], cpus[24], gen[16], recs[24];
+	const struct dti_dump_summary *sum = dti_dump_summary(d);
+	int i;
+
+	if (!dti_nr_channels) {
+		dti_msg("no DTI channels in this dump (%llu MiB of memory scanned, %lu \"%s\" markers, none before a descriptor)\n",
+			(unsigned long long)(sum->scanned >> 20), sum->markers,
+			DTI_MARKER_PREFIX);
+		return;
+	}
+	fprintf(fp, "%-24s %-11s %-21s %-10s %-12s %-9s %9s %8s\n", "channel", "level",
+		"flags", "generation", "subbufs", "cpus", "records", "pending");
+	for (i = 0; i < dti_nr_channels; i++) {
+		ch = dti_dump_channel(d, i);
+		if (ch->level == DTI_DUMP_NO_LEVEL)
+			snprintf(level, sizeof(level), "?");
+		else
+			snprintf(level, sizeof(level), "%d (%s)", ch->level,
+				 dti_level_name(ch->level));
+		dti_flags_text(ch->flags, flags, sizeof(flags));
+		snprintf(gen, sizeof(gen), ch->desc_addr ? "%#x" : "-", ch->generation);
+		snprintf(geom, sizeof(geom), ch->subbuf_size ? "%u x %u" : "-",
+			 ch->n_subbufs, ch->subbuf_size);
+		snprintf(cpus, sizeof(cpus), ch->desc_addr ? "%u/%u" : "-", ch->nr_bufs,
+			 ch->nr_cpu_ids);
+		snprintf(recs, sizeof(recs), ch->error ? "-" : "%llu",
+			 (unsigned long long)ch->records);
+		fprintf(fp, "%-24s %-11s %-21s %-10s %-12s %-9s %9s %8llu\n", ch->name,
+			level, flags, gen, geom, cpus, recs,
+			(unsigned long long)ch->pending_records);
+		dti_list_lines("error", ch->error);
+		dti_list_lines("damage", ch->damage);
+		dti_list_lines("note", ch->notes);
+		if (ch->stale_slots || ch->missing_pages)
+			fprintf(fp, "  %lu sub-buffer slots stale or unused, %lu ring pages not in the dump\n",
+				ch->stale_slots, ch->missing_pages);
+	}
+	/* the memory scanned is what crash could read of its memory nodes */
+	fprintf(fp, "%d channel%s in %llu MiB of memory; %lu \"%s\" markers, %lu of them no descriptor\n",
+		dti_nr_channels, dti_nr_channels == 1 ? "" : "s",
+		(unsigned long long)(sum->scanned >> 20), sum->markers,
+		DTI_MARKER_PREFIX, sum->stray);
+}
+
+/* A channel's problems, as `dti dump` reports them.  -1 if it cannot be read. */
+static int dti_problems(const struct dti_dump_channel *ch)
+{
+	if (ch->error) {
+		dti_msg("channel %s skipped: %.*s\n", ch->name,
+			(int)strcspn(ch->error, "\n"), ch->error);
+		return -1;
+	}
+	dti_msg_lines(ch->name, ch->damage);
+	dti_msg_lines(ch->name, ch->notes);
+	return 0;
+}
+
+/* Index of channel @name, or -1 (said so). */
+static int dti_find(struct dti_dump *d, const char *name)
+{
+	const struct dti_dump_channel *ch;
+	int i;
+
+	for (i = 0; i < dti_nr_channels; i++) {
+		ch = dti_dump_channel(d, i);
+		if (ch && !strcmp(ch->name, name))
+			return i;
+	}
+	dti_msg("no channel %s in the dump; it has:", name);
+	for (i = 0; i < dti_nr_channels; i++)
+		fprintf(dti_msg_fp(), " %s", dti_dump_channel(d, i)->name);
+	fprintf(dti_msg_fp(), "\n");
+	return -1;
+}
+
+/*
+ * A failed write to a pipe: its reader (the scroller, "| head") quit, as
+ * the user wanted, which is no error to report.  libdti says EIO for every
+ * failed write, so the output is looked at.
+ */
+static int dti_reader_gone(void)
+{
+	struct stat st;
+
+	if (errno == EPIPE)
+		return 1;
+	return errno == EIO && !fstat(fileno(fp), &st) && S_ISFIFO(st.st_mode);
+}
+
+/* Print channel @i's records merged by time.  0 or -1 (said why). */
+static int dti_show(struct dti_dump *d, int i, enum dti_format format)
+{
+	const struct dti_dump_channel *ch = dti_dump_channel(d, i);
+	struct dti_reader *r;
+	int ret;
+
+	if (dti_problems(ch) < 0)
+		return -1;
+	r = dti_dump_open(d, i, 0);
+	if (!r) {
+		dti_msg("%s: %s\n", ch->name, dti_errmsg());
+		return -1;
+	}
+	dti_set_notice_handler(r, dti_notice, NULL);
+	do
+		ret = dti_print_records(r, fp, format, NULL, DTI_PRINT_BATCH);
+	while (ret == 1 && !dti_interrupted);
+	if (ret < 0 && !dti_reader_gone())
+		dti_msg("%s: %s\n", ch->name, dti_errmsg());
+	dti_close(r);
+	fflush(fp);
+	if (dti_interrupted)
+		dti_msg("interrupted\n");
+	return ret < 0 || dti_interrupted ? -1 : 0;
+}
+
+/* Save channel @i as DIR/NAME.  0 or -1 (said why). */
+static int dti_save(struct dti_dump *d, int i, const char *dir)
+{
+	const struct dti_dump_channel *ch = dti_dump_channel(d, i);
+	char *path;
+	int ret;
+
+	if (dti_problems(ch) < 0)
+		return -1;
+	if (asprintf(&path, "%s/%s", dir, ch->name) < 0) {
+		dti_msg("%s: %s\n", ch->name, strerror(ENOMEM));
+		return -1;
+	}
+	ret = dti_dump_save(d, i, path);
+	if (ret < 0)
+		dti_msg("%s\n", dti_errmsg());	/* it names the file */
+	else
+		fprintf(fp, "%s: %u per-CPU files, %llu records, %llu pending records in %s\n",
+			ch->name, ch->nr_bufs, (unsigned long long)ch->records,
+			(unsigned long long)ch->pending_records, path);
+	free(path);
+	return ret;
+}
+
+/* Channel @only (or every channel that can be read) as DIR/NAME. */
+static void dti_save_all(struct dti_dump *d, int only, const char *dir)
+{
+	int i;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		dti_msg("%s: %s\n", dir, strerror(errno));
+		return;
+	}
+	for (i = 0; i < dti_nr_channels && !dti_interrupted; i++)
+		if (only < 0 || i == only)
+			dti_save(d, i, dir);
+	if (dti_interrupted)
+		dti_msg("interrupted\n");
+}
+
+static void cmd_dti(void)
+{
+	const char *name = NULL, *dir = NULL;
+	enum dti_format format = DTI_FMT_TEXT;	/* as dti dump */
+	struct dti_dump *d;
+	int c, f, i = -1, rescan = 0;
+
+	while ((c = getopt(argcnt, args, "c:f:d:r")) != EOF) {
+		switch (c) {
+		case 'c':
+			name = optarg;
+			break;
+		case 'f':
+			f = dti_format_parse(optarg);
+			if (f < 0) {
+				__error(INFO, "unknown format \"%s\": text, ts, hex, json or raw\n",
+					optarg);
+				argerrs++;
+			} else {
+				format = f;
+			}
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'r':
+			rescan = 1;
+			break;
+		default:
+			argerrs++;
+			break;
+		}
+	}
+	if (argerrs || args[optind])
+		cmd_usage(pc->curcmd, SYNOPSIS);	/* does not return */
+
+	dti_hold_signals();
+	d = dti_get_dump(rescan);
+	if (!d)
+		goto out;
+	if (name) {
+		i = dti_find(d, name);
+		if (i < 0)
+			goto out;
+	}
+	if (dir)
+		dti_save_all(d, i, dir);
+	else if (name)
+		dti_show(d, i, format);
+	else
+		dti_list(d);
+out:
+	dti_release_signals();
+}
+
+static char *help_dti[] = {
+	"dti",
+	"DTI (Driver Tracing Interface) channels in the dump",
+	"[-r] [-c channel [-f text|ts|hex|json|raw]] [-d dir]",
+	"  Finds the channels of dti.ko in the dump through their dump descriptors",
+	"  (no debuginfo for DTI is needed) and reads their per-CPU ring buffers",
+	"  with libdti, as \"dti dump\" does: both print the same records.  The",
+	"  dump's physical memory is scanned once per session, at the first dti",
+	"  command; Ctrl-C stops the scan or a print.",
+	"",
+	"  With no option, lists the channels as \"dti dump --list\" does: name,",
+	"  level at the time of the dump, flags, generation of the buffers,",
+	"  sub-buffers per CPU x their size, CPUs whose ring can be read (of all),",
+	"  records in those rings and records waiting in a handle's pending store;",
+	"  below a channel, what is wrong with it or else worth knowing.",
+	"",
+	"    -c channel  print the records of this channel, every CPU merged by time.",
+	"    -f format   how: \"text\" (default: as the kernel's merged file), \"ts\"",
+	"                (as merged-ts: time, CPU, level, seq, caller), \"hex\", \"json\"",
+	"                (one object per line) or \"raw\" (the records as stored, for",
+	"                a file: dti -c channel -f raw > FILE).",
+	"    -d dir      save every channel (with -c: that one) as a snapshot directory",
+	"                dir/channel, which \"dti decode\" and libdti's dti_open_dir()",
+	"                read; dir is created if need be, dir/channel must not exist",
+	"                or be empty.",
+	"    -r          scan the dump again.",
+	"",
+	"  Callers are printed as addresses, as \"dti dump\" prints them; crash's",
+	"  \"sym ADDRESS\" resolves one (module symbols too, from the dump's kallsyms).",
+	"\nEXAMPLE",
+	"  List the channels, then print one and save it:\n",
+	"    crash> extend dti.so",
+	"    crash> dti",
+	"    dti: scanning 1023 MiB of physical memory for DTI channels...",
+	"    dti: 2 channels found in 0.4 s (924 MiB not in the dump)",
+	"    channel       level       flags      generation subbufs     cpus   records  pending",
+	"    mydrv         7 (debug)   buffers    0x309e8050 4 x 65536   2/2       4180        0",
+	"    mydrv_early   ?           -          -          -           -            0       12",
+	"      note: no channel descriptor: an early handle not yet initialised; ...",
+	"    crash> dti -c mydrv -f json | tail -1",
+	"    {\"ts_ns\":5432954600,\"cpu\":0,\"level\":6,\"seq\":4179,...,\"text\":\"...\"}",
+	"    crash> dti -c mydrv -d /tmp/dti",
+	"    mydrv: 2 per-CPU files, 4180 records, 0 pending records in /tmp/dti/mydrv",
+	NULL
+};
+
+static void __attribute__((constructor)) dti_crash_init(void)
+{
+	register_extension(dti_commands);
+}
+
+static void __attribute__((destructor)) dti_crash_fini(void)
+{
+	dti_release_signals();
+	dti_dump_free(dti_found);
+	dti_found = NULL;
+}

@@ -1,0 +1,209 @@
+"""The crash utility's `dti` command (runtime/crash/dti.so, issue 19).
+
+The guest runs dumpcase.SCRIPT (channels of every kind, see there) and
+crashes with sysrq-c; its dump comes to the host by the QEMU path (ELF,
+dump-guest-memory) or the kdump path (makedumpfile -c -d 31).  Then crash
+runs in batch mode on it with the guest kernel's vmlinux from Debian's
+linux-image-KVER-dbg: `extend dti.so`, `dti`, `dti -c NAME -f json` for
+every channel, `dti -d DIR`, each command's output redirected to a file.
+
+The extension shares libdti with `dti dump`, so it must print exactly what
+runtime/build/dti prints:
+  * `dti -c NAME -f json` is byte for byte `dti dump VMCORE --channel NAME
+    --format json`, for every channel, and not empty for the live ones,
+    whose last records are those the kernel's merged-ts view showed;
+  * `dti` lists the channels byte for byte as `dti dump --list` does (the
+    unregistered one not among them), but for the MiB of memory scanned;
+  * `dti -d DIR` writes DIR/NAME that `dti decode DIR/NAME --format json`
+    decodes to the same bytes again (a channel without buffers: its info
+    alone);
+  * `dti -c mid64k -f raw > FILE` is `dti dump --format raw` (no message
+    in the file);
+  * an unknown channel is an error naming it; `help dti` works.
+
+Needs crash, zlib1g-dev (crash's defs.h includes zlib.h) and the vmlinux
+of the guest kernel: when one is missing the tests are skipped at
+collection, unless DTI_CHECK_CRASH=1 (set by `make check-crash`, which
+installs them) makes that a failure.
+Timings on the reference host: QEMU path ~25 s, kdump path ~50 s (one boot
+each; crash ~10 s of it: loading vmlinux, then the scan, under 1 s).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import dumpcase
+from dumpcase import from_json, from_ts
+from harness import dump
+from harness.kernel import KernelNotFound, find_kernel
+
+REPO = Path(__file__).resolve().parent.parent
+EXT_DIR = REPO / "runtime" / "crash"
+EXT = REPO / "runtime" / "build" / "crash" / "dti.so"
+DTI = REPO / "runtime" / "build" / "dti"
+CRASH_DEFS = Path("/usr/include/crash/defs.h")
+CRASH_TIMEOUT = 600             # seconds for one crash session
+TAIL = 50                       # records of each view checked for in the output
+CHANNELS = (*dumpcase.LIVE, dumpcase.GONE, dumpcase.PENDING)
+RAW_CHANNEL = "mid64k"          # binary records, also compared in raw format
+
+
+def vmlinux_for(release: str) -> Path | None:
+    """The kernel with debuginfo that Debian's linux-image-RELEASE-dbg installs."""
+    for p in (Path(f"/usr/lib/debug/boot/vmlinux-{release}"),
+              Path(f"/usr/lib/debug/lib/modules/{release}/vmlinux")):
+        if p.is_file():
+            return p
+    return None
+
+
+def missing() -> str | None:
+    """What this host lacks to run these tests, or None."""
+    if not shutil.which("crash"):
+        return "crash not installed: apt-get install crash"
+    if not CRASH_DEFS.is_file():
+        return f"{CRASH_DEFS} missing: apt-get install crash"
+    try:
+        release = find_kernel().release
+    except KernelNotFound:
+        return None                     # the kernel fixture says it
+    if not vmlinux_for(release):
+        return (f"no vmlinux for {release}: "
+                f"apt-get install linux-image-{release}-dbg")
+    return None
+
+
+# Looked at once, when collected: skipping costs nothing in make check.
+MISSING = missing()
+pytestmark = pytest.mark.skipif(
+    MISSING is not None and os.environ.get("DTI_CHECK_CRASH") != "1",
+    reason=f"{MISSING} (make check-crash installs it)")
+
+
+@pytest.fixture(scope="module")
+def dti_host() -> Path:
+    """runtime/build/dti, the host's dti with `dti dump` (libkdumpfile); not
+    the dti_tool fixture's static one, made for the guest."""
+    r = subprocess.run(["make", "-C", str(REPO / "runtime")], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.fail(f"make -C runtime failed:\n{r.stdout[-3000:]}{r.stderr[-3000:]}",
+                    pytrace=False)
+    return DTI
+
+
+@pytest.fixture(scope="module")
+def crash_setup(kernel, dti_host) -> tuple[str, Path]:
+    """(crash binary, the guest kernel's vmlinux); builds dti.so."""
+    if MISSING:                         # DTI_CHECK_CRASH=1: a failure
+        pytest.fail(f"{MISSING} (make check-crash installs it)", pytrace=False)
+    r = subprocess.run(["make", "-C", str(EXT_DIR)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.fail(f"make -C runtime/crash failed:\n{r.stdout[-3000:]}{r.stderr[-3000:]}",
+                    pytrace=False)
+    return shutil.which("crash"), vmlinux_for(kernel.release)
+
+
+def run_crash(crash: str, vmlinux: Path, vmcore: Path, commands: list[str],
+              cwd: Path) -> str:
+    """Run crash in batch mode on `vmcore` with `commands`; its stdout."""
+    script = cwd / "crash.in"
+    script.write_text("\n".join(["set scroll off", *commands, "quit"]) + "\n")
+    r = subprocess.run([crash, "-s", str(vmlinux), str(vmcore), "-i", str(script)],
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       cwd=cwd, timeout=CRASH_TIMEOUT)
+    (cwd / "crash.out").write_text(r.stdout + r.stderr)
+    assert r.returncode == 0, f"crash exited {r.returncode}:\n{r.stdout[-3000:]}{r.stderr[-3000:]}"
+    assert "shared object loaded" in r.stdout, f"extend {EXT} failed:\n{r.stdout[-3000:]}"
+    return r.stdout
+
+
+def run_dti(dti: Path, *args) -> str:
+    r = subprocess.run([str(dti), *map(str, args)], capture_output=True, text=True,
+                       timeout=CRASH_TIMEOUT)
+    assert r.returncode == 0, f"dti {' '.join(map(str, args))} exited {r.returncode}:\n" \
+                              f"{r.stderr[-3000:]}"
+    return r.stdout
+
+
+def listed_names(listing: str) -> set[str]:
+    """Channel names of a listing: the first word of each line but the
+    header, the summary and the indented ones (what is wrong, notes)."""
+    return {line.split()[0] for line in listing.splitlines()[1:-1]
+            if line.strip() and not line[0].isspace()}
+
+
+def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path) -> None:
+    crash, vmlinux = crash_setup
+    out = work / "out"
+    snap = work / "snap"
+    out.mkdir()
+    commands = [f"extend {EXT}", f"dti > {out}/list", f"help dti > {out}/help",
+                *(f"dti -c {ch} -f json > {out}/{ch}.json" for ch in CHANNELS),
+                f"dti -c {RAW_CHANNEL} -f raw > {out}/{RAW_CHANNEL}.raw",
+                f"dti -c {dumpcase.UNREGISTERED}", f"dti -d {snap}"]
+    stdout = run_crash(crash, vmlinux, vmcore, commands, work)
+
+    # the scan ran once for the session, and said so sparingly
+    assert stdout.count("scanning") == 1, stdout[-3000:]
+    assert f"no channel {dumpcase.UNREGISTERED} in the dump" in stdout, stdout[-3000:]
+    assert "DTI" in (out / "help").read_text()
+
+    listing = (out / "list").read_text()
+    names = listed_names(listing)
+    assert set(CHANNELS) <= names, listing
+    assert dumpcase.UNREGISTERED not in names, listing
+    # The last line says how much memory was scanned: what crash can read
+    # of its memory nodes, what dti dump reads of the file; the rest is libdti's.
+    cli = run_dti(dti, "dump", vmcore, "--list").splitlines()
+    ours = listing.splitlines()
+    assert ours[:-1] == cli[:-1], f"crash's dti and dti dump --list differ:\n{listing}"
+    assert ours[-1].split(" in ")[0] == cli[-1].split(" in ")[0] == \
+        f"{len(names)} channels", (ours[-1], cli[-1])
+
+    for ch in CHANNELS:
+        got = (out / f"{ch}.json").read_text()
+        assert got == run_dti(dti, "dump", vmcore, "--channel", ch, "--format", "json"), \
+            f"{ch}: crash's dti and dti dump print different records"
+        if ch == dumpcase.GONE:         # no buffers: its info, no records
+            assert got == "" and (snap / ch / "info").is_file(), got
+            continue
+        decoded = run_dti(dti, "decode", snap / ch, "--format", "json")
+        assert decoded == got, f"{ch}: {snap / ch} decodes to other records"
+        if ch in dumpcase.LIVE:
+            recs = [from_json(json.loads(x)) for x in got.splitlines()]
+            want = [from_ts(x, binary=(ch == "mid64k")) for x in views[ch][-TAIL:]]
+            assert want and set(want) <= set(recs), \
+                f"{ch}: the last records of the guest's view are not in crash's output"
+    # binary output, its messages kept out of the file
+    raw = subprocess.run([str(dti), "dump", str(vmcore), "--channel", RAW_CHANNEL,
+                          "--format", "raw"], capture_output=True, timeout=CRASH_TIMEOUT)
+    assert raw.returncode == 0 and raw.stdout, raw.stderr[-3000:]
+    assert (out / f"{RAW_CHANNEL}.raw").read_bytes() == raw.stdout, \
+        f"{RAW_CHANNEL}: crash's dti -f raw and dti dump --format raw differ"
+
+    pend = [json.loads(x) for x in (out / f"{dumpcase.PENDING}.json").read_text().splitlines()]
+    assert len(pend) == dumpcase.PENDING_RECORDS, pend
+
+
+def test_crash_ext_qemu_elf(crash_setup, guest, modules, dti_host, tmp_path):
+    """QEMU's ELF dump (crash finds KASLR's offset from VMCOREINFO)."""
+    res = dump.qemu_dump(dumpcase.SCRIPT, guest=guest, modules=modules,
+                         formats=("elf",), timeout=guest.timeout)
+    views = dumpcase.parse_guest_output(res.stdout)
+    check_crash_ext(crash_setup, dti_host, res.elf, views, tmp_path)
+    res.elf.unlink()            # passed: the guest's RAM need not stay
+
+
+def test_crash_ext_kdump(crash_setup, guest, modules, dti_host, tmp_path):
+    """makedumpfile -c -d 31: excluded pages are holes crash cannot read."""
+    res = dump.kdump(dumpcase.SCRIPT, guest=guest, modules=modules,
+                     timeout=guest.timeout)
+    views = dumpcase.parse_guest_output(res.stdout)
+    check_crash_ext(crash_setup, dti_host, res.vmcore, views, tmp_path)
