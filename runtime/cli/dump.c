@@ -662,73 +662,14 @@ static int dti_vmcore_scan(struct dti_vmcore *v, struct dti_dump *d)
 
 /* ---- printing ---- */
 
-static void dti_flags_text(unsigned int flags, char *buf, size_t size)
+static int dti_dump_list(struct dti_dump *d, struct dti_read_opts *o)
 {
-	snprintf(buf, size, "%s%s%s%s", flags & DTI_DUMP_F_BUFFERS ? ",buffers" : "",
-		 flags & DTI_DUMP_F_NO_OVERWRITE ? ",no-overwrite" : "",
-		 flags & DTI_DUMP_F_HANDLE ? ",handle" : "", flags ? "" : ",-");
-	memmove(buf, buf + 1, strlen(buf));
-}
+	int bad = dti_dump_print_list(d, o->f, o->channel,
+				      o->quiet ? DTI_LIST_QUIET : 0);
 
-/* Each line of @text (lines ending in '\n') as "  @tag: line" on @f */
-static void dti_lines(FILE *f, const char *tag, const char *text)
-{
-	const char *nl;
-
-	for (; text && *text; text = nl + 1) {
-		nl = strchr(text, '\n');
-		if (!nl)
-			nl = text + strlen(text) - 1;
-		fprintf(f, "  %s: %.*s\n", tag, (int)(nl - text), text);
-	}
-}
-
-static int dti_dump_list(struct dti_dump *d, int n, struct dti_read_opts *o)
-{
-	const struct dti_dump_summary *sum;
-	const struct dti_dump_channel *ch;
-	char level[24], flags[40], geom[32], cpus[24], gen[16], recs[24];
-	FILE *f = o->f;
-	int i, ret = DTI_EXIT_OK;
-
-	fprintf(f, "%-24s %-11s %-21s %-10s %-12s %-9s %9s %8s\n", "channel", "level",
-		"flags", "generation", "subbufs", "cpus", "records", "pending");
-	for (i = 0; i < n; i++) {
-		ch = dti_dump_channel(d, i);
-		if (o->channel && strcmp(ch->name, o->channel))
-			continue;
-		if (ch->level == DTI_DUMP_NO_LEVEL)
-			snprintf(level, sizeof(level), "?");
-		else
-			snprintf(level, sizeof(level), "%d (%s)", ch->level,
-				 dti_level_name(ch->level));
-		dti_flags_text(ch->flags, flags, sizeof(flags));
-		snprintf(gen, sizeof(gen), ch->desc_addr ? "%#x" : "-", ch->generation);
-		snprintf(geom, sizeof(geom), ch->subbuf_size ? "%u x %u" : "-",
-			 ch->n_subbufs, ch->subbuf_size);
-		snprintf(cpus, sizeof(cpus), ch->desc_addr ? "%u/%u" : "-", ch->nr_bufs,
-			 ch->nr_cpu_ids);
-		snprintf(recs, sizeof(recs), ch->error ? "-" : "%llu",
-			 (unsigned long long)ch->records);
-		fprintf(f, "%-24s %-11s %-21s %-10s %-12s %-9s %9s %8llu\n", ch->name,
-			level, flags, gen, geom, cpus, recs,
-			(unsigned long long)ch->pending_records);
-		dti_lines(f, "error", ch->error);
-		dti_lines(f, "damage", ch->damage);
-		if (!o->quiet)
-			dti_lines(f, "note", ch->notes);
-		if (ch->stale_slots || ch->missing_pages)
-			fprintf(f, "  %lu sub-buffer slots stale or unused, %lu ring pages not in the dump\n",
-				ch->stale_slots, ch->missing_pages);
-		if (ch->error || ch->damage)
-			ret = DTI_EXIT_DAMAGE;
-	}
-	sum = dti_dump_summary(d);
-	if (!o->quiet)
-		fprintf(f, "%d channel%s in %llu MiB of memory; %lu \"%s\" markers, %lu of them no descriptor\n",
-			n, n == 1 ? "" : "s", (unsigned long long)(sum->scanned >> 20),
-			sum->markers, DTI_MARKER_PREFIX, sum->stray);
-	return ret;
+	if (bad < 0)
+		return dti_err("writing the listing: %s", strerror(errno));
+	return bad ? DTI_EXIT_DAMAGE : DTI_EXIT_OK;
 }
 
 /* Problems of a channel found when loading, on stderr; the exit code they make */
@@ -863,7 +804,7 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 		ret = dti_err("%s: %d channels: --format raw needs --channel NAME (or --out DIR)",
 			      v->path, n);
 	} else {
-		ret = o->list ? dti_dump_list(d, n, o) :
+		ret = o->list ? dti_dump_list(d, o) :
 		      o->out_dir ? dti_dump_out(d, n, o) : dti_dump_print(d, n, o);
 		/* what the dump lacks is damage too */
 		ret = dti_worst(ret, v->unread ? DTI_EXIT_DAMAGE : DTI_EXIT_OK);

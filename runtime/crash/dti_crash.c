@@ -374,42 +374,12 @@ static struct dti_dump *dti_get_dump(int rescan)
 /* ---- the command ---- */
 
 /*
- * The listing is `dti dump --list`'s, column for column, so that what
+ * The listing is `dti dump --list`'s (libdti prints both), so that what
  * one shows can be checked against the other (test_crash_ext.py does).
- */
-static void dti_flags_text(unsigned int flags, char *buf, size_t size)
-{
-	snprintf(buf, size, "%s%s%s%s", flags & DTI_DUMP_F_BUFFERS ? ",buffers" : "",
-		 flags & DTI_DUMP_F_NO_OVERWRITE ? ",no-overwrite" : "",
-		 flags & DTI_DUMP_F_HANDLE ? ",handle" : "", flags ? "" : ",-");
-	memmove(buf, buf + 1, strlen(buf));
-}
-
-/* Each line of @text (lines ending in '\n') as "  @tag: line" */
-static void dti_list_lines(const char *tag, const char *text)
-{
-	const char *nl;
-
-	for (; text && *text; text = nl + 1) {
-		nl = strchr(text, '\n');
-		if (!nl)
-			nl = text + strlen(text);
-		fprintf(fp, "  %s: %.*s\n", tag, (int)(nl - text), text);
-		if (!*nl)
-			break;
-	}
-}
-
-/*
- * One line per channel, each followed by what is wrong with it, then what
- * the scan found.
  */
 static void dti_list(struct dti_dump *d)
 {
-	const struct dti_dump_channel *ch;
-	char level[24], flags[40], geom[32], cpus[24], gen[16], recs[24];
 	const struct dti_dump_summary *sum = dti_dump_summary(d);
-	int i;
 
 	if (!dti_nr_channels) {
 		dti_msg("no DTI channels in this dump (%llu MiB of memory scanned, %lu \"%s\" markers, none before a descriptor)\n",
@@ -417,38 +387,9 @@ static void dti_list(struct dti_dump *d)
 			DTI_MARKER_PREFIX);
 		return;
 	}
-	fprintf(fp, "%-24s %-11s %-21s %-10s %-12s %-9s %9s %8s\n", "channel", "level",
-		"flags", "generation", "subbufs", "cpus", "records", "pending");
-	for (i = 0; i < dti_nr_channels; i++) {
-		ch = dti_dump_channel(d, i);
-		if (ch->level == DTI_DUMP_NO_LEVEL)
-			snprintf(level, sizeof(level), "?");
-		else
-			snprintf(level, sizeof(level), "%d (%s)", ch->level,
-				 dti_level_name(ch->level));
-		dti_flags_text(ch->flags, flags, sizeof(flags));
-		snprintf(gen, sizeof(gen), ch->desc_addr ? "%#x" : "-", ch->generation);
-		snprintf(geom, sizeof(geom), ch->subbuf_size ? "%u x %u" : "-",
-			 ch->n_subbufs, ch->subbuf_size);
-		snprintf(cpus, sizeof(cpus), ch->desc_addr ? "%u/%u" : "-", ch->nr_bufs,
-			 ch->nr_cpu_ids);
-		snprintf(recs, sizeof(recs), ch->error ? "-" : "%llu",
-			 (unsigned long long)ch->records);
-		fprintf(fp, "%-24s %-11s %-21s %-10s %-12s %-9s %9s %8llu\n", ch->name,
-			level, flags, gen, geom, cpus, recs,
-			(unsigned long long)ch->pending_records);
-		dti_list_lines("error", ch->error);
-		dti_list_lines("damage", ch->damage);
-		dti_list_lines("note", ch->notes);
-		if (ch->stale_slots || ch->missing_pages)
-			fprintf(fp, "  %lu sub-buffer slots stale or unused, %lu ring pages not in the dump\n",
-				ch->stale_slots, ch->missing_pages);
-	}
 	/* the memory scanned is what crash could read of its memory nodes */
-	fprintf(fp, "%d channel%s in %llu MiB of memory; %lu \"%s\" markers, %lu of them no descriptor\n",
-		dti_nr_channels, dti_nr_channels == 1 ? "" : "s",
-		(unsigned long long)(sum->scanned >> 20), sum->markers,
-		DTI_MARKER_PREFIX, sum->stray);
+	if (dti_dump_print_list(d, fp, NULL, 0) < 0)
+		dti_msg("dti: writing the listing failed\n");
 }
 
 /* A channel's problems, as `dti dump` reports them.  -1 if it cannot be read. */

@@ -1475,3 +1475,84 @@ int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir)
 	free(info);
 	return ret;
 }
+
+/* ---- the listing ---- */
+
+static void dti_flags_text(unsigned int flags, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s%s", flags & DTI_DUMP_F_BUFFERS ? ",buffers" : "",
+		 flags & DTI_DUMP_F_NO_OVERWRITE ? ",no-overwrite" : "",
+		 flags & DTI_DUMP_F_HANDLE ? ",handle" : "", flags ? "" : ",-");
+	memmove(buf, buf + 1, strlen(buf));
+}
+
+/* Each line of @text (lines end in '\n', the last may not) as "  @tag: line" */
+static void dti_list_lines(FILE *out, const char *tag, const char *text)
+{
+	size_t len;
+
+	for (; text && *text; text += len + (text[len] == '\n')) {
+		len = strcspn(text, "\n");
+		fprintf(out, "  %s: %.*s\n", tag, (int)len, text);
+	}
+}
+
+static void dti_list_channel(FILE *out, const struct dti_dump_channel *ch,
+			     unsigned int flags)
+{
+	char level[24], fl[40], geom[32], cpus[24], gen[16], recs[24];
+
+	if (ch->level == DTI_DUMP_NO_LEVEL)
+		snprintf(level, sizeof(level), "?");
+	else
+		snprintf(level, sizeof(level), "%d (%s)", ch->level,
+			 dti_level_name(ch->level));
+	dti_flags_text(ch->flags, fl, sizeof(fl));
+	snprintf(gen, sizeof(gen), ch->desc_addr ? "%#x" : "-", ch->generation);
+	snprintf(geom, sizeof(geom), ch->subbuf_size ? "%u x %u" : "-",
+		 ch->n_subbufs, ch->subbuf_size);
+	snprintf(cpus, sizeof(cpus), ch->desc_addr ? "%u/%u" : "-", ch->nr_bufs,
+		 ch->nr_cpu_ids);
+	snprintf(recs, sizeof(recs), ch->error ? "-" : "%llu",
+		 (unsigned long long)ch->records);
+	fprintf(out, "%-24s %-11s %-21s %-10s %-12s %-9s %9s %8llu\n", ch->name,
+		level, fl, gen, geom, cpus, recs,
+		(unsigned long long)ch->pending_records);
+	dti_list_lines(out, "error", ch->error);
+	dti_list_lines(out, "damage", ch->damage);
+	if (!(flags & DTI_LIST_QUIET))
+		dti_list_lines(out, "note", ch->notes);
+	if (ch->stale_slots || ch->missing_pages)
+		fprintf(out, "  %lu sub-buffer slots stale or unused, %lu ring pages not in the dump\n",
+			ch->stale_slots, ch->missing_pages);
+}
+
+int dti_dump_print_list(const struct dti_dump *d, FILE *out,
+			const char *channel, unsigned int flags)
+{
+	const struct dti_dump_summary *sum = dti_dump_summary(d);
+	const struct dti_dump_channel *ch;
+	unsigned int i;
+	int bad = 0;
+
+	fprintf(out, "%-24s %-11s %-21s %-10s %-12s %-9s %9s %8s\n", "channel",
+		"level", "flags", "generation", "subbufs", "cpus", "records",
+		"pending");
+	for (i = 0; i < d->n_ch; i++) {
+		ch = &d->ch[i].pub;
+		if (channel && strcmp(ch->name, channel))
+			continue;
+		dti_list_channel(out, ch, flags);
+		bad += ch->error || ch->damage;
+	}
+	if (!(flags & DTI_LIST_QUIET))
+		fprintf(out, "%u channel%s in %llu MiB of memory; %lu \"%s\" markers, %lu of them no descriptor\n",
+			d->n_ch, d->n_ch == 1 ? "" : "s",
+			(unsigned long long)(sum->scanned >> 20),
+			sum->markers, DTI_MARKER_PREFIX, sum->stray);
+	if (fflush(out) || ferror(out)) {
+		errno = EIO;
+		return -1;
+	}
+	return bad;
+}

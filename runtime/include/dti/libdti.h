@@ -405,6 +405,19 @@ const struct dti_dump_channel *dti_dump_channel(const struct dti_dump *d,
 						unsigned int i);
 /* What was found so far.  Never fails. */
 const struct dti_dump_summary *dti_dump_summary(const struct dti_dump *d);
+
+/* dti_dump_print_list() flags */
+#define DTI_LIST_QUIET	0x1	/* leave out the notes and the summary line */
+
+/*
+ * Print what `dti dump --list` and crash's `dti` show to @out: a header,
+ * one line per channel (all, or only @channel if not NULL) followed by
+ * its error, damage and note lines, and a summary of the scan.  Returns
+ * the number of listed channels with an error or damage, or -1 (EIO) if
+ * writing failed.
+ */
+int dti_dump_print_list(const struct dti_dump *d, FILE *out,
+			const char *channel, unsigned int flags);
 /*
  * A reader of channel @i's records: its rings' sub-buffers of its
  * generation, one stream per CPU named "NAME/traceN", and its pending
