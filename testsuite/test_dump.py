@@ -14,6 +14,11 @@ libkdumpfile) must recover for every channel exactly the records the
 kernel's merged-ts view showed just before the crash, plus those written
 after it, in order, nothing invented; without vmlinux or System.map.
 
+test_excerpts_* check that `dti dump --excerpt` of each dump, of all
+channels and of each alone, reads as the dump does; DTI_SAVE_EXCERPTS=DIR
+keeps the QEMU dump's (runtime/tests/dump-excerpts, the fuzz corpus's
+real dumps, come from there).
+
 test_dump_mid_write_nmi floods a channel from every CPU and panics the
 guest with an NMI on every vCPU (QMP inject-nmi, unknown_nmi_panic), so
 that CPUs stop in the middle of writes: only whole records may come out.
@@ -25,7 +30,9 @@ mid-write ~40 s.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -202,6 +209,44 @@ def test_truncated_and_foreign_files(qemu_crash, tmp_path):
     assert r.returncode != 0 and str(cut) in r.stderr, r.stderr
     r = run_dti("dump", "/bin/sh", check=False)
     assert r.returncode != 0 and "/bin/sh" in r.stderr, r.stderr
+
+
+# Channels whose excerpts are the fuzz corpus's real dumps (runtime/tests/
+# dump-excerpts): small rings of every kind, a pending store, destroyed.
+EXCERPT_CHANNELS = ("wrap8k", "noover", "h_early", dumpcase.PENDING, dumpcase.GONE)
+
+
+def check_excerpts(src: Path, tmp_path: Path, keep: str | None = None) -> None:
+    """`dti dump --excerpt` of every channel, and of each alone, reads as
+    the dump it came from does; the ones of EXCERPT_CHANNELS are copied
+    into directory `keep` if given."""
+    whole = tmp_path / "all.elf"
+    run_dti("dump", src, "--excerpt", whole)
+    assert whole.stat().st_size < src.stat().st_size // 2
+    assert run_dti("dump", "-q", "--list", whole).stdout == \
+        run_dti("dump", "-q", "--list", src).stdout
+    assert run_dti("dump", "-F", "json", whole).stdout == \
+        run_dti("dump", "-F", "json", src).stdout
+    for ch in EXCERPT_CHANNELS:
+        one = tmp_path / f"{ch}.elf"
+        run_dti("dump", src, "--channel", ch, "--excerpt", one)
+        listing = run_dti("dump", "-q", "--list", one).stdout
+        assert re.findall(r"^(\S+) ", listing, re.M)[1:] == [ch], listing
+        got = run_dti("dump", "-F", "json", "--channel", ch, one).stdout
+        assert got == run_dti("dump", "-F", "json", "--channel", ch, src).stdout, ch
+        if keep:
+            shutil.copy(one, Path(keep) / one.name)
+
+
+def test_excerpts_qemu_elf(qemu_crash, tmp_path):
+    """DTI_SAVE_EXCERPTS=DIR keeps the excerpts there, to renew
+    runtime/tests/dump-excerpts (the fuzz corpus's real dumps)."""
+    check_excerpts(qemu_crash[0].files["elf"], tmp_path,
+                   os.environ.get("DTI_SAVE_EXCERPTS"))
+
+
+def test_excerpts_kdump_level31(kdump_crash, tmp_path):
+    check_excerpts(kdump_crash[0].vmcore, tmp_path)
 
 
 MIDWRITE_SCRIPT = dumpcase.PRELUDE + rf"""

@@ -75,6 +75,7 @@ struct dti_read_opts {
 	struct dti_filter filter;	/* --cpu, --min-level, --max-level */
 	const char *kallsyms, *output;
 	const char *channel, *out_dir;	/* dump --channel, --out */
+	const char *excerpt;		/* dump --excerpt */
 	struct dti_ksyms *syms;
 	FILE *f;		/* the output */
 	struct dti_out out;

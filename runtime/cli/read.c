@@ -59,7 +59,7 @@ const char usage_decode[] =
 	DTI_READ_HELP;
 
 enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET, OPT_STRICT,
-       OPT_CHANNEL, OPT_OUT };
+       OPT_CHANNEL, OPT_OUT, OPT_EXCERPT };
 
 static const struct option dti_read_opts[] = {
 	DTI_READ_OPTS,
@@ -77,6 +77,7 @@ static const struct option dti_dump_opts[] = {
 	{ "list",      no_argument,       NULL, 'l' },
 	{ "channel",   required_argument, NULL, OPT_CHANNEL },
 	{ "out",       required_argument, NULL, OPT_OUT },
+	{ "excerpt",   required_argument, NULL, OPT_EXCERPT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -199,6 +200,9 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		case OPT_OUT:
 			o->out_dir = optarg;
 			break;
+		case OPT_EXCERPT:
+			o->excerpt = optarg;
+			break;
 		case DTI_OPT_EXIT:
 			return ret;
 		case 'f':
@@ -245,8 +249,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	if (argc - optind < min_args)
 		return dti_usage(cmd, true, is_read ? "missing CHANNEL" :
 				 is_dump ? "missing VMCORE" : "missing DIR or FILE");
-	if (o->list && o->out_dir)
-		return dti_usage(cmd, true, "--list and --out exclude each other");
+	if (o->list + !!o->out_dir + !!o->excerpt > 1)
+		return dti_usage(cmd, true, "--list, --out and --excerpt exclude each other");
 	if (max_args && argc - optind > max_args)
 		return dti_usage(cmd, true, "too many arguments");
 	for (i = optind; !is_read && !is_dump && i < argc; i++)

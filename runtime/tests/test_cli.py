@@ -249,6 +249,8 @@ CASES = [
      "^dti: snap/trace0: not a memory dump libkdumpfile can read: "),
     ("dump missing", ["dump", "nofile"], 1, "^$", "^dti: nofile: No such file or directory\n$"),
     ("dump no operand", ["dump"], 129, "^$", "missing VMCORE"),
+    ("dump excerpt and list", ["dump", "--list", "--excerpt", "x.elf", "{vmcore}"], 129, "^$",
+     "--list, --out and --excerpt exclude each other"),
     ("dump symbols", ["dump", "-s", "{vmcore}"], 129, "^$", "invalid option -- 's'"),
 ]
 
@@ -381,6 +383,25 @@ def test_dump_out(work):
         assert run(["decode", "-F", fmt, "saved/cli"], work).stdout == dumped
     p = run(["dump", "-q", "--out", "saved", "--channel", "cli", "{vmcore}"], work)
     assert p.returncode == 1 and b"saved/cli: directory is not empty" in p.stderr
+
+
+def test_dump_excerpt(work):
+    """--excerpt writes an ELF dump of what the channels are read from,
+    which dump reads as it read the original; the channel with an error
+    has nothing to be read from and is left out."""
+    p = run(["dump", "-q", "--excerpt", "x.elf", "{vmcore}"], work)
+    assert p.returncode == 2, p.stderr     # the vmcore's bad channel
+    assert re.match(rb"^x\.elf: 2 channels in [0-9]+ pages \([0-9]+ KiB\) of vmcore\n$",
+                    p.stdout), p.stdout
+    for ch in ("cli", "early"):
+        want = run(["dump", "-q", "-F", "json", "--channel", ch, "{vmcore}"], work)
+        got = run(["dump", "-q", "-F", "json", "--channel", ch, "x.elf"], work)
+        assert (got.returncode, got.stdout) == (want.returncode, want.stdout), ch
+    p = run(["dump", "--channel", "bad", "x.elf"], work)
+    assert p.returncode == 1 and b"no channel bad" in p.stderr
+    p = run(["dump", "--channel", "cli", "--excerpt", "nodir/x.elf", "{vmcore}"], work)
+    assert p.returncode == 1
+    assert p.stderr == b"dti: nodir/x.elf: No such file or directory\n"
 
 
 def test_dump_static(work):
