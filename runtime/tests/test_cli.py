@@ -404,6 +404,47 @@ def test_dump_excerpt(work):
     assert p.stderr == b"dti: nodir/x.elf: No such file or directory\n"
 
 
+EXCERPTS = sorted((RUNTIME / "tests" / "dump-excerpts").glob("*.elf"))
+
+
+@pytest.mark.parametrize("path", EXCERPTS, ids=lambda p: p.stem)
+def test_real_excerpt(path, tmp_path):
+    """The excerpts of a real guest crash (testsuite/test_dump.py wrote
+    them): one channel each, read with no warning, and an excerpt of an
+    excerpt is the same file."""
+    p = run(["dump", "-q", "--list", str(path)])
+    assert p.returncode == 0, p.stderr
+    assert re.findall(rb"^(\S+) ", p.stdout, re.M)[1:] == [path.stem.encode()]
+    p = run(["dump", "--excerpt", str(tmp_path / "again.elf"), str(path)])
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "again.elf").read_bytes() == path.read_bytes()
+
+
+def json_records(out: bytes) -> list[bytes]:
+    return [x for x in out.splitlines() if not x.startswith(b'{"channel"')]
+
+
+@pytest.mark.parametrize("path", EXCERPTS, ids=lambda p: p.stem)
+def test_damaged_real_excerpts(path, tmp_path):
+    """Truncated and bit-flipped copies of each real excerpt (the fuzz
+    corpus's, tests/dump-seed-variants.py): dump exits 0, 1 or 2, never
+    by a signal; with an error message when not 0; and prints no more
+    records than the whole excerpt holds."""
+    subprocess.run([os.environ.get("PYTHON", "/usr/bin/python3"),
+                    str(RUNTIME / "tests" / "dump-seed-variants.py"), str(tmp_path),
+                    str(path)], check=True)
+    whole = run(["dump", "-F", "json", str(path)])
+    assert whole.returncode == 0, whole.stderr
+    most = len(json_records(whole.stdout))
+    for v in sorted((tmp_path / "elf").glob("*.elf")):
+        p = run(["dump", "-F", "json", str(v)])
+        assert p.returncode in (0, 1, 2), (v.name, p.returncode, p.stderr)
+        assert p.returncode == 0 or p.stderr.startswith(b"dti: "), (v.name, p.stderr)
+        assert len(json_records(p.stdout)) <= most, v.name
+        if ".cut-" in v.name:
+            assert p.returncode != 0 and str(v).encode() in p.stderr, (v.name, p.stderr)
+
+
 def test_dump_static(work):
     """The static dti (the test guest's) has no libkdumpfile: dump says so."""
     p = subprocess.run([str(DTI_STATIC), "dump", "vmcore"], cwd=work, capture_output=True)
