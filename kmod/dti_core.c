@@ -630,6 +630,7 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 	ch->subbuf_size = subbuf_size;
 	ch->n_subbufs = n_subbufs;
 	ch->flags = flags;
+	ch->panic_records = dti_panic_default_records();
 	dti_dump_init(ch, name);
 	ch->name = ch->dump.marker + DTI_MARKER_PREFIX_LEN;
 	mutex_init(&ch->ctl_lock);
@@ -948,9 +949,18 @@ static int __init dti_init(void)
 	dti_wq = alloc_ordered_workqueue("dti", 0);
 	if (!dti_wq)
 		return -ENOMEM;
+	ret = dti_panic_init();
+	if (ret)
+		goto err_wq;
 	ret = dti_fs_init();
 	if (ret)
-		destroy_workqueue(dti_wq);
+		goto err_panic;
+	return 0;
+
+err_panic:
+	dti_panic_exit();
+err_wq:
+	destroy_workqueue(dti_wq);
 	return ret;
 }
 
@@ -966,6 +976,7 @@ static void __exit dti_exit(void)
 	/* Every client module holds a reference, so no channel is left. */
 	WARN_ON(!list_empty(&dti_channels));
 	dti_fs_exit();
+	dti_panic_exit();
 }
 
 module_init(dti_init);

@@ -6,6 +6,7 @@
  *   reset_consumed  write "1": trace0..N return all records again
  *   stats           per-CPU counters
  *   info            buffer geometry, mode and record format
+ *   dump_on_panic   newest records per CPU printed at panic (0: none)
  *   trace0..N       raw per-CPU relay files        (while buffers exist)
  *   merged          records merged by time         (while buffers exist)
  *   merged-ts       the same with time, CPU, level (while buffers exist)
@@ -248,6 +249,7 @@ void dti_fs_create_control(struct dti_channel *ch)
 			    &dti_reset_consumed_fops);
 	debugfs_create_file("stats", 0444, ch->dir, ch, &dti_stats_fops);
 	debugfs_create_file("info", 0444, ch->dir, ch, &dti_info_fops);
+	debugfs_create_u32("dump_on_panic", 0600, ch->dir, &ch->panic_records);
 }
 
 /**

@@ -66,6 +66,8 @@
  * @merged:	the "merged" file, present while the buffers are
  * @merged_ts:	the "merged-ts" file, present while the buffers are
  * @list:	entry in the list of all channels
+ * @panic_records: newest records per CPU printed at panic (the
+ *		dump_on_panic file; 0: none); read locklessly by dti_panic.c
  */
 struct dti_channel {
 	struct dti_info own_info;
@@ -95,6 +97,7 @@ struct dti_channel {
 	struct dentry *merged;
 	struct dentry *merged_ts;
 	struct list_head list;
+	u32 panic_records;
 };
 
 /* struct dti_channel.halt_state */
@@ -242,6 +245,11 @@ void dti_fs_remove_views(struct dti_channel *ch);
 
 /* dti_dump.c */
 void dti_dump_setup(void);
+
+/* dti_panic.c */
+int __init dti_panic_init(void);
+void dti_panic_exit(void);
+unsigned int dti_panic_default_records(void);
 void dti_dump_init(struct dti_channel *ch, const char *name);
 void dti_dump_wipe(struct dti_channel *ch);
 void dti_dump_new_buffers(struct dti_channel *ch);

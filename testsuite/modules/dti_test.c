@@ -54,6 +54,10 @@
  *                                         "nmi inside <i>" must be refused
  *   rereg NAME                            unregister NAME in a kthread while
  *                                         registering NAME again here
+ *   oops                                  dereference NULL in the writer's
+ *                                         context, holding no lock: an oops
+ *                                         (a panic with panic_on_oops), which
+ *                                         kills the writing process
  *   hotreg NAME CPU                       bring offline CPU up in a kthread,
  *                                         and register NAME (dti_register())
  *                                         while the CPU is held between
@@ -1161,6 +1165,14 @@ static int dtt_cmd_floodctx(struct dtt_channel *c, unsigned int ms)
 }
 
 
+/* An oops: a load from NULL the compiler can neither see nor drop */
+static int dtt_cmd_oops(void)
+{
+	int *volatile p = NULL;
+
+	return READ_ONCE(*p);
+}
+
 static int dtt_execute(char **argv, int argc)
 {
 	struct dtt_channel *c;
@@ -1273,6 +1285,9 @@ static ssize_t dtt_ctl_write(struct file *file, const char __user *ubuf,
 		if (*tok)
 			argv[argc++] = tok;
 	}
+	/* outside dtt_lock, which the killed writer would keep */
+	if (argc == 1 && !strcmp(argv[0], "oops"))
+		dtt_cmd_oops();
 	mutex_lock(&dtt_lock);
 	scnprintf(dtt_result, sizeof(dtt_result), "ret=0\n");
 	ret = argc ? dtt_execute(argv, argc) : -EINVAL;
