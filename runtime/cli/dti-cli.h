@@ -103,8 +103,10 @@ int cmd_read(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_console_log(int argc, char **argv);
 
 extern const char usage_list[], usage_level[], usage_reset[], usage_stats[];
 extern const char usage_read[], usage_decode[], usage_snapshot[], usage_dump[];
+extern const char usage_console_log[];
 
 #endif /* _DTI_CLI_H */

@@ -6,6 +6,7 @@
  *   read.c      read, decode
  *   snapshot.c  snapshot
  *   dump.c      dump
+ *   console.c   console-log
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,6 +28,8 @@ const struct dti_cmd dti_cmds[] = {
 	{ "snapshot", cmd_snapshot, usage_snapshot, "stop a channel, copy its per-CPU files, restore it" },
 	{ "decode",   cmd_decode,   usage_decode,   "print records from copied per-CPU files" },
 	{ "dump",     cmd_dump,     usage_dump,     "print or save the channels of a kernel memory dump" },
+	{ "console-log", cmd_console_log, usage_console_log,
+	  "print the records a panic put on the console, from a saved log" },
 	{ "reset",    cmd_reset,    usage_reset,    "make the trace files return every record again" },
 	{ "stats",    cmd_stats,    usage_stats,    "print a channel's per-CPU counters" },
 	{ NULL, NULL, NULL, NULL },

@@ -71,6 +71,12 @@ static const struct option dti_decode_opts[] = {
 	DTI_READ_OPTS,
 	{ NULL, 0, NULL, 0 },
 };
+/* console-log: the log's machine is not this one either */
+static const struct option dti_console_opts[] = {
+	DTI_READ_OPTS,
+	{ "channel",   required_argument, NULL, OPT_CHANNEL },
+	{ NULL, 0, NULL, 0 },
+};
 /* /proc/kallsyms is the host's, not the dumped kernel's: no --symbols */
 static const struct option dti_dump_opts[] = {
 	DTI_READ_OPTS,
@@ -179,6 +185,7 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		   int max_args, struct dti_read_opts *o)
 {
 	bool is_read = !strcmp(cmd, "read"), is_dump = !strcmp(cmd, "dump");
+	bool is_con = !strcmp(cmd, "console-log");
 	unsigned long v;
 	int c, ret, i, stdin_args = 0;
 
@@ -187,9 +194,10 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	o->filter.min_level = DTI_LEVEL_EMERG;
 	o->filter.max_level = DTI_LEVEL_MAX;
 	while ((c = dti_getopt(cmd, argc, argv,
-			       is_read ? "hfF:o:c:sq" : is_dump ? "hF:o:c:ql" : "hF:o:c:sq",
+			       is_read ? "hfF:o:c:sq" : is_dump ? "hF:o:c:ql" :
+			       is_con ? "hF:o:c:q" : "hF:o:c:sq",
 			       is_read ? dti_read_opts : is_dump ? dti_dump_opts :
-			       dti_decode_opts, &ret)) != -1) {
+			       is_con ? dti_console_opts : dti_decode_opts, &ret)) != -1) {
 		switch (c) {
 		case 'l':
 			o->list = true;
@@ -248,12 +256,13 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	}
 	if (argc - optind < min_args)
 		return dti_usage(cmd, true, is_read ? "missing CHANNEL" :
-				 is_dump ? "missing VMCORE" : "missing DIR or FILE");
+				 is_dump ? "missing VMCORE" : is_con ? "missing FILE" :
+				 "missing DIR or FILE");
 	if (o->list + !!o->out_dir + !!o->excerpt > 1)
 		return dti_usage(cmd, true, "--list, --out and --excerpt exclude each other");
 	if (max_args && argc - optind > max_args)
 		return dti_usage(cmd, true, "too many arguments");
-	for (i = optind; !is_read && !is_dump && i < argc; i++)
+	for (i = optind; !is_read && !is_dump && !is_con && i < argc; i++)
 		stdin_args += !strcmp(argv[i], "-");
 	if (stdin_args > 1)
 		return dti_usage(cmd, true, "'-' (standard input) can be given once");

@@ -274,7 +274,7 @@ def test_exit_status_documented():
 
 
 @pytest.mark.parametrize("cmd", ["list", "level", "read", "snapshot", "decode",
-                                 "reset", "stats", "dump"])
+                                 "reset", "stats", "dump", "console-log"])
 def test_help(cmd):
     for args in ([cmd, "--help"], [cmd, "-h"], ["help", cmd]):
         p = run(args)
@@ -443,6 +443,76 @@ def test_damaged_real_excerpts(path, tmp_path):
         assert len(json_records(p.stdout)) <= most, v.name
         if ".cut-" in v.name:
             assert p.returncode != 0 and str(v).encode() in p.stderr, (v.name, p.stderr)
+
+
+# A console log as a panic leaves it (kmod/dti_panic.c): kernel, syslog and
+# journal prefixes, other messages between, escapes, a binary payload;
+# channel cb is cut off by the end of the log.
+CONSOLE_LOG = "\n".join([
+    "[    4.100000] Kernel panic - not syncing: sysrq triggered crash",
+    "[    4.100001] dti: panic: kernel panic: the newest records of 2 channels",
+    "[    4.100001] dti: panic: ---- begin ca: newest 2 per CPU, 3 records from CPUs 0-1 ----",
+    "[    4.100001] dti: panic: ca: [    2.000000000] cpu0 L3 #5 0xffffffffc0001234: one",
+    "[    4.100002] other: a message between",
+    "Nov 22 10:00:00 host kernel: [    4.100003] dti: panic: ca: [    2.000000010] cpu1 L4 "
+    r"#7 0xffffffffc0001234: tab\there\\ \x3cb\c",
+    "Nov 22 10:00:00 host kernel: dti: panic: ca: [    2.000000020] cpu0 L3 #6 "
+    "0xffffffffc0001234: <bin> 01 02 0a\r",
+    "[    4.100004] dti: panic: ---- end ca: 3 records ----",
+    "[    4.100005] dti: panic: ---- begin cb: newest 5 per CPU, 2 records from CPUs 0 ----",
+    "[    4.100005] dti: panic: cb: [    3.000000000] cpu0 L6 #1 0xffffffffc0001234: b one",
+    "[    4.100005] dti: panic: cb: [    3.000000001] cpu0 L6 #2 0xffffffffc0001234: b tw",
+])
+
+
+@pytest.mark.parametrize("args,code,out,err", [
+    (["--channel", "ca", "-F", "ts"], 0,
+     "[    2.000000000] cpu0 L3 #5 0xffffffffc0001234: one\n"
+     "[    2.000000010] cpu1 L4 #7 0xffffffffc0001234: tab\there\\ <b\n"
+     "[    2.000000020] cpu0 L3 #6 0xffffffffc0001234: 01 02 0a\n", "^$"),
+    (["--channel", "cb"], 2, "b one\nb tw\n",
+     r"^dti: log:11: the log ends inside channel cb's records: it was cut"),
+    ([], 2, "==> ca <==\none\ntab\there\\ <b\n01 02 0a\n\n==> cb <==\nb one\nb tw\n", "cut"),
+    (["-q", "--channel", "cb"], 2, "b one\nb tw\n", "^$"),
+    (["--channel", "cc"], 1, "", "^dti: log: no channel cc in the log\n$"),
+])
+def test_console_log(tmp_path, args, code, out, err):
+    """dti console-log finds the panic sections under any prefix, skips
+    other lines, decodes escapes and binary payloads, and reports a log
+    cut off inside a section."""
+    (tmp_path / "log").write_text(CONSOLE_LOG)
+    p = run(["console-log", *args, "log"], tmp_path)
+    assert (p.returncode, p.stdout.decode()) == (code, out), p.stderr
+    assert re.search(err, p.stderr.decode()), p.stderr
+
+
+def test_console_log_json_flags(tmp_path):
+    """Text and binary records come back with their flags and fields."""
+    (tmp_path / "log").write_text(CONSOLE_LOG)
+    p = run(["console-log", "-F", "json", "--channel", "ca", "log"], tmp_path)
+    recs = [__import__("json").loads(x) for x in p.stdout.splitlines()]
+    assert [(r["cpu"], r["seq"], r["level"], r["flags"], r["ts_ns"]) for r in recs] == \
+        [(0, 5, 3, TEXT, 2000000000), (1, 7, 4, TEXT, 2000000010), (0, 6, 3, 0, 2000000020)]
+    assert recs[1]["text"] == "tab\there\\ <b" and recs[0]["text"] == "one\n"
+
+
+def test_console_log_damaged_lines(tmp_path):
+    """A record line that does not parse and an end line whose count
+    differs are damage (exit 2) that names the line; the rest is read."""
+    lines = CONSOLE_LOG.splitlines()[:8]
+    lines[3] = lines[3].replace("cpu0 L3", "cpuX L3")
+    (tmp_path / "log").write_text("\n".join(lines) + "\n")
+    p = run(["console-log", "--channel", "ca", "log"], tmp_path)
+    assert p.returncode == 2
+    assert p.stdout == b"tab\there\\ <b\n01 02 0a\n"
+    assert re.search(rb"log:4: a record line of channel ca does not parse", p.stderr)
+    assert re.search(rb"log:8: channel ca ends with another count", p.stderr)
+
+
+def test_console_log_no_panic(tmp_path):
+    (tmp_path / "log").write_text("[    1.0] nothing here\n")
+    p = run(["console-log", "log"], tmp_path)
+    assert p.returncode == 1 and b"no DTI records printed at a panic" in p.stderr
 
 
 def test_dump_static(work):
