@@ -1,0 +1,234 @@
+"""dump_on_panic: the newest records on the console at a real panic (issue 20).
+
+Each test boots a guest, has dti_test write known records, and makes the
+kernel panic for real (sysrq-c) or oops; the host reads the serial
+console QEMU captured:
+
+* selection: two channels opted in (text and binary records), one not:
+  the console holds exactly the newest N records per CPU of each
+  opted-in channel, merged by time, and nothing of the other; `dti
+  console-log` of the log gives the records `dti read` printed in the
+  guest just before, field for field;
+* panic during writes: every CPU floods an opted-in channel from a
+  kthread, a timer and an hrtimer when the panic comes: the section is
+  complete and every record in it is whole;
+* cap: a channel of 64 MiB per CPU asks for more than it holds: what is
+  printed stays within panic_max_lines and panic_max_bytes, is the
+  newest of the selection, and the end line says it was capped;
+* oops: an oops without panic_on_oops prints only once dump_on_oops is set.
+
+Timings on the reference host: ~25 s per boot.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from guestlib import PRELUDE
+from harness import vm
+
+REPO = Path(__file__).resolve().parent.parent
+DTI = REPO / "runtime" / "build" / "dti"
+TAG = "dti: panic: "
+BEGIN = re.compile(r"dti: panic: ---- begin (\S+): newest (\d+) per CPU, (\d+) records "
+                   r"from CPUs (\S*) ----")
+END = re.compile(r"dti: panic: ---- end (\S+): (\d+) records(?:, capped: (\d+) older)?")
+
+
+def panic_boot(script: str, modules, kernel, build_dir, dti_tool, *, smp: int = 2,
+               mem: int = vm.DEFAULT_MEM) -> vm.VMPanic:
+    """Run `script`, which must end in a panic; the VMPanic with the console."""
+    with pytest.raises(vm.VMPanic) as e:
+        vm.run(script, modules=modules, extra_files={str(dti_tool): "/bin/dti"},
+               kernel=kernel, build_dir=build_dir, smp=smp, mem=mem)
+    return e.value
+
+
+def views(stdout: str) -> dict[str, list[str]]:
+    """The "@@JSON NAME" ... "@@END NAME" blocks the guest printed."""
+    return {m.group(1): [x for x in m.group(2).splitlines() if x.startswith("{")]
+            for m in re.finditer(r"^@@JSON (\S+)\n(.*?)^@@END \1$", stdout, re.M | re.S)}
+
+
+def newest(lines: list[str], n: int) -> list[str]:
+    """The newest `n` records of each CPU of a `dti read -F json` output,
+    merged by time as the panic output merges them (ties: lower CPU)."""
+    recs = [json.loads(x) | {"_line": x} for x in lines]
+    keep = []
+    for cpu in sorted({r["cpu"] for r in recs}):
+        keep += sorted((r for r in recs if r["cpu"] == cpu), key=lambda r: r["seq"])[-n:]
+    keep.sort(key=lambda r: (r["ts_ns"], r["cpu"]))
+    return [r["_line"] for r in keep]
+
+
+def section(console: str, name: str) -> list[str]:
+    """The record lines of channel `name` between its begin and end lines."""
+    lines = console.splitlines()
+    start = next(i for i, x in enumerate(lines) if BEGIN.search(x) and
+                 BEGIN.search(x).group(1) == name)
+    end = next(i for i in range(start, len(lines)) if END.search(lines[i]) and
+               END.search(lines[i]).group(1) == name)
+    return [x[x.index(TAG) + len(TAG):] for x in lines[start + 1:end]
+            if f"{TAG}{name}: [" in x]
+
+
+def console_log(path: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(DTI), "console-log", *args, str(path)], capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def host_dti(dti_tool) -> Path:
+    return DTI
+
+
+SELECT_N = {"pa": 25, "pb": 40}
+SELECT_SCRIPT = PRELUDE + r"""
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+ctl register_sub pa 8192 4 7 0
+ctl register_sub pb 65536 2 7 0
+ctl register_sub pc 8192 4 7 0
+c=0
+while [ $c -lt $NCPU ]; do
+    ctl printk pa 6 400 $c process a$c
+    ctl event pb 5 300 $c softirq 24
+    ctl printk pc 6 100 $c process c$c
+    c=$((c + 1))
+done
+# the newest of cpu0: a text with a leading '<', a backslash, UTF-8
+printf 'printk pa 6 1 0 process <q\\z\303\251\n' > $T
+echo 25 > $D/pa/dump_on_panic
+echo 40 > $D/pb/dump_on_panic
+for ch in pa pb; do
+    echo "@@JSON $ch"
+    dti read -F json $ch
+    echo "@@END $ch"
+done
+echo c > /proc/sysrq-trigger
+"""
+
+
+def test_panic_prints_the_newest_of_opted_in_channels(modules, kernel, build_dir, dti_tool,
+                                                       host_dti, tmp_path):
+    e = panic_boot(SELECT_SCRIPT, modules, kernel, build_dir, dti_tool)
+    v = views(e.stdout)
+    log = tmp_path / "console.log"
+    log.write_text(e.console)
+    assert f"{TAG}---- begin pc" not in e.console and f"{TAG}pc:" not in e.console
+    assert "cpu0 L6 #400 " in e.console and ": \\x3cq\\\\z\\xc3\\xa9 0\n" in e.console
+    for ch, n in SELECT_N.items():
+        want = newest(v[ch], n)
+        assert len(want) == n * 2, f"{ch}: the guest holds fewer records than asked"
+        got = section(e.console, ch)
+        assert len(got) == len(want), f"{ch}: {len(got)} lines, want {len(want)}"
+        m = [END.search(x) for x in e.console.splitlines() if END.search(x)]
+        assert any(x.group(1) == ch and int(x.group(2)) == len(want) and not x.group(3)
+                   for x in m), ch
+        r = console_log(log, "--channel", ch, "-F", "json")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines() == want, f"{ch}: console-log differs from dti read"
+    r = console_log(log, "-F", "ts")
+    assert r.returncode == 0, r.stderr
+    assert re.findall(r"^==> (\S+) <==$", r.stdout, re.M) == ["pa", "pb"]
+
+
+FLOOD_N = 200
+FLOOD_SCRIPT = PRELUDE + rf"""
+ctl register_sub fl 8192 8 7 0
+echo {FLOOD_N} > $D/fl/dump_on_panic
+echo "floodctx fl 4000" > $T &
+sleep 1
+echo c > /proc/sysrq-trigger
+"""
+
+
+def test_panic_while_every_cpu_writes(modules, kernel, build_dir, dti_tool, host_dti,
+                                      tmp_path):
+    """The panicking CPU stops the others wherever they are in a write:
+    only whole records come out, each CPU's in sequence."""
+    e = panic_boot(FLOOD_SCRIPT, modules, kernel, build_dir, dti_tool, smp=4)
+    log = tmp_path / "console.log"
+    log.write_text(e.console)
+    ends = [m for m in map(END.search, e.console.splitlines()) if m]
+    assert [m.group(1) for m in ends] == ["fl"], "the section did not complete"
+    r = console_log(log, "-F", "json", "--channel", "fl")
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(x) for x in r.stdout.splitlines()]
+    assert len(recs) == int(ends[0].group(2)) > 0
+    by_cpu: dict[int, list[dict]] = {}
+    for x in recs:
+        assert re.fullmatch(r"flood [PSH]\d+ \d+\n", x["text"]), x
+        by_cpu.setdefault(x["cpu"], []).append(x)
+    for cpu, xs in by_cpu.items():
+        assert len(xs) <= FLOOD_N
+        seqs = [x["seq"] for x in xs]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), cpu
+    assert len(by_cpu) >= 2, "records of one CPU only"
+
+
+CAP_LINES, CAP_BYTES = 1500, 65536
+CAP_SCRIPT = PRELUDE + rf"""
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+ctl register_sub big 1048576 64 7 0
+c=0
+while [ $c -lt $NCPU ]; do
+    ctl printk big 6 3000 $c process big$c
+    c=$((c + 1))
+done
+echo 1000000 > $D/big/dump_on_panic
+echo {CAP_LINES} > /sys/module/dti/parameters/panic_max_lines
+echo {CAP_BYTES} > /sys/module/dti/parameters/panic_max_bytes
+echo "@@JSON big"
+dti read -F json big
+echo "@@END big"
+echo c > /proc/sysrq-trigger
+"""
+
+
+def test_panic_output_is_capped(modules, kernel, build_dir, dti_tool, host_dti, tmp_path):
+    e = panic_boot(CAP_SCRIPT, modules, kernel, build_dir, dti_tool, mem=768)
+    want = newest(views(e.stdout)["big"], 10 ** 6)
+    got = section(e.console, "big")
+    lines = [x for x in e.console.splitlines() if f"{TAG}big: [" in x]
+    assert 0 < len(got) <= CAP_LINES
+    assert sum(len(x[x.index(TAG):]) + 1 for x in lines) <= CAP_BYTES
+    end = next(m for m in map(END.search, e.console.splitlines()) if m)
+    assert end.group(3) and int(end.group(2)) == len(got)
+    assert int(end.group(2)) + int(end.group(3)) == len(want)
+    log = tmp_path / "console.log"
+    log.write_text(e.console)
+    r = console_log(log, "-F", "json", "--channel", "big")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == want[-len(got):], "not the newest of the selection"
+
+
+OOPS_SCRIPT = PRELUDE + r"""
+echo 0 > /proc/sys/kernel/panic_on_oops
+ctl register_sub po 8192 4 7 0
+ctl printk po 6 50 -1 process po
+echo 10 > $D/po/dump_on_panic
+echo "dti-test: oops without dump_on_oops" > /dev/kmsg
+sh -c "echo oops > $T" || true
+echo 1 > /sys/module/dti/parameters/dump_on_oops
+echo "dti-test: oops with dump_on_oops" > /dev/kmsg
+sh -c "echo oops > $T" || true
+echo "dti-test: done" > /dev/kmsg
+"""
+
+
+def test_oops_prints_only_with_dump_on_oops(modules, kernel, build_dir, dti_tool, host_dti):
+    res = vm.run(OOPS_SCRIPT, modules=modules, extra_files={str(dti_tool): "/bin/dti"},
+                 kernel=kernel, build_dir=build_dir)
+    res.check()
+    c = res.console
+    first = c[c.index("oops without dump_on_oops"):c.index("oops with dump_on_oops")]
+    second = c[c.index("oops with dump_on_oops"):c.index("dti-test: done")]
+    assert "Oops" in first and "Oops" in second
+    assert TAG not in first
+    assert f"{TAG}oops: the newest records of 1 channel" in second
+    assert len(section(second, "po")) == 10
