@@ -12,6 +12,9 @@ console QEMU captured:
 * panic during writes: every CPU floods an opted-in channel from a
   kthread, a timer and an hrtimer when the panic comes: the section is
   complete and every record in it is whole;
+* panic inside a write: a kprobe in the write path panics the kernel
+  while the panicking CPU is in the middle of a write: its ring is read
+  up to the last whole record;
 * cap: a channel of 64 MiB per CPU asks for more than it holds: what is
   printed stays within panic_max_lines and panic_max_bytes, is the
   newest of the selection, and the end line says it was capped;
@@ -169,6 +172,33 @@ def test_panic_while_every_cpu_writes(modules, kernel, build_dir, dti_tool, host
         seqs = [x["seq"] for x in xs]
         assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), cpu
     assert len(by_cpu) >= 2, "records of one CPU only"
+
+
+PANICIN_N = 30
+PANICIN_SUBBUF = 8192
+# DTI_SUBBUF_HEADER_SIZE, and the size of a "pw <i>" record (40-byte header)
+SUBBUF_HEADER, PW_RECORD = 96, 48
+PANICIN_SCRIPT = PRELUDE + rf"""
+ctl register_sub pw {PANICIN_SUBBUF} 4 7 0
+echo {PANICIN_N} > $D/pw/dump_on_panic
+echo "panicin pw 100000" > $T
+"""
+
+
+def test_panic_inside_a_write(modules, kernel, build_dir, dti_tool, host_dti, tmp_path):
+    """dti_test's panicin: a kprobe in the write path (dti_subbuf_start)
+    panics the kernel in the middle of the write that fills the first
+    sub-buffer, with the channel's write guard held on the panicking
+    CPU: its ring is read up to the last whole record, the one before."""
+    e = panic_boot(PANICIN_SCRIPT, modules, kernel, build_dir, dti_tool)
+    assert "panic inside a write" in e.console
+    log = tmp_path / "console.log"
+    log.write_text(e.console)
+    r = console_log(log, "-F", "json", "--channel", "pw")
+    assert r.returncode == 0, r.stderr
+    fit = (PANICIN_SUBBUF - SUBBUF_HEADER) // PW_RECORD
+    assert [json.loads(x)["text"] for x in r.stdout.splitlines()] == \
+        [f"pw {i}\n" for i in range(fit - PANICIN_N, fit)]
 
 
 CAP_LINES, CAP_BYTES = 1500, 65536

@@ -54,6 +54,12 @@
  *                                         "nmi inside <i>" must be refused
  *   rereg NAME                            unregister NAME in a kthread while
  *                                         registering NAME again here
+ *   panicin NAME COUNT                    log up to COUNT records "pw <i>" to
+ *                                         NAME from this CPU; a kprobe on
+ *                                         dti_subbuf_start() panics the kernel
+ *                                         at the first sub-buffer switch, in
+ *                                         the middle of the write that makes
+ *                                         it (-EAGAIN if none came)
  *   oops                                  dereference NULL in the writer's
  *                                         context, holding no lock: an oops
  *                                         (a panic with panic_on_oops), which
@@ -1165,6 +1171,38 @@ static int dtt_cmd_floodctx(struct dtt_channel *c, unsigned int ms)
 }
 
 
+/* The CPU whose next sub-buffer switch panics (panicin), else -1 */
+static int dtt_panicin_cpu = -1;
+
+static int dtt_panicin_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	if (READ_ONCE(dtt_panicin_cpu) == smp_processor_id())
+		panic("dti_test: panic inside a write, at a sub-buffer switch");
+	return 0;
+}
+
+static int dtt_cmd_panicin(struct dtt_channel *c, unsigned int count)
+{
+	struct kprobe kp = {
+		.symbol_name = "dti_subbuf_start",
+		.pre_handler = dtt_panicin_pre,
+	};
+	unsigned int i;
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret)
+		return ret;
+	preempt_disable();
+	WRITE_ONCE(dtt_panicin_cpu, smp_processor_id());
+	for (i = 0; i < count; i++)
+		__dti_printk(c->trace, DTI_LEVEL_ERR, "pw %u\n", i);
+	WRITE_ONCE(dtt_panicin_cpu, -1);
+	preempt_enable();
+	unregister_kprobe(&kp);
+	return -EAGAIN;
+}
+
 /* An oops: a load from NULL the compiler can neither see nor drop */
 static int dtt_cmd_oops(void)
 {
@@ -1240,6 +1278,10 @@ static int dtt_execute(char **argv, int argc)
 	if (!strcmp(argv[0], "nest") && argc == 3) {
 		ret = kstrtouint(argv[2], 0, &count);
 		return ret ? ret : dtt_cmd_nest(c, count);
+	}
+	if (!strcmp(argv[0], "panicin") && argc == 3) {
+		ret = kstrtouint(argv[2], 0, &count);
+		return ret ? ret : dtt_cmd_panicin(c, count);
 	}
 	if (!strcmp(argv[0], "nmi") && argc == 3) {
 		ret = kstrtouint(argv[2], 0, &count);
