@@ -66,9 +66,14 @@
 
 #include "dti_internal.h"
 
-/* Defaults of the caps: about a screen-filling burst on a 115200 serial line */
+/*
+ * Defaults of the caps.  The lines wait in the printk buffer until a
+ * console prints them (at panic, once the notifiers are done): 64 KiB is
+ * half of Debian's (CONFIG_LOG_BUF_SHIFT=17), leaving room for the panic's
+ * own messages, and about 6 s on a 115200-baud serial line.
+ */
 #define DTI_PANIC_MAX_LINES	2000
-#define DTI_PANIC_MAX_BYTES	(128 << 10)
+#define DTI_PANIC_MAX_BYTES	(64 << 10)
 /* Longest line printed, within printk's limit for one message */
 #define DTI_PANIC_LINE_MAX	768
 /* Room kept at the end of a line for "\~" and the terminating NUL */
