@@ -854,6 +854,27 @@ static int dti_worst(int a, int b)
 	       DTI_EXIT_OK;
 }
 
+/*
+ * The channel from *@i on that --channel selects and that can be read,
+ * the problems of those passed over and of it reported, the worst exit
+ * code in *@ret; NULL after the last.
+ */
+static const struct dti_dump_channel *dti_dump_next(struct dti_dump *d, int n, int *i,
+						    const struct dti_read_opts *o, int *ret)
+{
+	const struct dti_dump_channel *ch;
+
+	for (; *i < n; ++*i) {
+		ch = dti_dump_channel(d, *i);
+		if (o->channel && strcmp(ch->name, o->channel))
+			continue;
+		*ret = dti_worst(*ret, dti_dump_problems(ch, o));
+		if (!ch->error)
+			return ch;
+	}
+	return NULL;
+}
+
 /* Print the channels of @d (n of them), or the one --channel names */
 static int dti_dump_print(struct dti_dump *d, int n, struct dti_read_opts *o)
 {
@@ -861,13 +882,7 @@ static int dti_dump_print(struct dti_dump *d, int n, struct dti_read_opts *o)
 	unsigned int flags = o->strict ? DTI_OPEN_STRICT : 0;
 	int i, ret = DTI_EXIT_OK, shown = 0;
 
-	for (i = 0; i < n; i++) {
-		ch = dti_dump_channel(d, i);
-		if (o->channel && strcmp(ch->name, o->channel))
-			continue;
-		ret = dti_worst(ret, dti_dump_problems(ch, o));
-		if (ch->error)
-			continue;
+	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
 		if (o->format == DTI_FMT_JSON && !o->channel)
 			fprintf(o->f, "{\"channel\":\"%s\"}\n", ch->name);
 		else if (!o->channel)
@@ -887,13 +902,7 @@ static int dti_dump_out(struct dti_dump *d, int n, struct dti_read_opts *o)
 
 	if (mkdir(o->out_dir, 0755) != 0 && errno != EEXIST)
 		return dti_err("%s: %s", o->out_dir, strerror(errno));
-	for (i = 0; i < n; i++) {
-		ch = dti_dump_channel(d, i);
-		if (o->channel && strcmp(ch->name, o->channel))
-			continue;
-		ret = dti_worst(ret, dti_dump_problems(ch, o));
-		if (ch->error)
-			continue;
+	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
 		snprintf(path, sizeof(path), "%s/%s", o->out_dir, ch->name);
 		if (dti_dump_save(d, i, path) < 0) {
 			ret = dti_err("%s", dti_errmsg());
@@ -1177,13 +1186,7 @@ static int dti_dump_excerpt(struct dti_vmcore *v, struct dti_dump *d, int n,
 	if (!x)
 		return dti_err("%s", dti_errmsg());
 	v->recording = true;
-	for (i = 0; i < n; i++) {
-		ch = dti_dump_channel(d, i);
-		if (o->channel && strcmp(ch->name, o->channel))
-			continue;
-		ret = dti_worst(ret, dti_dump_problems(ch, o));
-		if (ch->error)
-			continue;
+	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
 		if (dti_excerpt_scan(v, x, ch->desc_addr, DTI_DUMP_CHANNEL_SIZE) < 0 ||
 		    dti_excerpt_scan(v, x, ch->pending_addr, DTI_DUMP_PENDING_SIZE) < 0)
 			goto nomem;
