@@ -18,7 +18,9 @@ console QEMU captured:
 * cap: a channel of 64 MiB per CPU asks for more than it holds: what is
   printed stays within panic_max_lines and panic_max_bytes, is the
   newest of the selection, and the end line says it was capped;
-* oops: an oops without panic_on_oops prints only once dump_on_oops is set.
+* oops: an oops without panic_on_oops prints only once dump_on_oops is
+  set; the dump_on_panic module parameter is what channels registered
+  later start with.
 
 Timings on the reference host: ~25 s per boot.
 """
@@ -248,6 +250,9 @@ echo 1 > /sys/module/dti/parameters/dump_on_oops
 echo "dti-test: oops with dump_on_oops" > /dev/kmsg
 sh -c "echo oops > $T" || true
 echo "dti-test: done" > /dev/kmsg
+echo 7 > /sys/module/dti/parameters/dump_on_panic
+ctl register_sub pd 8192 4 7 0
+echo "@@DEFAULT po=$(cat $D/po/dump_on_panic) pd=$(cat $D/pd/dump_on_panic)"
 """
 
 
@@ -262,3 +267,5 @@ def test_oops_prints_only_with_dump_on_oops(modules, kernel, build_dir, dti_tool
     assert TAG not in first
     assert f"{TAG}oops: the newest records of 1 channel" in second
     assert len(section(second, "po")) == 10
+    # the module parameter is what channels registered later start with
+    assert "@@DEFAULT po=10 pd=7" in res.stdout
