@@ -22,6 +22,11 @@ channel's buffers, and defines:
   wait_idle      wait until every submitted request completed or timed out
 """
 
+# The files every channel directory holds, buffers or not; with buffers
+# also VIEW_FILES and the per-CPU trace files.
+CONTROL_FILES = frozenset({"level", "reset_consumed", "stats", "info", "dump_on_panic"})
+VIEW_FILES = frozenset({"merged", "merged-ts"})
+
 PRELUDE = r"""
 insmod $DTI_MODDIR/dti.ko
 insmod $DTI_MODDIR/dti_test.ko

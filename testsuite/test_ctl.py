@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dtirec import parse_kv, parse_merged_ts, parse_stats
-from guestlib import PRELUDE
+from guestlib import CONTROL_FILES, PRELUDE
 
 ENOENT, EINVAL, EEXIST = 2, 22, 17
 
@@ -70,7 +70,7 @@ def test_create_log_level_release_from_any_context(dti_guest, ctx):
     assert texts(res, "s2", "merged")[-1] == "resumed 0"
     assert "halted 0" not in texts(res, "s2", "merged")
     assert out(res, "s2", "level") == "5\n"
-    assert set(texts(res, "destroyed")) == {"level", "reset_consumed", "stats", "info"}
+    assert set(texts(res, "destroyed")) == CONTROL_FILES
     assert texts(res, "s3", "merged") == ["reborn 0"]
     # Released channels stay, switched off, readable; a new create takes
     # them over with their records.

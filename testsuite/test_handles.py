@@ -12,10 +12,7 @@ import pytest
 
 from dtirec import (REC_REPLAYED, accounting_errors, parse_kv, parse_merged_ts,
                     parse_stats, parse_stream, record_size)
-from guestlib import PRELUDE
-
-CONTROL = {"level", "reset_consumed", "stats", "info"}
-
+from guestlib import CONTROL_FILES, PRELUDE, VIEW_FILES
 
 def out(res, *parts) -> str:
     return res.outdir.joinpath(*parts).read_text()
@@ -55,12 +52,12 @@ def test_buffers_are_created_on_first_event_from_hardirq(dti_guest):
         snap h_demand after
         rawsnap h_demand raw
     """, smp=2).check()
-    assert set(texts(res, "before", "ls")) == CONTROL
-    assert set(texts(res, "filtered", "ls")) == CONTROL
+    assert set(texts(res, "before", "ls")) == CONTROL_FILES
+    assert set(texts(res, "filtered", "ls")) == CONTROL_FILES
     assert parse_stats(out(res, "filtered", "stats"))["total"]["filtered"] == 3
     r = parse_kv(out(res, "result"))
     assert r["ctx"] == "hardirq" and r["ctx_ok"] == "1", r
-    assert set(texts(res, "after", "ls")) == CONTROL | {"merged", "merged-ts", "trace0", "trace1"}
+    assert set(texts(res, "after", "ls")) == CONTROL_FILES | VIEW_FILES | {"trace0", "trace1"}
 
     kept = fits("burst", 50, 1024)
     assert 0 < kept < 50

@@ -11,7 +11,7 @@ import pytest
 
 from dtirec import (accounting_errors, parse_kv, parse_merged_ts, parse_stats,
                     parse_stream, payload_for, readable, record_size)
-from guestlib import PRELUDE, flood_reading
+from guestlib import CONTROL_FILES, PRELUDE, VIEW_FILES, flood_reading
 
 EINVAL, EEXIST, EMSGSIZE, ENXIO = 22, 17, 90, 6
 # Channels dti_test always has (its handles, see test_handles.py).
@@ -38,8 +38,7 @@ def test_register_creates_control_and_data_files(dti_guest):
         ls $D > /out/after
     """, smp=2).check()
     files = set(texts(res, "reg", "ls"))
-    assert files == {"level", "reset_consumed", "stats", "info", "merged",
-                     "merged-ts", "trace0", "trace1"}
+    assert files == CONTROL_FILES | VIEW_FILES | {"trace0", "trace1"}
     assert out(res, "reg", "level") == "3\n"
     info = parse_kv(out(res, "reg", "info"))
     assert info["name"] == "chan1"
@@ -231,11 +230,11 @@ def test_off_destroy_and_recreate(dti_guest):
     assert out(res, "off", "level") == "-1\n"
     st = parse_stats(out(res, "off", "stats"))["total"]
     assert st["filtered"] == 5 and st["written"] == 5
-    assert set(texts(res, "destroyed", "ls")) == {"level", "reset_consumed", "stats", "info"}
+    assert set(texts(res, "destroyed", "ls")) == CONTROL_FILES
     assert out(res, "destroyed", "level") == "-2\n"
     assert parse_kv(out(res, "destroyed", "info"))["buffers"] == "none"
     assert parse_stats(out(res, "destroyed", "stats"))["total"]["filtered"] == 10
-    assert set(texts(res, "off-again", "ls")) == {"level", "reset_consumed", "stats", "info"}
+    assert set(texts(res, "off-again", "ls")) == CONTROL_FILES
     assert "trace0" in texts(res, "recreated", "ls")
     assert out(res, "recreated", "merged") == ""
     assert texts(res, "fresh", "merged") == ["fresh 0", "fresh 1"]

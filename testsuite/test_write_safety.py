@@ -16,7 +16,7 @@ from collections import defaultdict
 from dtirec import (HDR, REC_SUBBUF, accounting_errors, parse_kv,
                     parse_merged_ts, parse_stats, parse_stream, readable,
                     record_size)
-from guestlib import PRELUDE, flood_reading
+from guestlib import CONTROL_FILES, PRELUDE, VIEW_FILES, flood_reading
 
 EINVAL, ENOENT, ENOSPC, EMSGSIZE = 22, 2, 28, 90
 NEST_SYMS = ("relay_switch_subbuf", "dti_subbuf_start", "strscpy", "dti_probe_stored")
@@ -227,9 +227,8 @@ def test_a_name_registered_again_while_it_is_being_removed(dti_guest):
     res = dti_guest.run(script, smp=2).check()
     for k in range(5):
         assert parse_kv(out(res, f"result{k}"))["ret"] == "0"
-        assert set(out(res, f"ls{k}").split()) == {
-            "level", "reset_consumed", "stats", "info", "merged", "merged-ts",
-            "trace0", "trace1"}, k
+        assert set(out(res, f"ls{k}").split()) == \
+            CONTROL_FILES | VIEW_FILES | {"trace0", "trace1"}, k
         assert out(res, f"merged{k}").splitlines() == [f"new{k} 0", f"new{k} 1"]
 
 
