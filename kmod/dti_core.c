@@ -955,8 +955,13 @@ static int __init dti_init(void)
 	ret = dti_fs_init();
 	if (ret)
 		goto err_panic;
+	ret = dti_persist_init();
+	if (ret)
+		goto err_fs;
 	return 0;
 
+err_fs:
+	dti_fs_exit();
 err_panic:
 	dti_panic_exit();
 err_wq:
@@ -976,6 +981,7 @@ static void __exit dti_exit(void)
 	/* Every client module holds a reference, so no channel is left. */
 	WARN_ON(!list_empty(&dti_channels));
 	dti_fs_exit();
+	dti_persist_exit();
 	dti_panic_exit();
 }
 

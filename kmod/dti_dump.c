@@ -41,12 +41,6 @@
  * pages, which a warm reset keeps, carry other numbers. */
 static atomic_t dti_generation;
 
-/* CRC-32 as zlib's crc32() computes it, which the readers use. */
-static u32 dti_crc32(const void *p, size_t len)
-{
-	return ~crc32_le(~0U, p, len);
-}
-
 /*
  * Physical address of @p: kmalloc()ed memory is in the direct map;
  * module data, where handles live, is mapped page by page, as vmalloc()

@@ -6,6 +6,7 @@
 #ifndef _DTI_INTERNAL_H
 #define _DTI_INTERNAL_H
 
+#include <linux/crc32.h>
 #include <linux/dti.h>
 #include <linux/irq_work.h>
 #include <linux/list.h>
@@ -13,6 +14,12 @@
 #include <linux/rcupdate.h>
 #include <linux/relay.h>
 #include <linux/workqueue.h>
+
+/* CRC-32 as zlib's crc32() computes it, which the readers use. */
+static inline u32 dti_crc32(const void *p, size_t len)
+{
+	return ~crc32_le(~0U, p, len);
+}
 
 #define DTI_MARKER_PREFIX_LEN	(sizeof(DTI_MARKER_PREFIX) - 1)
 
@@ -245,6 +252,10 @@ void dti_fs_remove_views(struct dti_channel *ch);
 
 /* dti_dump.c */
 void dti_dump_setup(void);
+
+/* dti_persist.c */
+int __init dti_persist_init(void);
+void dti_persist_exit(void);
 
 /* dti_panic.c */
 int __init dti_panic_init(void);

@@ -103,7 +103,7 @@ def qemu_binary() -> str:
 
 def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: int,
                  append: str = "", kvm: bool | None = None,
-                 tcg_single: bool = False) -> list[str]:
+                 tcg_single: bool = False, reboot: bool = False) -> list[str]:
     kvm = use_kvm() if kvm is None else kvm
     # One host thread for all vCPUs: see run()'s tcg_single.
     if tcg_single or os.environ.get("DTI_TCG_SINGLE") == "1":
@@ -112,7 +112,7 @@ def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: 
         tcg = "tcg"
     accel = ["-accel", "kvm", "-cpu", "host"] if kvm else ["-accel", tcg, "-cpu", "max"]
     return [
-        qemu_binary(), "-nodefaults", "-no-user-config", "-no-reboot",
+        qemu_binary(), "-nodefaults", "-no-user-config", *([] if reboot else ["-no-reboot"]),
         "-display", "none", "-monitor", "none",
         *accel, "-smp", str(smp), "-m", str(mem),
         "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
@@ -253,7 +253,7 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
         sh_opts: str = "-eu", append: str = "",
         kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
         run_dir: str | os.PathLike | None = None, kvm: bool | None = None,
-        tcg_single: bool = False) -> Result:
+        tcg_single: bool = False, reboot: bool = False) -> Result:
     """Boot a VM, run `script` with `sh <sh_opts> /test.sh` as root, return a Result.
 
     modules: .ko files or directories (searched for *.ko), installed in the guest
@@ -273,6 +273,11 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
       seen as an endless int3 loop, or a jump to 0 through an ftrace
       trampoline.  Tests that patch hot code under load use this; so does
       every test with DTI_TCG_SINGLE=1.
+    reboot: a guest reset (sysrq-b, a panic with panic=N, a watchdog) boots
+      it again in the same QEMU process, whose RAM is kept, and /init runs
+      the script again: it must tell the boots apart (a file in /out does
+      not survive; what survives is RAM).  A panic on the console is then
+      no failure if the last boot reported an exit status.
     Raises VMLost (VMPanic, VMTimeout) if no exit status came back.
     DTI_HANG_DEBUG=1: see _hang_backtraces().
     """
@@ -289,7 +294,7 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
     if hang_debug:
         append = f"{append} nokaslr".strip()
     cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=kvm,
-                       tcg_single=tcg_single)
+                       tcg_single=tcg_single, reboot=reboot)
     if hang_debug:
         cmd += ["-gdb", f"unix:{run_dir / 'gdb.sock'},server,nowait"]
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")
@@ -308,7 +313,7 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
 
     where = f"(run dir {run_dir}, {duration:.1f} s)"
     panic = logcheck.panic_text(console)
-    if panic:
+    if panic and not (reboot and rc is not None):
         raise VMPanic(f"VM lost: kernel panic {where}\n--- console ---\n{panic}",
                       console, stdout, run_dir)
     if timed_out:

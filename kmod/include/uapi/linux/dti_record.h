@@ -274,4 +274,45 @@ struct dti_dump_pending {
 };
 #define DTI_DUMP_PENDING_SIZE	sizeof(struct dti_dump_pending)
 
+/*
+ * Persistent region: RAM the kernel was told to leave alone (memmap= on
+ * x86, reserve_mem= from 6.11), named by dti.ko's persist= parameter,
+ * which keeps what it holds across any reset that keeps RAM.  It starts
+ * with struct dti_persist_header; what follows belongs to persistent
+ * channels.
+ */
+#define DTI_PERSIST_MARKER	"__DTI_PERSIST__"
+#define DTI_PERSIST_MARKER_SIZE	16
+#define DTI_PERSIST_MAGIC	0xD7D0AE55U
+#define DTI_PERSIST_VERSION	1
+
+/**
+ * struct dti_persist_header - the start of a persistent region
+ * @marker:	DTI_PERSIST_MARKER, NUL-padded
+ * @magic:	DTI_PERSIST_MAGIC
+ * @version:	DTI_PERSIST_VERSION
+ * @size:	bytes of the region, this header included
+ * @base:	physical address of the region
+ * @boots:	loads of dti.ko that took the region, the current one included
+ * @header_size: sizeof(struct dti_persist_header)
+ * @crc:	CRC-32 (zlib's) of the header, this field zero
+ * @reserved:	zero
+ *
+ * A load that finds a header whose every field checks out keeps what
+ * the region holds (the previous boot's records); any other content is
+ * taken for RAM that was not kept, or damaged, and the region is set up
+ * anew.
+ */
+struct dti_persist_header {
+	char  marker[DTI_PERSIST_MARKER_SIZE];
+	__u32 magic;
+	__u32 version;
+	__u64 size;
+	__u64 base;
+	__u32 boots;
+	__u32 header_size;
+	__u32 crc;
+	__u32 reserved;
+};
+
 #endif /* _UAPI_LINUX_DTI_RECORD_H */
