@@ -109,6 +109,7 @@ MODULE_PARM_DESC(dump_on_oops,
  * @seq:	sequence number of the last record returned
  * @skip:	valid records still to pass over before the selection
  * @rec:	the next record of the selection, NULL at its end
+ * @len:	its payload length, as checked (an oops does not stop writers)
  */
 struct dti_panic_cursor {
 	const void *start;
@@ -118,6 +119,7 @@ struct dti_panic_cursor {
 	u64 seq;
 	u64 skip;
 	const struct dti_record *rec;
+	u32 len;
 };
 
 /* One per possible CPU, and the line: allocated at load */
@@ -178,8 +180,12 @@ static void dti_panic_advance(struct dti_channel *ch, struct dti_panic_cursor *c
 {
 	const struct dti_record *rec;
 	size_t size;
+	u32 len;
 
 	for (;;) {
+		/* a header that counts more records than its sub-buffer holds */
+		if (c->left && ch->subbuf_size - c->pos < sizeof(*rec))
+			c->left = 0;
 		if (!c->left) {
 			c->s++;
 			if (!dti_panic_open_subbuf(ch, c)) {
@@ -189,11 +195,12 @@ static void dti_panic_advance(struct dti_channel *ch, struct dti_panic_cursor *c
 			continue;
 		}
 		rec = c->start + (c->s % ch->n_subbufs) * ch->subbuf_size + c->pos;
-		size = DTI_RECORD_SIZE(rec->len);
+		len = READ_ONCE(rec->len);
+		size = DTI_RECORD_SIZE((u64)len);
 		if (rec->magic != DTI_RECORD_MAGIC || rec->version != DTI_RECORD_VERSION ||
 		    rec->hdr_len != sizeof(*rec) || (rec->flags & DTI_REC_SUBBUF) ||
-		    rec->cpu != c->cpu || rec->len > ch->subbuf_size ||
-		    size > ch->subbuf_size - c->pos || (c->seq != U64_MAX && rec->seq <= c->seq)) {
+		    rec->cpu != c->cpu || size > ch->subbuf_size - c->pos ||
+		    (c->seq != U64_MAX && rec->seq <= c->seq)) {
 			c->left = 0;
 			continue;
 		}
@@ -205,6 +212,7 @@ static void dti_panic_advance(struct dti_channel *ch, struct dti_panic_cursor *c
 			continue;
 		}
 		c->rec = rec;
+		c->len = len;
 		return;
 	}
 }
@@ -273,12 +281,12 @@ static bool dti_panic_escape(u8 b, size_t i)
 	return b < ' ' || b >= 0x7f || (b == '<' && !i);
 }
 
-/* The payload of @rec, escaped, after the prefix at *@at */
-static void dti_panic_payload(const struct dti_record *rec, size_t *at)
+/* The @len bytes of payload of @rec, escaped, after the prefix at *@at */
+static void dti_panic_payload(const struct dti_record *rec, u32 len, size_t *at)
 {
 	const size_t room = DTI_PANIC_LINE_MAX - DTI_PANIC_LINE_TAIL;
-	const u8 *p = (const u8 *)rec + rec->hdr_len;
-	size_t i, n = rec->len;
+	const u8 *p = (const u8 *)(rec + 1);
+	size_t i, n = len;
 	bool text = rec->flags & DTI_REC_TEXT;
 
 	if (!text)
@@ -302,13 +310,14 @@ static void dti_panic_payload(const struct dti_record *rec, size_t *at)
 	dti_panic_line[*at] = '\0';
 	if (i < n)
 		dti_panic_put(at, "%s\\~", text ? "" : " ");
-	else if (text && n == rec->len)
+	else if (text && n == len)
 		dti_panic_put(at, "\\c");
 }
 
-/* Format @rec into dti_panic_line; returns its length */
-static size_t dti_panic_format(const struct dti_record *rec)
+/* Format the record of @c into dti_panic_line; returns its length */
+static size_t dti_panic_format(const struct dti_panic_cursor *c)
 {
+	const struct dti_record *rec = c->rec;
 	size_t at = 0;
 	u32 nsec;
 	u64 sec;
@@ -316,7 +325,7 @@ static size_t dti_panic_format(const struct dti_record *rec)
 	sec = div_u64_rem(rec->ts_ns, NSEC_PER_SEC, &nsec);
 	dti_panic_put(&at, "[%5llu.%09u] cpu%u L%d #%llu 0x%llx: ", sec, nsec,
 		      rec->log_cpu, rec->level, rec->seq, rec->caller);
-	dti_panic_payload(rec, &at);
+	dti_panic_payload(rec, c->len, &at);
 	return at;
 }
 
@@ -345,7 +354,7 @@ static void dti_panic_merge(struct dti_channel *ch, unsigned int n,
 	while ((c = dti_panic_first(n))) {
 		/* the line printed: "dti: panic: NAME: LINE\n" */
 		line = strlen(pr_fmt("")) + strlen(ch->name) + 2 +
-		       dti_panic_format(c->rec) + 1;
+		       dti_panic_format(c) + 1;
 		if (p->skipped < p->skip_lines || p->skipped_bytes < p->skip_bytes) {
 			p->skipped++;
 			p->skipped_bytes += line;
