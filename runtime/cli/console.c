@@ -254,7 +254,15 @@ static int dti_con_begin(struct dti_con *c, const char *s)
 	if (ch && ch->open)
 		dti_con_damage(c, ch, "channel %s begins again before it ended: the log lost lines",
 			       ch->name);
-	if (!ch) {
+	if (ch) {
+		/* printed again (an oops, then the panic): the later one counts */
+		if (!ch->open && !c->quiet && (!c->only || !strcmp(ch->name, c->only)))
+			dti_warn("%s:%lu: channel %s is printed again; its records from line %lu are replaced",
+				 c->path, c->line, ch->name, ch->begin_line);
+		memset(ch->len, 0, sizeof(ch->len));
+		ch->n_cpus = 0;
+		ch->records = 0;
+	} else {
 		ch = calloc(1, sizeof(*ch));
 		if (!ch)
 			return -1;

@@ -509,6 +509,20 @@ def test_console_log_damaged_lines(tmp_path):
     assert re.search(rb"log:8: channel ca ends with another count", p.stderr)
 
 
+def test_console_log_printed_twice(tmp_path):
+    """A channel printed at an oops and again at the panic that follows:
+    the later section is what comes out, with a warning."""
+    lines = CONSOLE_LOG.splitlines()[:8]
+    again = [lines[2], lines[5].replace("#7", "#8").replace("2.000000010", "5.0"),
+             lines[7].replace("3 records", "1 records")]
+    (tmp_path / "log").write_text("\n".join(lines + again) + "\n")
+    p = run(["console-log", "--channel", "ca", "-F", "ts", "log"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == b"[    5.000000000] cpu1 L4 #8 0xffffffffc0001234: tab\there\\ <b\n"
+    assert b"log:9: channel ca is printed again; its records from line 3 are replaced" \
+        in p.stderr
+
+
 def test_console_log_no_panic(tmp_path):
     (tmp_path / "log").write_text("[    1.0] nothing here\n")
     p = run(["console-log", "log"], tmp_path)
