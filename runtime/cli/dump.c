@@ -1092,10 +1092,12 @@ static int dti_excerpt_write(struct dti_vmcore *v, const char *path, size_t *pag
 	uint16_t machine = 0;
 	uint64_t data_off;
 	kdump_num_t order;
-	size_t i, k, n;
+	size_t i, k, n = 0;
+	struct stat st;
 	bool big;
 	int fd = -1, ret = DTI_EXIT_FAIL;
 
+	*pages = SIZE_MAX;	/* nothing written yet */
 	if (!fr || !page || v->xp_lost) {
 		dti_err("%s: cannot write an excerpt: %s", path,
 			v->xp_lost ? v->xp_lost : "out of memory");
@@ -1117,9 +1119,12 @@ static int dti_excerpt_write(struct dti_vmcore *v, const char *path, size_t *pag
 		info = NULL;	/* the excerpt has none either */
 	kdump_clear_err(v->ctx);
 	n = dti_excerpt_frames(v, fr);
-	*pages = n;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || dti_excerpt_headers(v, fd, fr, n, info, machine, big, &data_off) < 0)
+	if (fd < 0)
+		goto write_error;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		*pages = n;	/* a file of its own, removed if not whole */
+	if (dti_excerpt_headers(v, fd, fr, n, info, machine, big, &data_off) < 0)
 		goto write_error;
 	for (i = 0; i < n; i++) {
 		memset(page, 0, ps);
@@ -1145,6 +1150,10 @@ write_error:
 out:
 	if (fd >= 0)
 		close(fd);
+	if (ret != DTI_EXIT_OK && *pages != SIZE_MAX)
+		unlink(path);	/* no half-written excerpt is left */
+	else if (ret == DTI_EXIT_OK)
+		*pages = n;
 	free(info);
 	free(page);
 	free(fr);

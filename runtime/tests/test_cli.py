@@ -402,6 +402,10 @@ def test_dump_excerpt(work):
     p = run(["dump", "--channel", "cli", "--excerpt", "nodir/x.elf", "{vmcore}"], work)
     assert p.returncode == 1
     assert p.stderr == b"dti: nodir/x.elf: No such file or directory\n"
+    p = run(["dump", "--channel", "cli", "--excerpt", "/dev/full", "{vmcore}"], work)
+    assert p.returncode == 1
+    assert p.stderr == b"dti: /dev/full: No space left on device\n"
+    assert Path("/dev/full").exists()
 
 
 EXCERPTS = sorted((RUNTIME / "tests" / "dump-excerpts").glob("*.elf"))
