@@ -414,8 +414,8 @@ EXCERPTS = sorted((RUNTIME / "tests" / "dump-excerpts").glob("*.elf"))
 @pytest.mark.parametrize("path", EXCERPTS, ids=lambda p: p.stem)
 def test_real_excerpt(path, tmp_path):
     """The excerpts of a real guest crash (testsuite/test_dump.py wrote
-    them): one channel each, read with no warning, and an excerpt of an
-    excerpt is the same file."""
+    them): one channel each, read with no damage (exit status 0), and an
+    excerpt of an excerpt is the same file."""
     p = run(["dump", "-q", "--list", str(path)])
     assert p.returncode == 0, p.stderr
     assert re.findall(rb"^(\S+) ", p.stdout, re.M)[1:] == [path.stem.encode()]
