@@ -359,7 +359,7 @@ static int dti_con_print(struct dti_con *c, struct dti_read_opts *o)
 {
 	const void *bufs[DTI_CON_CPUS];
 	struct dti_con_chan *ch;
-	int ret = DTI_EXIT_OK, r, shown = 0;
+	int ret = DTI_EXIT_OK, shown = 0;
 	unsigned int cpu, n;
 
 	for (ch = c->chans; ch; ch = ch->next) {
@@ -370,16 +370,9 @@ static int dti_con_print(struct dti_con *c, struct dti_read_opts *o)
 				bufs[n] = ch->buf[cpu];
 				ch->len[n++] = ch->len[cpu];
 			}
-		if (o->format == DTI_FMT_JSON && !o->channel)
-			fprintf(o->f, "{\"channel\":\"%s\"}\n", ch->name);
-		else if (!o->channel)
-			fprintf(o->f, "%s==> %s <==\n", shown ? "\n" : "", ch->name);
-		shown++;
-		r = dti_read_print(dti_open_mem(bufs, ch->len, n), o);
-		if (r == DTI_EXIT_OK && ch->damage)
-			r = DTI_EXIT_DAMAGE;
-		ret = r == DTI_EXIT_FAIL || ret == DTI_EXIT_FAIL ? DTI_EXIT_FAIL :
-		      r == DTI_EXIT_DAMAGE ? DTI_EXIT_DAMAGE : ret;
+		dti_print_channel_head(o, ch->name, shown++);
+		ret = dti_exit_worst(ret, dti_read_print(dti_open_mem(bufs, ch->len, n), o));
+		ret = dti_exit_worst(ret, ch->damage ? DTI_EXIT_DAMAGE : DTI_EXIT_OK);
 	}
 	if (o->channel && !shown)
 		return dti_err("%s: no channel %s in the log", c->path, o->channel);

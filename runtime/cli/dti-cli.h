@@ -94,6 +94,14 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 int dti_read_print(struct dti_reader *r, struct dti_read_opts *o);
 /* Close the output, free what parsing loaded; @ret or the output's error. */
 int dti_read_finish(struct dti_read_opts *o, int ret);
+/* The worse of two exit codes: DTI_EXIT_FAIL, then DTI_EXIT_DAMAGE. */
+int dti_exit_worst(int a, int b);
+/*
+ * Before the records of channel @name, when several may be printed (no
+ * --channel): "==> NAME <==" (after an empty line unless it is the first,
+ * @shown of them so far), in JSON {"channel":"NAME"}.
+ */
+void dti_print_channel_head(struct dti_read_opts *o, const char *name, int shown);
 
 int cmd_list(int argc, char **argv);
 int cmd_level(int argc, char **argv);

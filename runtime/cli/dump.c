@@ -847,13 +847,6 @@ static int dti_dump_problems(const struct dti_dump_channel *ch,
 	return ch->damage ? DTI_EXIT_DAMAGE : DTI_EXIT_OK;
 }
 
-static int dti_worst(int a, int b)
-{
-	return a == DTI_EXIT_FAIL || b == DTI_EXIT_FAIL ? DTI_EXIT_FAIL :
-	       a == DTI_EXIT_DAMAGE || b == DTI_EXIT_DAMAGE ? DTI_EXIT_DAMAGE :
-	       DTI_EXIT_OK;
-}
-
 /*
  * The channel from *@i on that --channel selects and that can be read,
  * the problems of those passed over and of it reported, the worst exit
@@ -868,7 +861,7 @@ static const struct dti_dump_channel *dti_dump_next(struct dti_dump *d, int n, i
 		ch = dti_dump_channel(d, *i);
 		if (o->channel && strcmp(ch->name, o->channel))
 			continue;
-		*ret = dti_worst(*ret, dti_dump_problems(ch, o));
+		*ret = dti_exit_worst(*ret, dti_dump_problems(ch, o));
 		if (!ch->error)
 			return ch;
 	}
@@ -883,12 +876,8 @@ static int dti_dump_print(struct dti_dump *d, int n, struct dti_read_opts *o)
 	int i, ret = DTI_EXIT_OK, shown = 0;
 
 	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
-		if (o->format == DTI_FMT_JSON && !o->channel)
-			fprintf(o->f, "{\"channel\":\"%s\"}\n", ch->name);
-		else if (!o->channel)
-			fprintf(o->f, "%s==> %s <==\n", shown ? "\n" : "", ch->name);
-		shown++;
-		ret = dti_worst(ret, dti_read_print(dti_dump_open(d, i, flags), o));
+		dti_print_channel_head(o, ch->name, shown++);
+		ret = dti_exit_worst(ret, dti_read_print(dti_dump_open(d, i, flags), o));
 	}
 	return ret;
 }
@@ -1278,7 +1267,7 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 		      o->excerpt ? dti_dump_excerpt(v, d, n, &mem, o) :
 		      dti_dump_print(d, n, o);
 		/* what the dump lacks is damage too */
-		ret = dti_worst(ret, v->unread ? DTI_EXIT_DAMAGE : DTI_EXIT_OK);
+		ret = dti_exit_worst(ret, v->unread ? DTI_EXIT_DAMAGE : DTI_EXIT_OK);
 	}
 	dti_dump_free(d);
 	return ret;

@@ -328,6 +328,23 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 	return ret == DTI_EXIT_OK && damage ? DTI_EXIT_DAMAGE : ret;
 }
 
+int dti_exit_worst(int a, int b)
+{
+	return a == DTI_EXIT_FAIL || b == DTI_EXIT_FAIL ? DTI_EXIT_FAIL :
+	       a == DTI_EXIT_DAMAGE || b == DTI_EXIT_DAMAGE ? DTI_EXIT_DAMAGE :
+	       DTI_EXIT_OK;
+}
+
+void dti_print_channel_head(struct dti_read_opts *o, const char *name, int shown)
+{
+	if (o->channel)
+		return;
+	if (o->format == DTI_FMT_JSON)
+		fprintf(o->f, "{\"channel\":\"%s\"}\n", name);
+	else
+		fprintf(o->f, "%s==> %s <==\n", shown ? "\n" : "", name);
+}
+
 /*
  * The exit code of @ret (of dti_read_print(), the worst of several) and
  * the output's close: a write error fails whatever was printed.
