@@ -23,6 +23,33 @@ static inline u32 dti_crc32(const void *p, size_t len)
 
 #define DTI_MARKER_PREFIX_LEN	(sizeof(DTI_MARKER_PREFIX) - 1)
 
+/*
+ * Numbers [*@first, *@last] of the sub-buffers of a ring that may hold
+ * records, from relay's count of sub-buffers produced and its write
+ * offset.  A full no-overwrite buffer (offset subbuf_size + 1) has
+ * produced at least one sub-buffer and has no current one.
+ */
+static inline void dti_ring_range(size_t produced, size_t offset, size_t subbuf_size,
+				  size_t n_subbufs, size_t *first, size_t *last)
+{
+	*last = offset <= subbuf_size || !produced ? produced : produced - 1;
+	*first = *last + 1 >= n_subbufs ? *last + 1 - n_subbufs : 0;
+}
+
+/*
+ * Whether a record header that parses is at @rec with the whole record
+ * within the @room bytes from there; its payload length, read once, in
+ * *@len.
+ */
+static inline bool dti_record_whole(const struct dti_record *rec, size_t room, u32 *len)
+{
+	if (room < sizeof(*rec))
+		return false;
+	*len = READ_ONCE(rec->len);
+	return rec->magic == DTI_RECORD_MAGIC && rec->version == DTI_RECORD_VERSION &&
+	       rec->hdr_len == sizeof(*rec) && DTI_RECORD_SIZE((u64)*len) <= room;
+}
+
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
 #define DTI_TRACE_FILE_BASE	"trace"
 

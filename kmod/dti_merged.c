@@ -138,9 +138,8 @@ static void dti_snap_range(const struct dti_snap_cpu *sc, size_t n_subbufs,
 	size_t oldest;
 
 	*partial = sc->offset <= sc->buf->chan->subbuf_size;
-	/* A full no-overwrite buffer has produced at least one sub-buffer. */
-	*last = *partial || !sc->produced ? sc->produced : sc->produced - 1;
-	oldest = *last + 1 >= n_subbufs ? *last + 1 - n_subbufs : 0;
+	dti_ring_range(sc->produced, sc->offset, sc->buf->chan->subbuf_size, n_subbufs,
+		       &oldest, last);
 	/*
 	 * If the writer started new sub-buffers while the closed ones were
 	 * copied, it may have reused the oldest of them.
@@ -187,23 +186,17 @@ static size_t dti_walk(const void *start, size_t len,
 		       struct dti_view *v)
 {
 	const struct dti_record *rec;
-	size_t pos = 0, size, count = 0;
+	size_t pos = 0, count = 0;
+	u32 rec_len;
 
-	while (len - pos >= sizeof(*rec)) {
+	for (; dti_record_whole(start + pos, len - pos, &rec_len);
+	     pos += DTI_RECORD_SIZE(rec_len)) {
 		rec = start + pos;
-		if (rec->magic != DTI_RECORD_MAGIC ||
-		    rec->version != DTI_RECORD_VERSION ||
-		    rec->hdr_len != sizeof(*rec))
-			break;
-		size = DTI_RECORD_SIZE(rec->len);
-		if (size > len - pos)
-			break;
 		if (!(rec->flags & DTI_REC_SUBBUF)) {
 			if (emit)
 				emit(v, rec);
 			count++;
 		}
-		pos += size;
 	}
 	return count;
 }

@@ -107,6 +107,7 @@ MODULE_PARM_DESC(dump_on_oops,
  * @pos:	offset of the next record in it
  * @left:	records its header still counts
  * @seq:	sequence number of the last record returned
+ * @older:	valid records before the selection
  * @skip:	valid records still to pass over before the selection
  * @rec:	the next record of the selection, NULL at its end
  * @len:	its payload length, as checked (an oops does not stop writers)
@@ -117,7 +118,7 @@ struct dti_panic_cursor {
 	size_t first, last, s, pos;
 	u32 left;
 	u64 seq;
-	u64 skip;
+	u64 older, skip;
 	const struct dti_record *rec;
 	u32 len;
 };
@@ -179,13 +180,9 @@ static bool dti_panic_open_subbuf(struct dti_channel *ch, struct dti_panic_curso
 static void dti_panic_advance(struct dti_channel *ch, struct dti_panic_cursor *c)
 {
 	const struct dti_record *rec;
-	size_t size;
 	u32 len;
 
 	for (;;) {
-		/* a header that counts more records than its sub-buffer holds */
-		if (c->left && ch->subbuf_size - c->pos < sizeof(*rec))
-			c->left = 0;
 		if (!c->left) {
 			c->s++;
 			if (!dti_panic_open_subbuf(ch, c)) {
@@ -195,16 +192,14 @@ static void dti_panic_advance(struct dti_channel *ch, struct dti_panic_cursor *c
 			continue;
 		}
 		rec = c->start + (c->s % ch->n_subbufs) * ch->subbuf_size + c->pos;
-		len = READ_ONCE(rec->len);
-		size = DTI_RECORD_SIZE((u64)len);
-		if (rec->magic != DTI_RECORD_MAGIC || rec->version != DTI_RECORD_VERSION ||
-		    rec->hdr_len != sizeof(*rec) || (rec->flags & DTI_REC_SUBBUF) ||
-		    rec->cpu != c->cpu || size > ch->subbuf_size - c->pos ||
+		/* a header may count more records than its sub-buffer holds */
+		if (!dti_record_whole(rec, ch->subbuf_size - c->pos, &len) ||
+		    (rec->flags & DTI_REC_SUBBUF) || rec->cpu != c->cpu ||
 		    (c->seq != U64_MAX && rec->seq <= c->seq)) {
 			c->left = 0;
 			continue;
 		}
-		c->pos += size;
+		c->pos += DTI_RECORD_SIZE((u64)len);
 		c->left--;
 		c->seq = rec->seq;
 		if (c->skip) {
@@ -245,13 +240,21 @@ static u64 dti_panic_cursor_init(struct dti_channel *ch, struct dti_panic_cursor
 
 	c->start = buf->start;
 	c->cpu = cpu;
-	/* a full no-overwrite buffer has no current sub-buffer */
-	c->last = offset <= ch->subbuf_size || !produced ? produced : produced - 1;
-	c->first = c->last + 1 >= ch->n_subbufs ? c->last + 1 - ch->n_subbufs : 0;
+	dti_ring_range(produced, offset, ch->subbuf_size, ch->n_subbufs, &c->first, &c->last);
 	for (dti_panic_cursor_start(ch, c, 0); c->rec; dti_panic_advance(ch, c))
 		count++;
-	dti_panic_cursor_start(ch, c, count > want ? count - want : 0);
+	c->older = count > want ? count - want : 0;
+	dti_panic_cursor_start(ch, c, c->older);
 	return min(count, want);
+}
+
+/* Put the @n cursors back on the first record of their selection */
+static void dti_panic_rewind(struct dti_channel *ch, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dti_panic_cursor_start(ch, &dti_panic_cursors[i], dti_panic_cursors[i].older);
 }
 
 /* The cursor whose record comes first (ties: the lower CPU), or NULL */
@@ -407,7 +410,7 @@ static u64 dti_panic_channel(struct dti_channel *ch, struct rchan *rchan, u64 wa
 	dti_panic_merge(ch, n, &all);
 	out.skip_lines = total > lines ? total - lines : 0;
 	out.skip_bytes = all.bytes > *bytes ? all.bytes - *bytes : 0;
-	dti_panic_cursors_init(ch, rchan, want, &total);
+	dti_panic_rewind(ch, n);
 	dti_panic_merge(ch, n, &out);
 	*bytes -= min(*bytes, out.bytes);
 	if (out.skipped)
