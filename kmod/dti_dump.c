@@ -65,6 +65,19 @@ static void dti_dump_seal(struct dti_channel *ch)
 	d->crc = dti_crc32(d, sizeof(*d));
 }
 
+/*
+ * The fields every descriptor begins with: marker, magic, version, type
+ * (@type) and size, for @d, a struct dti_dump_desc or dti_dump_pending.
+ */
+#define DTI_DUMP_HEAD_INIT(d, type_, name) do {				\
+	snprintf((d)->marker, sizeof((d)->marker), "%s%s",		\
+		 DTI_MARKER_PREFIX, (name));				\
+	(d)->magic = DTI_DUMP_MAGIC;					\
+	(d)->version = DTI_DUMP_VERSION;				\
+	(d)->type = (type_);						\
+	(d)->size = sizeof(*(d));					\
+} while (0)
+
 /**
  * dti_dump_init - fill in a new channel's descriptor
  * @ch: channel being allocated; its name, geometry, flags and info set
@@ -79,12 +92,7 @@ void dti_dump_init(struct dti_channel *ch, const char *name)
 	BUILD_BUG_ON(DTI_MARKER_PREFIX_LEN + DTI_NAME_MAX + 1 >
 		     DTI_DUMP_MARKER_SIZE);
 	mutex_init(&ch->dump_lock);
-	snprintf(d->marker, sizeof(d->marker), "%s%s", DTI_MARKER_PREFIX,
-		 name);
-	d->magic = DTI_DUMP_MAGIC;
-	d->version = DTI_DUMP_VERSION;
-	d->type = DTI_DUMP_CHANNEL;
-	d->size = sizeof(*d);
+	DTI_DUMP_HEAD_INIT(d, DTI_DUMP_CHANNEL, name);
 	if (ch->flags & DTI_F_NO_OVERWRITE)
 		d->flags |= DTI_DUMP_F_NO_OVERWRITE;
 	if (ch->info->pending)
@@ -237,12 +245,7 @@ void dti_dump_pending_init(struct dti_pending *p, const char *name)
 	struct dti_dump_pending *d = &p->dump;
 
 	memset(d, 0, sizeof(*d));
-	snprintf(d->marker, sizeof(d->marker), "%s%s", DTI_MARKER_PREFIX,
-		 name);
-	d->magic = DTI_DUMP_MAGIC;
-	d->version = DTI_DUMP_VERSION;
-	d->type = DTI_DUMP_PENDING;
-	d->size = sizeof(*d);
+	DTI_DUMP_HEAD_INIT(d, DTI_DUMP_PENDING, name);
 	d->used_offset = offsetof(struct dti_pending, used) -
 			 offsetof(struct dti_pending, dump);
 	d->buf = (unsigned long)p->buf;
