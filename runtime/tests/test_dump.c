@@ -19,26 +19,9 @@
 #include <unistd.h>
 
 #include "dti/libdti.h"
+#include "unit.h"
 #include "dump_image.h"
 
-static int passed, failed, cur_failed;
-static char tmpdir[256];
-
-#define CHECK(cond) do { \
-	if (!(cond)) { \
-		printf("  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		cur_failed = 1; \
-	} \
-} while (0)
-
-#define CHECK_STR(got, want) do { \
-	const char *_g = (got), *_w = (want); \
-	if (!_g || strcmp(_g, _w)) { \
-		printf("  FAIL %s:%d: %s\n    got:  '%s'\n    want: '%s'\n", \
-		       __FILE__, __LINE__, #got, _g ? _g : "(null)", _w); \
-		cur_failed = 1; \
-	} \
-} while (0)
 
 /* ---- the dump's memory ---- */
 
@@ -1042,10 +1025,7 @@ static int write_seeds(const char *dir)
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} tests[] = {
+static const struct unit_test tests[] = {
 	{ "CRC-32 of the test images", test_crc32 },
 	{ "a channel: descriptor, level, rings over scattered pages", test_basic },
 	{ "record sources and offsets; open flags", test_sources },
@@ -1067,28 +1047,10 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	unsigned int i;
-	char cmd[300];
-
 	if (argc == 3 && !strcmp(argv[1], "--seeds"))
 		return write_seeds(argv[2]);
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/libdti-dump-test.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (unit_setup("dump-test"))
 		return 2;
-	}
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		cur_failed = 0;
-		tests[i].fn();
-		printf("%s: %s\n", cur_failed ? "FAIL" : "ok  ", tests[i].name);
-		if (cur_failed)
-			failed++;
-		else
-			passed++;
-	}
-	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	unit_run(tests, sizeof(tests) / sizeof(tests[0]));
+	return unit_finish();
 }

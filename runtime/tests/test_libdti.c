@@ -20,27 +20,10 @@
 
 #include <linux/dti_record.h>
 #include "dti/libdti.h"
+#include "unit.h"
 
 #define DTI_HDR		((int)sizeof(struct dti_record))
 
-static int passed, failed, cur_failed;
-static char tmpdir[256];
-
-#define CHECK(cond) do { \
-	if (!(cond)) { \
-		printf("  FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		cur_failed = 1; \
-	} \
-} while (0)
-
-#define CHECK_STR(got, want) do { \
-	const char *_g = (got), *_w = (want); \
-	if (!_g || strcmp(_g, _w)) { \
-		printf("  FAIL %s:%d: %s\n    got:  '%s'\n    want: '%s'\n", \
-		       __FILE__, __LINE__, #got, _g ? _g : "(null)", _w); \
-		cur_failed = 1; \
-	} \
-} while (0)
 
 /* ---- building synthetic buffers ---- */
 
@@ -2035,10 +2018,7 @@ static void test_example_formatter(void)
 		  "[    0.000000007] cpu0 L6 #2 0xffffffffc0001234: 07 00 00 00\n");
 }
 
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} tests[] = {
+static const struct unit_test tests[] = {
 	{ "merge of two CPUs by timestamp", test_merge_two_cpus },
 	{ "equal timestamps: lower CPU first, CPU order kept", test_equal_timestamps },
 	{ "empty CPUs", test_empty_cpus },
@@ -2080,33 +2060,17 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-	unsigned int i;
-	char cmd[300];
+	char cli[sizeof(tmpdir) + 8];
 
 	if (argc > 1)
 		bindir = argv[1];	/* where dti and dti_sample_fmt are */
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/libdti-test.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		perror("mkdtemp");
+	if (unit_setup("test"))
 		return 2;
-	}
-	snprintf(cmd, sizeof(cmd), "%s/cli", tmpdir);
-	mkdir(cmd, 0755);
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		cur_failed = 0;
-		tests[i].fn();
-		printf("%s: %s\n", cur_failed ? "FAIL" : "ok  ", tests[i].name);
-		if (cur_failed)
-			failed++;
-		else
-			passed++;
-	}
-	snprintf(cmd, sizeof(cmd), getenv("KEEP") ? "true %s" : "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
+	snprintf(cli, sizeof(cli), "%s/cli", tmpdir);
+	mkdir(cli, 0755);
+	unit_run(tests, sizeof(tests) / sizeof(tests[0]));
 	printf("dti_print_records() compared with the loop on %lu sources\n",
 	       batch_checked);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return unit_finish();
 }
