@@ -17,6 +17,8 @@
  *
  * Lock order: dti_register_lock, then a channel's ctl_lock, then its
  * buf_lock, then cpu_hotplug_lock (relay_open(), the merged views).
+ * dti_persist.c's lock nests inside ctl_lock (persistent buffers are
+ * created under it) and takes none of the others.
  * dti_list_lock and a pending store's lock are innermost; both are
  * spinlocks taken with interrupts off and the CPU marked (the list's
  * busy flag, the channel's write guard), so that a probe or NMI on the
@@ -307,6 +309,14 @@ static bool dti_has_pending(struct dti_info *info)
 	return info->pending && READ_ONCE(info->pending->used);
 }
 
+static void dti_close_buffers(struct dti_channel *ch, struct rchan *rchan)
+{
+	if (ch->flags & DTI_F_PERSIST)
+		dti_persist_close(ch, rchan);
+	else
+		relay_close(rchan);
+}
+
 static int dti_create_buffers(struct dti_channel *ch)
 {
 	struct rchan *rchan;
@@ -322,20 +332,26 @@ static int dti_create_buffers(struct dti_channel *ch)
 	 * holding hotplug off closes that gap.
 	 */
 	dti_dump_new_buffers(ch);
-	cpus_read_lock();
-	rchan = relay_open(DTI_TRACE_FILE_BASE, ch->dir, ch->subbuf_size,
-			   ch->n_subbufs, &dti_relay_callbacks, ch);
-	cpus_read_unlock();
-	if (!rchan) {
+	if (ch->flags & DTI_F_PERSIST) {
+		rchan = dti_persist_open(ch);
+	} else {
+		cpus_read_lock();
+		rchan = relay_open(DTI_TRACE_FILE_BASE, ch->dir, ch->subbuf_size,
+				   ch->n_subbufs, &dti_relay_callbacks, ch);
+		cpus_read_unlock();
+		if (!rchan)
+			rchan = ERR_PTR(-ENOMEM);
+	}
+	if (IS_ERR(rchan)) {
 		dti_dump_buffers_gone(ch);
-		return -ENOMEM;
+		return PTR_ERR(rchan);
 	}
 	mutex_lock(&ch->buf_lock);
 	ret = dti_publish_buffers(ch, rchan);
 	mutex_unlock(&ch->buf_lock);
 	if (ret) {
 		dti_dump_buffers_gone(ch);
-		relay_close(rchan);
+		dti_close_buffers(ch, rchan);
 		return ret;
 	}
 	dti_fs_create_views(ch);
@@ -377,8 +393,8 @@ static void dti_destroy_buffers(struct dti_channel *ch)
 	dti_discard_records(ch);
 	/* Before relay_close(), which may free the pages at once. */
 	dti_dump_buffers_gone(ch);
-	/* Files still open keep their buffer until they are closed. */
-	relay_close(rchan);
+	/* Files still open keep their buffer (a copy) until they are closed. */
+	dti_close_buffers(ch, rchan);
 }
 
 /**
@@ -760,7 +776,10 @@ err_report:
  * @init_level: initial level, DTI_LEVEL_MIN..DTI_LEVEL_MAX; buffers are
  *	  allocated now unless it is DTI_LEVEL_DESTROY
  * @flags: DTI_F_NO_OVERWRITE to keep the oldest records and drop new
- *	  ones when a CPU's buffer is full; by default the newest survive
+ *	  ones when a CPU's buffer is full (by default the newest survive);
+ *	  DTI_F_PERSIST to take the buffers from dti.ko's persistent region
+ *	  (the persist= parameter), where the next boot finds the records
+ *	  after a reset that keeps RAM
  *
  * Creates /sys/kernel/debug/dti/<name>/ with its control files and, if
  * buffers are allocated, the per-CPU trace files and the merged views.
@@ -768,14 +787,16 @@ err_report:
  *
  * Context: process context; may sleep.
  * Return: the channel, or ERR_PTR(-EINVAL) for a bad argument,
- * ERR_PTR(-EEXIST) if the name is taken, ERR_PTR(-ENOMEM).
+ * ERR_PTR(-EEXIST) if the name is taken, ERR_PTR(-ENOMEM); with
+ * DTI_F_PERSIST, ERR_PTR(-ENODEV) if dti.ko has no persistent region and
+ * ERR_PTR(-ENOSPC) if it has no room for the buffers (why is logged).
  */
 struct dti_info *dti_register_flags(const char *name, size_t subbuf_size,
 				    size_t n_subbufs, int init_level,
 				    unsigned int flags)
 {
 	might_sleep();
-	if (flags & ~DTI_F_NO_OVERWRITE) {
+	if (flags & ~(DTI_F_NO_OVERWRITE | DTI_F_PERSIST)) {
 		dti_probe_register(name, NULL, -EINVAL);
 		return ERR_PTR(-EINVAL);
 	}
@@ -917,7 +938,8 @@ int dti_handle_init(struct dti_handle *handle)
 				 dti_default_subbuf_size(handle->size),
 				 DTI_DEFAULT_N_SUBBUFS,
 				 READ_ONCE(handle->info.level),
-				 DTI_F_ON_DEMAND, &handle->info);
+				 DTI_F_ON_DEMAND | (handle->flags & DTI_F_PERSIST),
+				 &handle->info);
 	return PTR_ERR_OR_ZERO(info);
 }
 EXPORT_SYMBOL_GPL(dti_handle_init);
@@ -980,8 +1002,8 @@ static void __exit dti_exit(void)
 	destroy_workqueue(dti_wq);
 	/* Every client module holds a reference, so no channel is left. */
 	WARN_ON(!list_empty(&dti_channels));
-	dti_fs_exit();
 	dti_persist_exit();
+	dti_fs_exit();
 	dti_panic_exit();
 }
 

@@ -157,20 +157,21 @@ void dti_dump_new_buffers(struct dti_channel *ch)
 }
 
 /**
- * dti_dump_add_buf - enter a CPU's new relay buffer in the descriptor
+ * dti_dump_add_ring - enter a CPU's new ring in the descriptor
  * @ch: channel
- * @buf: the buffer, its pages allocated
- * @cpu: its CPU
+ * @cpu: the ring's CPU
+ * @pages: its pages in ring order, or NULL if they are contiguous
+ * @first_pfn: with @pages NULL, the page frame of the first page
+ * @n_pages: pages of the ring
  *
- * Called from relay's create_buf_file callback, for each CPU at
- * relay_open() and for each CPU that comes online later.  A buffer of
- * buffers the descriptor no longer lists (relay creating one for a CPU
- * coming online while the channel's buffers are being freed) is left out.
+ * A ring of buffers the descriptor no longer lists (relay creating one
+ * for a CPU coming online while the channel's buffers are being freed)
+ * is left out.
  *
- * Context: process context, relay_channels_mutex held; may sleep.
+ * Context: process context; may sleep.
  */
-void dti_dump_add_buf(struct dti_channel *ch, struct rchan_buf *buf,
-		      unsigned int cpu)
+void dti_dump_add_ring(struct dti_channel *ch, unsigned int cpu, struct page **pages,
+		       u64 first_pfn, size_t n_pages)
 {
 	struct dti_dump_cpu *entry;
 	u64 *pfns;
@@ -178,15 +179,14 @@ void dti_dump_add_buf(struct dti_channel *ch, struct rchan_buf *buf,
 
 	if (WARN_ON_ONCE(cpu >= nr_cpu_ids))
 		return;
-	pfns = kmalloc_array(buf->page_count, sizeof(*pfns),
-			     GFP_KERNEL | __GFP_NOWARN);
+	pfns = kmalloc_array(n_pages, sizeof(*pfns), GFP_KERNEL | __GFP_NOWARN);
 	if (!pfns) {
 		pr_warn("%s: no memory to describe cpu%u's buffer: a memory dump will not show it\n",
 			ch->name, cpu);
 		return;
 	}
-	for (i = 0; i < buf->page_count; i++)
-		pfns[i] = page_to_pfn(buf->page_array[i]);
+	for (i = 0; i < n_pages; i++)
+		pfns[i] = pages ? page_to_pfn(pages[i]) : first_pfn + i;
 
 	mutex_lock(&ch->dump_lock);
 	if (!ch->dump_cpus || ch->dump_cpus[cpu].pfns) {
@@ -195,11 +195,28 @@ void dti_dump_add_buf(struct dti_channel *ch, struct rchan_buf *buf,
 		return;
 	}
 	entry = &ch->dump_cpus[cpu];
-	entry->n_pages = buf->page_count;
-	entry->pfns_crc = dti_crc32(pfns, buf->page_count * sizeof(*pfns));
+	entry->n_pages = n_pages;
+	entry->pfns_crc = dti_crc32(pfns, n_pages * sizeof(*pfns));
 	entry->pfns = dti_kaddr_to_phys(pfns);
 	dti_dump_seal(ch);
 	mutex_unlock(&ch->dump_lock);
+}
+
+/**
+ * dti_dump_add_buf - enter a CPU's new relay buffer in the descriptor
+ * @ch: channel
+ * @buf: the buffer, its pages allocated
+ * @cpu: its CPU
+ *
+ * Called from relay's create_buf_file callback, for each CPU at
+ * relay_open() and for each CPU that comes online later.
+ *
+ * Context: process context, relay_channels_mutex held; may sleep.
+ */
+void dti_dump_add_buf(struct dti_channel *ch, struct rchan_buf *buf,
+		      unsigned int cpu)
+{
+	dti_dump_add_ring(ch, cpu, buf->page_array, 0, buf->page_count);
 }
 
 /**

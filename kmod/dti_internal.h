@@ -9,6 +9,7 @@
 #include <linux/crc32.h>
 #include <linux/dti.h>
 #include <linux/irq_work.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
@@ -134,6 +135,67 @@ struct dti_channel {
 	u32 panic_records;
 };
 
+/**
+ * struct dti_snap_cpu - copy of one CPU's ring
+ * @buf:	the ring copied, NULL for the previous boot's
+ * @data:	copy of the whole ring, sub-buffer N at (N % @n_subbufs) *
+ *		@subbuf_size
+ * @padding:	copy of the per-sub-buffer padding
+ * @subbuf_size: bytes per sub-buffer
+ * @n_subbufs:	sub-buffers in the ring
+ * @produced:	sub-buffers produced when the current one was copied
+ * @offset:	write offset in the current sub-buffer at that moment
+ * @produced_after: sub-buffers produced after the closed ones were copied
+ * @first:	index into dti_view.recs of this CPU's first record
+ * @nr:		number of this CPU's records
+ * @borrowed:	@data and @padding belong to someone else
+ */
+struct dti_snap_cpu {
+	struct rchan_buf *buf;
+	void *data;
+	size_t *padding;
+	size_t subbuf_size;
+	size_t n_subbufs;
+	size_t produced;
+	size_t offset;
+	size_t produced_after;
+	size_t first;
+	size_t nr;
+	bool borrowed;
+};
+
+/**
+ * struct dti_prev - what a persistent channel's previous boot left
+ * @ref:	held by the .previous/<name>/ directory and by open views
+ * @cleared:	released by a write to the clear file: no new opens
+ * @name:	channel name
+ * @slot:	its slot in the region
+ * @boot:	the load of dti.ko that wrote the records
+ * @nr_cpus:	entries in @cpus
+ * @cpus:	per CPU, the validated copy (@data NULL: no ring)
+ * @subbufs:	sub-buffers that passed the checks
+ * @bad_subbufs: sub-buffers that should hold records and failed them
+ * @records:	records that passed
+ * @bad_records: records a sub-buffer header counts that failed
+ * @dir:	.previous/<name>/
+ * @remove_work: removes @dir after a clear
+ */
+struct dti_prev {
+	struct kref ref;
+	bool cleared;
+	char name[DTI_NAME_MAX + 1];
+	unsigned int slot;
+	unsigned int boot;
+	unsigned int nr_cpus;
+	struct dti_snap_cpu *cpus;
+	unsigned long subbufs;
+	unsigned long bad_subbufs;
+	unsigned long records;
+	unsigned long bad_records;
+	struct dentry *dir;
+	struct work_struct remove_work;
+};
+
 /* struct dti_channel.halt_state */
 #define DTI_HALT_OFF		0
 #define DTI_HALT_ARMING		1	/* dti_ctl_halt_after() setting it up */
@@ -257,6 +319,7 @@ void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
 		    size_t len, int err, const char *reason);
 extern const struct rchan_callbacks dti_relay_callbacks;
 int dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
+void dti_ring_start(struct rchan_buf *buf);
 void dti_pending_lock(struct dti_info *info, unsigned long *flags)
 	__acquires(&info->pending->lock);
 void dti_pending_unlock(struct dti_info *info, unsigned long flags)
@@ -283,6 +346,10 @@ void dti_dump_setup(void);
 /* dti_persist.c */
 int __init dti_persist_init(void);
 void dti_persist_exit(void);
+struct rchan *dti_persist_open(struct dti_channel *ch);
+void dti_persist_close(struct dti_channel *ch, struct rchan *rchan);
+bool dti_prev_get(struct dti_prev *prev);
+void dti_prev_put(struct dti_prev *prev);
 
 /* dti_panic.c */
 int __init dti_panic_init(void);
@@ -291,6 +358,8 @@ unsigned int dti_panic_default_records(void);
 void dti_dump_init(struct dti_channel *ch, const char *name);
 void dti_dump_wipe(struct dti_channel *ch);
 void dti_dump_new_buffers(struct dti_channel *ch);
+void dti_dump_add_ring(struct dti_channel *ch, unsigned int cpu, struct page **pages,
+		       u64 first_pfn, size_t n_pages);
 void dti_dump_add_buf(struct dti_channel *ch, struct rchan_buf *buf,
 		      unsigned int cpu);
 void dti_dump_buffers_gone(struct dti_channel *ch);
@@ -301,5 +370,10 @@ void dti_dump_pending_wipe(struct dti_pending *p);
 /* dti_merged.c */
 extern const struct file_operations dti_merged_fops;
 extern const struct file_operations dti_merged_ts_fops;
+extern const struct file_operations dti_prev_merged_fops;
+extern const struct file_operations dti_prev_merged_ts_fops;
+extern const struct file_operations dti_ring_fops;
+extern const struct file_operations dti_prev_ring_fops;
+void dti_snap_free(struct dti_snap_cpu *sc);
 
 #endif /* _DTI_INTERNAL_H */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * DTI merged views: "merged" and "merged-ts".
+ * DTI merged views: "merged" and "merged-ts", of a channel's buffers and of
+ * the previous boot's records of a persistent channel; and the per-CPU
+ * files of persistent channels.
  *
  * Opening a view takes a snapshot of every CPU's buffer and merges the
  * records by timestamp (ties go to the lower CPU; each CPU keeps its own
@@ -21,11 +23,13 @@
  *   merged-ts:  the same, each line prefixed with
  *               "[seconds.nanoseconds] cpuN Llevel #seq caller: ", where
  *               N is the CPU that logged the record and seq counts
- *               records in the buffer that holds it (see dti_record.h)
+ *               records in the buffer that holds it (see dti_record.h);
+ *               in the previous boot's views the caller is an address
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
@@ -39,28 +43,6 @@
 #define DTI_HEX_CHUNK	64
 
 /**
- * struct dti_snap_cpu - copy of one CPU's buffer
- * @buf:	the relay buffer copied
- * @data:	copy of the whole ring
- * @padding:	copy of relay's per-sub-buffer padding
- * @produced:	sub-buffers produced when the current one was copied
- * @offset:	write offset in the current sub-buffer at that moment
- * @produced_after: sub-buffers produced after the closed ones were copied
- * @first:	index into dti_view.recs of this CPU's first record
- * @nr:		number of this CPU's records
- */
-struct dti_snap_cpu {
-	struct rchan_buf *buf;
-	void *data;
-	size_t *padding;
-	size_t produced;
-	size_t offset;
-	size_t produced_after;
-	size_t first;
-	size_t nr;
-};
-
-/**
  * struct dti_view - a merged snapshot, the private data of an open view
  * @with_ts:	merged-ts format
  * @nr_cpus:	entries in @cpus
@@ -68,6 +50,7 @@ struct dti_snap_cpu {
  * @recs:	all records, grouped by CPU in buffer order
  * @order:	all records in merged order
  * @nr_recs:	number of records
+ * @prev:	the previous boot's records the snapshots borrow, or NULL
  */
 struct dti_view {
 	bool with_ts;
@@ -76,6 +59,7 @@ struct dti_view {
 	const struct dti_record **recs;
 	const struct dti_record **order;
 	size_t nr_recs;
+	struct dti_prev *prev;
 };
 
 struct dti_snap_args {
@@ -84,9 +68,9 @@ struct dti_snap_args {
 	unsigned int cpu;
 };
 
-static void __dti_snap_current(struct dti_channel *ch, struct dti_snap_cpu *sc)
+static void __dti_snap_current(struct dti_snap_cpu *sc)
 {
-	size_t size = ch->subbuf_size, n = ch->n_subbufs;
+	size_t size = sc->subbuf_size, n = sc->n_subbufs;
 	struct rchan_buf *buf = sc->buf;
 	size_t idx;
 
@@ -112,7 +96,7 @@ static void dti_snap_current(void *arg)
 
 	if (a->cpu == smp_processor_id())
 		guarded = dti_guard_enter(info);
-	__dti_snap_current(a->ch, a->sc);
+	__dti_snap_current(a->sc);
 	if (guarded)
 		dti_guard_exit(info);
 }
@@ -132,13 +116,13 @@ static void dti_on_cpu(unsigned int cpu, smp_call_func_t fn, void *arg)
 }
 
 /* Range of sub-buffer numbers holding data: [*first, *last]. */
-static void dti_snap_range(const struct dti_snap_cpu *sc, size_t n_subbufs,
-			   bool *partial, size_t *first, size_t *last)
+static void dti_snap_range(const struct dti_snap_cpu *sc, bool *partial,
+			   size_t *first, size_t *last)
 {
-	size_t oldest;
+	size_t oldest, n_subbufs = sc->n_subbufs;
 
-	*partial = sc->offset <= sc->buf->chan->subbuf_size;
-	dti_ring_range(sc->produced, sc->offset, sc->buf->chan->subbuf_size, n_subbufs,
+	*partial = sc->offset <= sc->subbuf_size;
+	dti_ring_range(sc->produced, sc->offset, sc->subbuf_size, n_subbufs,
 		       &oldest, last);
 	/*
 	 * If the writer started new sub-buffers while the closed ones were
@@ -151,6 +135,10 @@ static void dti_snap_range(const struct dti_snap_cpu *sc, size_t n_subbufs,
 	*first = oldest;
 }
 
+/*
+ * Copy @cpu's ring @sc->buf of @ch into @sc, which the caller frees with
+ * dti_snap_free() whether this succeeds or not.
+ */
 static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
 			struct dti_snap_cpu *sc)
 {
@@ -159,6 +147,8 @@ static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
 	size_t s, idx, first, last;
 	bool partial;
 
+	sc->subbuf_size = size;
+	sc->n_subbufs = n;
 	sc->data = kvmalloc(size * n, GFP_KERNEL);
 	sc->padding = kvmalloc_array(n, sizeof(*sc->padding), GFP_KERNEL);
 	if (!sc->data || !sc->padding)
@@ -167,7 +157,7 @@ static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
 	dti_on_cpu(cpu, dti_snap_current, &args);
 	/* Closed sub-buffers do not change until the ring reaches them. */
 	sc->produced_after = sc->produced;
-	dti_snap_range(sc, n, &partial, &first, &last);
+	dti_snap_range(sc, &partial, &first, &last);
 	for (s = first; s < sc->produced && s <= last; s++) {
 		idx = s % n;
 		memcpy(sc->data + idx * size, sc->buf->start + idx * size, size);
@@ -206,25 +196,45 @@ static void dti_view_add(struct dti_view *v, const struct dti_record *rec)
 	v->recs[v->nr_recs++] = rec;
 }
 
-/* Walk every sub-buffer of a snapshot that holds data, oldest first. */
-static size_t dti_walk_snap(struct dti_channel *ch, struct dti_snap_cpu *sc,
-			    struct dti_view *v)
+/*
+ * Hand @fn the data of every sub-buffer of a snapshot that holds any,
+ * oldest first: the sub-buffer number, where it starts, and how many of
+ * its bytes are used.
+ */
+static size_t dti_snap_for_each(const struct dti_snap_cpu *sc,
+				size_t (*fn)(const void *sub, size_t len, void *arg),
+				void *arg)
 {
-	size_t size = ch->subbuf_size, n = ch->n_subbufs;
+	size_t size = sc->subbuf_size, n = sc->n_subbufs;
 	size_t s, idx, first, last, len, count = 0;
 	bool partial;
 
-	dti_snap_range(sc, n, &partial, &first, &last);
+	dti_snap_range(sc, &partial, &first, &last);
 	for (s = first; s <= last && s <= sc->produced; s++) {
 		idx = s % n;
 		if (s == sc->produced)
 			len = partial ? sc->offset : 0;
 		else
 			len = size - min(sc->padding[idx], size);
-		count += dti_walk(sc->data + idx * size, len,
-				  v ? dti_view_add : NULL, v);
+		count += fn(sc->data + idx * size, len, arg);
 	}
 	return count;
+}
+
+static size_t dti_walk_count(const void *sub, size_t len, void *arg)
+{
+	return dti_walk(sub, len, NULL, NULL);
+}
+
+static size_t dti_walk_add(const void *sub, size_t len, void *arg)
+{
+	return dti_walk(sub, len, dti_view_add, arg);
+}
+
+/* Walk every sub-buffer of a snapshot that holds data, oldest first. */
+static size_t dti_walk_snap(struct dti_snap_cpu *sc, struct dti_view *v)
+{
+	return dti_snap_for_each(sc, v ? dti_walk_add : dti_walk_count, v);
 }
 
 static int dti_rec_before(const struct dti_record *a,
@@ -266,14 +276,35 @@ static void dti_view_free(struct dti_view *v)
 
 	if (!v)
 		return;
-	for (c = 0; c < v->nr_cpus; c++) {
-		kvfree(v->cpus[c].data);
-		kvfree(v->cpus[c].padding);
-	}
+	for (c = 0; c < v->nr_cpus; c++)
+		dti_snap_free(&v->cpus[c]);
 	kfree(v->cpus);
+	if (v->prev)
+		dti_prev_put(v->prev);
 	kvfree(v->recs);
 	kvfree(v->order);
 	kfree(v);
+}
+
+/* Index and merge the records of the snapshots in @v->cpus. */
+static int dti_view_index(struct dti_view *v)
+{
+	size_t total = 0, c;
+
+	for (c = 0; c < v->nr_cpus; c++)
+		total += dti_walk_snap(&v->cpus[c], NULL);
+	v->recs = kvmalloc_array(max_t(size_t, total, 1), sizeof(*v->recs),
+				 GFP_KERNEL);
+	v->order = kvmalloc_array(max_t(size_t, total, 1), sizeof(*v->order),
+				  GFP_KERNEL);
+	if (!v->recs || !v->order)
+		return -ENOMEM;
+	for (c = 0; c < v->nr_cpus; c++) {
+		v->cpus[c].first = v->nr_recs;
+		dti_walk_snap(&v->cpus[c], v);
+		v->cpus[c].nr = v->nr_recs - v->cpus[c].first;
+	}
+	return v->nr_recs ? dti_view_merge(v) : 0;
 }
 
 static int dti_view_fill(struct dti_channel *ch, struct rchan *rchan,
@@ -281,7 +312,6 @@ static int dti_view_fill(struct dti_channel *ch, struct rchan *rchan,
 {
 	struct rchan_buf *buf;
 	unsigned int cpu;
-	size_t total = 0, c;
 	int ret;
 
 	v->cpus = kcalloc(num_possible_cpus(), sizeof(*v->cpus), GFP_KERNEL);
@@ -296,20 +326,21 @@ static int dti_view_fill(struct dti_channel *ch, struct rchan *rchan,
 		if (ret)
 			return ret;
 	}
-	for (c = 0; c < v->nr_cpus; c++)
-		total += dti_walk_snap(ch, &v->cpus[c], NULL);
-	v->recs = kvmalloc_array(max_t(size_t, total, 1), sizeof(*v->recs),
-				 GFP_KERNEL);
-	v->order = kvmalloc_array(max_t(size_t, total, 1), sizeof(*v->order),
-				  GFP_KERNEL);
-	if (!v->recs || !v->order)
-		return -ENOMEM;
-	for (c = 0; c < v->nr_cpus; c++) {
-		v->cpus[c].first = v->nr_recs;
-		dti_walk_snap(ch, &v->cpus[c], v);
-		v->cpus[c].nr = v->nr_recs - v->cpus[c].first;
-	}
-	return v->nr_recs ? dti_view_merge(v) : 0;
+	return dti_view_index(v);
+}
+
+/**
+ * dti_snap_free - free a snapshot's copy, unless it is borrowed
+ * @sc: snapshot; may be partly filled
+ */
+void dti_snap_free(struct dti_snap_cpu *sc)
+{
+	if (sc->borrowed)
+		return;
+	kvfree(sc->data);
+	kvfree(sc->padding);
+	sc->data = NULL;
+	sc->padding = NULL;
 }
 
 static struct dti_view *dti_view_create(struct dti_channel *ch, bool with_ts)
@@ -386,9 +417,13 @@ static int dti_merged_show(struct seq_file *m, void *p)
 
 	if (v->with_ts) {
 		sec = div_u64_rem(rec->ts_ns, NSEC_PER_SEC, &nsec);
-		seq_printf(m, "[%5llu.%09u] cpu%u L%d #%llu %pS: ", sec, nsec,
-			   rec->log_cpu, rec->level, rec->seq,
-			   (void *)(unsigned long)rec->caller);
+		seq_printf(m, "[%5llu.%09u] cpu%u L%d #%llu ", sec, nsec,
+			   rec->log_cpu, rec->level, rec->seq);
+		/* This boot's symbols do not describe another boot's code. */
+		if (v->prev)
+			seq_printf(m, "%#llx: ", rec->caller);
+		else
+			seq_printf(m, "%pS: ", (void *)(unsigned long)rec->caller);
 	}
 	dti_show_payload(m, rec);
 	return 0;
@@ -401,12 +436,53 @@ static const struct seq_operations dti_merged_seq_ops = {
 	.show	= dti_merged_show,
 };
 
+/*
+ * A merged view of the previous boot's records: the snapshots are the
+ * validated copies dti_persist.c made at load, borrowed for as long as
+ * the view is open.
+ */
+static struct dti_view *dti_prev_view_create(struct dti_prev *prev, bool with_ts)
+{
+	struct dti_view *v;
+	unsigned int c;
+	int ret;
+
+	if (!dti_prev_get(prev))
+		return ERR_PTR(-ENOENT);
+	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	if (!v) {
+		dti_prev_put(prev);
+		return ERR_PTR(-ENOMEM);
+	}
+	v->with_ts = with_ts;
+	v->prev = prev;
+	v->cpus = kcalloc(prev->nr_cpus, sizeof(*v->cpus), GFP_KERNEL);
+	ret = v->cpus ? 0 : -ENOMEM;
+	for (c = 0; !ret && c < prev->nr_cpus; c++) {
+		if (!prev->cpus[c].data)
+			continue;
+		v->cpus[v->nr_cpus] = prev->cpus[c];
+		v->cpus[v->nr_cpus++].borrowed = true;
+	}
+	if (!ret)
+		ret = dti_view_index(v);
+	if (ret) {
+		dti_view_free(v);
+		return ERR_PTR(ret);
+	}
+	return v;
+}
+
 static int dti_view_open(struct inode *inode, struct file *file, bool with_ts)
 {
 	struct dti_view *v;
 	int ret;
 
-	v = dti_view_create(inode->i_private, with_ts);
+	if (debugfs_real_fops(file) == &dti_prev_merged_fops ||
+	    debugfs_real_fops(file) == &dti_prev_merged_ts_fops)
+		v = dti_prev_view_create(inode->i_private, with_ts);
+	else
+		v = dti_view_create(inode->i_private, with_ts);
 	if (IS_ERR(v))
 		return PTR_ERR(v);
 	ret = seq_open(file, &dti_merged_seq_ops);
@@ -448,4 +524,145 @@ const struct file_operations dti_merged_ts_fops = {
 	.read		= seq_read,
 	.llseek		= seq_lseek,
 	.release	= dti_view_release,
+};
+
+const struct file_operations dti_prev_merged_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dti_merged_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= dti_view_release,
+};
+
+const struct file_operations dti_prev_merged_ts_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dti_merged_ts_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= dti_view_release,
+};
+
+/*
+ * Per-CPU files of persistent channels, live and previous: relay cannot
+ * serve rings it did not allocate, so these are DTI's own.  An open
+ * copies the CPU's sub-buffers holding records, oldest first and each
+ * without its unused end, which is what relay's trace files return after
+ * reset_consumed; reading never consumes.
+ */
+
+/**
+ * struct dti_ring_text - the bytes an open per-CPU file returns
+ * @len:	bytes in @data
+ * @data:	the sub-buffers, oldest first
+ */
+struct dti_ring_text {
+	size_t len;
+	char data[];
+};
+
+static size_t dti_ring_text_len(const void *sub, size_t len, void *arg)
+{
+	return len;
+}
+
+static size_t dti_ring_text_add(const void *sub, size_t len, void *arg)
+{
+	struct dti_ring_text *t = arg;
+
+	memcpy(t->data + t->len, sub, len);
+	t->len += len;
+	return len;
+}
+
+static struct dti_ring_text *dti_ring_text_make(const struct dti_snap_cpu *sc)
+{
+	struct dti_ring_text *t;
+
+	t = kvmalloc(struct_size(t, data, dti_snap_for_each(sc, dti_ring_text_len, NULL)),
+		     GFP_KERNEL);
+	if (!t)
+		return NULL;
+	t->len = 0;
+	dti_snap_for_each(sc, dti_ring_text_add, t);
+	return t;
+}
+
+/* A live persistent ring: a snapshot, as the merged views take one. */
+static struct dti_ring_text *dti_ring_text_live(struct rchan_buf *buf)
+{
+	struct dti_channel *ch = buf->chan->private_data;
+	struct dti_snap_cpu sc = { .buf = buf };
+	struct dti_ring_text *t = ERR_PTR(-ENODEV);
+
+	mutex_lock(&ch->buf_lock);
+	if (rcu_access_pointer(ch->rchan) == buf->chan) {
+		cpus_read_lock();
+		t = dti_snap_cpu(ch, buf->cpu, &sc) ? NULL : dti_ring_text_make(&sc);
+		cpus_read_unlock();
+		if (!t)
+			t = ERR_PTR(-ENOMEM);
+	}
+	mutex_unlock(&ch->buf_lock);
+	dti_snap_free(&sc);
+	return t;
+}
+
+/* The previous boot's ring of the CPU the file is named after. */
+static struct dti_ring_text *dti_ring_text_prev(struct dti_prev *prev, struct file *file)
+{
+	const char *name = file->f_path.dentry->d_name.name;
+	struct dti_ring_text *t;
+	unsigned int cpu;
+
+	if (kstrtouint(name + strlen(DTI_TRACE_FILE_BASE), 10, &cpu) || cpu >= prev->nr_cpus)
+		return ERR_PTR(-ENOENT);
+	if (!dti_prev_get(prev))
+		return ERR_PTR(-ENOENT);
+	t = dti_ring_text_make(&prev->cpus[cpu]);
+	dti_prev_put(prev);
+	return t ? t : ERR_PTR(-ENOMEM);
+}
+
+static int dti_ring_open(struct inode *inode, struct file *file)
+{
+	struct dti_ring_text *t;
+
+	if (debugfs_real_fops(file) == &dti_prev_ring_fops)
+		t = dti_ring_text_prev(inode->i_private, file);
+	else
+		t = dti_ring_text_live(inode->i_private);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	file->private_data = t;
+	return 0;
+}
+
+static ssize_t dti_ring_read(struct file *file, char __user *ubuf, size_t count,
+			     loff_t *ppos)
+{
+	struct dti_ring_text *t = file->private_data;
+
+	return simple_read_from_buffer(ubuf, count, ppos, t->data, t->len);
+}
+
+static int dti_ring_release(struct inode *inode, struct file *file)
+{
+	kvfree(file->private_data);
+	return 0;
+}
+
+const struct file_operations dti_ring_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dti_ring_open,
+	.read		= dti_ring_read,
+	.llseek		= default_llseek,
+	.release	= dti_ring_release,
+};
+
+const struct file_operations dti_prev_ring_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dti_ring_open,
+	.read		= dti_ring_read,
+	.llseek		= default_llseek,
+	.release	= dti_ring_release,
 };

@@ -490,18 +490,74 @@ static void dti_halt_account(struct dti_channel *ch, u64 seq)
 		dti_halt_fire(ch);
 }
 
+/**
+ * dti_ring_switch - start the next sub-buffer of a persistent ring
+ * @buf: the ring, one of dti_persist.c's
+ * @length: bytes the caller wants to reserve
+ *
+ * The ring writer of persistent channels, whose rings lie in reserved RAM
+ * that relay cannot manage: the same steps as relay_switch_subbuf() on
+ * the fields of struct rchan_buf the readers know (the merged views, the
+ * panic path, the dump descriptor), with no file to grow and no reader
+ * to wake, as no reader waits on these rings.  A current sub-buffer is
+ * closed with its padding, the next one in the ring is framed by
+ * dti_subbuf_start(), and a full no-overwrite ring keeps no current one
+ * (offset subbuf_size + 1).
+ *
+ * Context: interrupts disabled, the channel's write guard held.
+ * Return: @length, or 0 if the ring has no room for it.
+ */
+static noinline size_t dti_ring_switch(struct rchan_buf *buf, size_t length)
+{
+	struct rchan *rchan = buf->chan;
+	size_t size = rchan->subbuf_size, n = rchan->n_subbufs, idx;
+	void *old = buf->data, *new;
+
+	if (buf->offset != size + 1) {
+		buf->prev_padding = size - buf->offset;
+		buf->padding[buf->subbufs_produced % n] = buf->prev_padding;
+		buf->subbufs_produced++;
+	}
+	idx = buf->subbufs_produced % n;
+	new = buf->start + idx * size;
+	buf->offset = 0;
+	if (!dti_subbuf_start(buf, new, old, buf->prev_padding)) {
+		buf->offset = size + 1;
+		return 0;
+	}
+	buf->data = new;
+	buf->padding[idx] = 0;
+	return buf->offset + length <= size ? length : 0;
+}
+
+/**
+ * dti_ring_start - frame the first sub-buffer of a new persistent ring
+ * @buf: the ring, its start, chan, cpu and padding set and the rest zero
+ *
+ * Context: process context, before any writer can reach @buf.
+ */
+void dti_ring_start(struct rchan_buf *buf)
+{
+	buf->data = buf->start;
+	dti_subbuf_start(buf, buf->start, NULL, 0);
+}
+
 /*
  * relay_reserve() on a buffer the caller already holds: with interrupts
  * off on its CPU there is no need to look the per-CPU buffer up again,
- * nor to disable preemption around it as relay_reserve() does.
+ * nor to disable preemption around it as relay_reserve() does.  A
+ * persistent channel's ring switches sub-buffers with DTI's own writer.
  */
-static inline void *dti_relay_reserve(struct rchan *rchan,
+static inline void *dti_relay_reserve(struct dti_channel *ch, struct rchan *rchan,
 				      struct rchan_buf *buf, size_t length)
 {
 	void *reserved;
 
 	if (unlikely(buf->offset + length > rchan->subbuf_size)) {
-		length = relay_switch_subbuf(buf, length);
+		if (ch->flags & DTI_F_PERSIST)
+			length = dti_ring_switch(buf, length);
+		else
+			length = relay_switch_subbuf(buf, length);
 		if (!length)
 			return NULL;
 	}
@@ -586,7 +642,7 @@ static __always_inline void *dti_store(struct dti_channel *ch,
 		if (left < 0)
 			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
 	}
-	rec = dti_relay_reserve(rchan, buf, DTI_RECORD_SIZE(len));
+	rec = dti_relay_reserve(ch, rchan, buf, DTI_RECORD_SIZE(len));
 	if (unlikely(!rec)) {
 		/* Nothing was stored: the place goes back to the trigger. */
 		if (left >= 0)

@@ -1,14 +1,26 @@
-"""dti.ko's persistent region (issue 21, first part): persist=SIZE@ADDR.
+"""dti.ko's persistent region and persistent channels (issue 21).
 
 * A range that is not reserved RAM is refused at load, with a message
   that says why and how to reserve it: ordinary RAM, a range the memory
   map does not call reserved, a misaligned one, a value that does not
   parse.
-* A region reserved with memmap= keeps dti.ko's header across a guest
-  reset (sysrq-b, and a panic with panic=1) in the same QEMU process:
-  the first boot finds it new, the second kept, with the boot counted.
+* Reset survival: a guest booted with memmap= logs from every CPU into
+  two persistent channels (one registered with DTI_F_PERSIST, one a
+  DEFINE_DTI_PERSIST_HANDLE handle) and one ordinary channel, then
+  resets with sysrq-b (at once, no notifier).  In the same QEMU process
+  the next boot's dti.ko shows both persistent channels' records under
+  .previous/NAME/, exactly as the first boot's merged views showed them,
+  and nothing of the ordinary channel.  Registered again, the channel
+  writes fresh space: the previous records stay as they were.
+* The same after a panic with panic=1.
+* Damage: part of the region is overwritten before the reset.  The
+  damaged sub-buffer and records are counted and left out; every other
+  record is there; nothing crashes.
+* A write to clear releases the records: the directory goes, and the
+  boot after does not show them again.
 
-Timings on the reference host: ~10 s for the refusals, ~20 s per reset.
+Timings on the reference host: ~10 s for the refusals, ~30 s per test
+with a reset.
 """
 
 from __future__ import annotations
@@ -18,9 +30,12 @@ import re
 from harness import vm
 
 GUEST_MEM = 1024                        # MiB: the region lies below its end
+REGION_BASE = 0x30000000
 REGION = "16M@0x30000000"
 MEMMAP = "memmap=16M$0x30000000"
 PERSIST = "/sys/kernel/debug/dti/.persist"
+PREV = "/sys/kernel/debug/dti/.previous"
+SMP = 4
 
 REFUSE_SCRIPT = r"""
 try_load() {
@@ -56,31 +71,190 @@ def test_wrong_range_is_refused(modules, kernel, build_dir):
     assert any("persist=sixteen: not SIZE@ADDR" in m for m in msgs), msgs
 
 
-RESET_SCRIPT = rf"""
+# Guest shell shared by every boot.  `digest DIR` prints, for the merged
+# views in DIR, the number of lines and an md5 of merged and of merged-ts
+# with the caller left out (a live view prints it as a symbol, the
+# previous boot's view as an address, as this boot's symbols do not apply).
+BOOT = rf"""
+say() {{ echo "@@$*"; echo "@@$*" > /dev/console; }}
 insmod $DTI_MODDIR/dti.ko persist={REGION}
-echo "@@PERSIST $(tr '\n' ' ' < {PERSIST})"
-if grep -q "^boots 1$" {PERSIST}; then
+insmod $DTI_MODDIR/dti_test.ko
+D=/sys/kernel/debug/dti
+T=/sys/kernel/debug/dti_test/ctl
+ctl() {{
+    echo "$*" > $T
+    r=$(cat $T)
+    case "$r" in
+    ret=0*) ;;
+    *) echo "dti_test command failed: $* => $r" >&2; return 1;;
+    esac
+}}
+nocaller() {{ sed -E 's/^(\[[^]]*\] cpu[0-9]+ L[0-9]+ #[0-9]+) [^:]*: /\1: /' $1; }}
+digest() {{
+    n=$(wc -l < $1/merged)
+    m=$(md5sum < $1/merged | cut -c1-32)
+    t=$(nocaller $1/merged-ts | md5sum | cut -c1-32)
+    say "DIGEST $2 $n $m $t"
+}}
+BOOTNO=$(sed -n 's/^boots //p' {PERSIST})
+say BOOT $BOOTNO
+"""
+
+# First boot: every CPU floods the persistent channel pa (wrapping its
+# rings) and the ordinary channel; the handle h_persist and pb get
+# records of their own.
+LOG_AND_RESET = r"""
+if [ "$BOOTNO" = 1 ]; then
+    ctl register_sub pa 2048 8 7 2
+    ctl register_sub pb 4096 4 7 2
+    ctl register plain 65536 7
+    ctl handle_init h_persist
+    ctl flood pa 300
+    ctl flood plain 100
+    ctl printk pb 3 50 -1 process pb
+    # The handle's buffers come from a work item after its first record.
+    ctl hprintk h_persist 3 1 first
+    n=0
+    until [ -e $D/h_persist/merged ] || [ $n -gt 100 ]; do sleep 0.1; n=$((n+1)); done
+    ctl hprintk h_persist 3 40 hp
+    for c in pa pb h_persist plain; do digest $D/$c $c; done
+    DAMAGE
+    sync
     RESET
 fi
 """
 
+SECOND_BOOT = rf"""
+ls {PREV} | tr '\n' ' ' | sed 's/^/@@PREVIOUS /; s/$/\n/'
+for c in $(ls {PREV}); do
+    digest {PREV}/$c $c
+    echo "@@STATUS $c $(tr '\n' ' ' < {PREV}/$c/status)"
+done
+"""
 
-def reset_boots(kernel, build_dir, modules, reset: str, append: str = "") -> list[str]:
-    res = vm.run(RESET_SCRIPT.replace("RESET", reset), modules=modules, kernel=kernel,
-                 build_dir=build_dir, mem=GUEST_MEM, append=f"{MEMMAP} {append}".strip(),
-                 reboot=True)
+
+def boot_twice(modules, kernel, build_dir, *, reset="echo b > /proc/sysrq-trigger",
+               damage="", second="", append=""):
+    script = (BOOT + LOG_AND_RESET.replace("DAMAGE", damage or ":").replace("RESET", reset)
+              + SECOND_BOOT + second)
+    res = vm.run(script, modules=modules, kernel=kernel, build_dir=build_dir,
+                 mem=GUEST_MEM, smp=SMP, append=f"{MEMMAP} {append}".strip(),
+                 reboot=True, timeout=600)
     res.check()
-    return re.findall(r"^@@PERSIST (.*?)\s*$", res.console + "\n" + res.stdout, re.M)
+    first, _, last = res.console.partition("@@BOOT 2")
+    digests = [{}, {}]
+    for i, text in enumerate((first, last + "\n" + res.stdout)):
+        for name, n, m, t in re.findall(r"^@@DIGEST (\S+) (\d+) (\w+) (\w+)", text, re.M):
+            digests[i][name] = (int(n), m, t)
+    status = {}
+    for name, fields in re.findall(r"^@@STATUS (\S+) (.*)$", res.stdout, re.M):
+        status[name] = dict(re.findall(r"(\w+): (\S+)", fields))
+    prev = re.search(r"^@@PREVIOUS (.*)$", res.stdout, re.M)
+    assert "@@BOOT 2" in res.console + res.stdout, res.console[-3000:]
+    return res, digests, status, (prev.group(1).split() if prev else [])
 
 
-def test_region_kept_across_sysrq_reset(modules, kernel, build_dir):
-    """sysrq-b resets at once, no notifier: the header is still there."""
-    boots = reset_boots(kernel, build_dir, modules, "echo b > /proc/sysrq-trigger")
-    assert boots[-1] == "region 0x0000000030000000 16777216 boots 2 found kept", boots
+def check_survived(digests, status, previous):
+    first, second = digests
+    assert sorted(previous) == ["h_persist", "pa", "pb"], previous
+    for c in ("pa", "pb", "h_persist"):
+        assert second[c] == first[c], (c, first[c], second[c])
+        assert status[c]["damaged_subbufs"] == "0", status[c]
+        assert status[c]["damaged_records"] == "0", status[c]
+        assert int(status[c]["records"]) == first[c][0], status[c]
+        assert status[c]["boot"] == "1" and status[c]["this_boot"] == "2", status[c]
+    assert first["pb"][0] == 50 and first["h_persist"][0] == 41, first
+    assert first["pa"][0] > 500 and first["plain"][0] > 0, first
 
 
-def test_region_kept_across_panic_reboot(modules, kernel, build_dir):
+# In the second boot pa is registered again and logs: new records go to
+# the other area, the previous ones stay.
+AGAIN = rf"""
+ctl register_sub pa 2048 8 7 2
+ctl printk pa 3 3000 -1 process again
+digest {PREV}/pa pa-after
+digest $D/pa pa-live
+"""
+
+
+def test_records_survive_sysrq_reset(modules, kernel, build_dir):
+    """sysrq-b resets at once, no notifier runs."""
+    res, digests, status, previous = boot_twice(modules, kernel, build_dir, second=AGAIN)
+    check_survived(digests, status, previous)
+    assert digests[1]["pa-after"] == digests[0]["pa"]
+    assert digests[1]["pa-live"][0] > 100
+
+
+def test_records_survive_panic_reboot(modules, kernel, build_dir):
     """A panic with panic=1 reboots after a second."""
-    boots = reset_boots(kernel, build_dir, modules, "echo c > /proc/sysrq-trigger",
-                        "panic=1")
-    assert boots[-1] == "region 0x0000000030000000 16777216 boots 2 found kept", boots
+    res, digests, status, previous = boot_twice(
+        modules, kernel, build_dir, reset="echo c > /proc/sysrq-trigger", append="panic=1")
+    check_survived(digests, status, previous)
+
+
+# CPU 0 of pd logs 400 records "dmg <i>", 48 bytes each: its 4
+# sub-buffers of 4096 bytes hold about 83 each after their 96-byte
+# header, so the ring wraps and sub-buffer numbers 1..4 are kept.  Then
+# the header of the sub-buffer in slot 1 is overwritten, and the header
+# of record 20 of the one in slot 2.
+SUBBUF_HEADER = 96
+RECORD = 48
+DAMAGE = rf"""
+ctl register_sub pd 4096 4 7 2
+ctl printk pd 3 400 0 process dmg
+digest $D/pd pd
+off=$(awk '$1=="area" && $4=="offset" && $6=="boot" {{print $2, $5}}' {PERSIST} |
+      while read s o; do
+          if grep -q "^slot $s pd " {PERSIST}; then echo $o; fi
+      done)
+ctl scribble $(printf '%#x' $(({REGION_BASE} + off + 4096))) 64 0x5a
+ctl scribble $(printf '%#x' $(({REGION_BASE} + off + 2 * 4096 + {SUBBUF_HEADER} + 20 * {RECORD}))) 16 0xa5
+"""
+
+
+def test_damaged_region_is_reported_and_skipped(modules, kernel, build_dir):
+    res, digests, status, previous = boot_twice(
+        modules, kernel, build_dir, damage=DAMAGE,
+        second=f"nocaller {PREV}/pd/merged-ts | sed 's/^/@@PD /'\n")
+    assert "pd" in previous, previous
+    st = status["pd"]
+    assert st["damaged_subbufs"] == "1", st
+    assert int(st["damaged_records"]) >= 1, st
+    # Every other channel is whole.
+    for c in ("pa", "pb", "h_persist"):
+        assert digests[1][c] == digests[0][c], c
+    lines = re.findall(r"^@@PD (.*)$", res.stdout, re.M)
+    assert len(lines) == int(st["records"])
+    seqs = [int(re.search(r"#(\d+):", ln).group(1)) for ln in lines]
+    texts = [ln.split(": ", 1)[1] for ln in lines]
+    # Each record left is the one logged with that number, in order ...
+    assert all(t == f"dmg {s}" for s, t in zip(seqs, texts)), lines[:5]
+    assert seqs == sorted(seqs), seqs
+    # ... the newest is there, and a sub-buffer and a part of another
+    # are missing.
+    shown = digests[0]["pd"][0]
+    assert seqs[-1] == 399, seqs[-5:]
+    missing = shown - len(lines)
+    assert 80 < missing < 2 * 90, (shown, len(lines))
+    gaps = [(a, b) for a, b in zip(seqs, seqs[1:]) if b != a + 1]
+    assert len(gaps) == 1, gaps      # the two damaged parts are adjacent
+    assert "Oops" not in res.console and "BUG" not in res.console
+
+
+CLEAR = rf"""
+echo 1 > {PREV}/pb/clear
+n=0
+while [ -e {PREV}/pb ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done
+echo "@@AFTER-CLEAR $(ls {PREV} | tr '\n' ' ')"
+if echo 1 > {PREV}/pa/clear-not-there 2>/dev/null; then echo "@@BAD"; fi
+grep "^area" {PERSIST} | sed 's/^/@@AREA /'
+"""
+
+
+def test_clear_releases_the_previous_records(modules, kernel, build_dir):
+    res, digests, status, previous = boot_twice(modules, kernel, build_dir, second=CLEAR)
+    check_survived(digests, status, previous)
+    after = re.search(r"^@@AFTER-CLEAR (.*)$", res.stdout, re.M).group(1).split()
+    assert sorted(after) == ["h_persist", "pa"], after
+    areas = re.findall(r"^@@AREA (.*)$", res.stdout, re.M)
+    assert not any("previous" in a for a in areas if a.split()[0] == "1"), areas

@@ -13,7 +13,7 @@
  *   printk NAME LEVEL COUNT CPU CTX TAG   COUNT records "TAG <i>"
  *   event NAME LEVEL COUNT CPU CTX LEN    COUNT binary records, see below
  *   reserve NAME LEVEL COUNT CPU CTX LEN  the same through __dti_reserve()
- *   handle_init NAME                      INIT_DTI_HANDLE() of h_demand or h_early
+ *   handle_init NAME                      INIT_DTI_HANDLE() of a handle below
  *   hprintk NAME LEVEL COUNT TAG          COUNT records "TAG <i>" to handle NAME,
  *                                         initialised or not, from this CPU
  *   race NAME MS                          log to handle NAME from every other
@@ -64,16 +64,20 @@
  *                                         context, holding no lock: an oops
  *                                         (a panic with panic_on_oops), which
  *                                         kills the writing process
+ *   scribble PHYS LEN BYTE                fill LEN bytes of reserved RAM at
+ *                                         physical address PHYS with BYTE
+ *                                         (damage in the persistent region)
  *   hotreg NAME CPU                       bring offline CPU up in a kthread,
  *                                         and register NAME (dti_register())
  *                                         while the CPU is held between
  *                                         relay's prepare step and coming
  *                                         online (up to DTT_HOTREG_HOLD_MS)
  *
- * Three handles are defined here: h_demand (DEFINE_DTI_HANDLE), h_early
- * (DEFINE_DTI_EARLY_HANDLE, 4 KiB static buffer) and h_raw (an early
+ * Four handles are defined here: h_demand (DEFINE_DTI_HANDLE), h_early
+ * (DEFINE_DTI_EARLY_HANDLE, 4 KiB static buffer), h_raw (an early
  * handle whose 1 KiB pending store is followed by a guard pattern; not
- * initialised at load).  At load, the module logs "early <i>" records
+ * initialised at load) and h_persist (DEFINE_DTI_PERSIST_HANDLE, 16 KiB
+ * per CPU; not initialised at load).  At load, the module logs "early <i>" records
  * (module parameter early=, default 20) to h_early before initialising
  * it, then initialises h_early and h_demand; "unregister" on a handle is
  * CLEANUP_DTI_HANDLE(), "handle_init h_raw" initialises h_raw.
@@ -97,6 +101,8 @@
 #include <linux/delay.h>
 #include <linux/dti_s390dbf.h>
 #include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/ioport.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/module.h>
@@ -158,7 +164,9 @@ static struct {
 DEFINE_DTI_EARLY_HANDLE(h_raw, "h_raw", 64 * 1024, DTI_LEVEL_DEBUG,
 			h_raw_store.buf, sizeof(h_raw_store.buf));
 
-static struct dti_handle *const dtt_handles[] = { &h_demand, &h_early, &h_raw };
+DEFINE_DTI_PERSIST_HANDLE(h_persist, "h_persist", 16 * 1024, DTI_LEVEL_DEBUG);
+
+static struct dti_handle *const dtt_handles[] = { &h_demand, &h_early, &h_raw, &h_persist };
 
 static unsigned int early = 20;
 module_param(early, uint, 0444);
@@ -496,6 +504,27 @@ static int dtt_handle_init(const char *name)
 	if (ret)
 		return ret;
 	return dtt_add(name, &h->info, h, false);
+}
+
+/* scribble: damage reserved RAM, which the kernel does not manage. */
+static int dtt_cmd_scribble(char **argv)
+{
+	unsigned long long phys;
+	unsigned int len, byte;
+	void *p;
+
+	if (kstrtoull(argv[1], 0, &phys) || kstrtouint(argv[2], 0, &len) ||
+	    kstrtouint(argv[3], 0, &byte) || !len || byte > 0xff)
+		return -EINVAL;
+	if (region_intersects(phys, len, IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
+	    REGION_DISJOINT)
+		return -EPERM;
+	p = memremap(phys, len, MEMREMAP_WB);
+	if (!p)
+		return -ENOMEM;
+	memset(p, byte, len);
+	memunmap(p);
+	return 0;
 }
 
 /* hprintk: log to a handle whether or not it was initialised. */
@@ -1257,6 +1286,8 @@ static int dtt_execute(char **argv, int argc)
 		return dtt_cmd_s390_register(argv, argc);
 	if (!strcmp(argv[0], "badlen") && argc == 3)
 		return dtt_cmd_badlen(argv[1], argv[2]);
+	if (!strcmp(argv[0], "scribble") && argc == 4)
+		return dtt_cmd_scribble(argv);
 	if (!strcmp(argv[0], "hotreg") && argc == 3)
 		return dtt_cmd_hotreg(argv[1], argv[2]);
 

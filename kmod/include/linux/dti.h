@@ -30,6 +30,7 @@
 
 /* dti_register_flags() flags */
 #define DTI_F_NO_OVERWRITE	0x1	/* drop new records when full, keep old */
+#define DTI_F_PERSIST		0x2	/* buffers in dti.ko's persistent region */
 
 /* Sub-buffers per CPU buffer when dti_register() splits the size. */
 #define DTI_DEFAULT_N_SUBBUFS	8
@@ -168,6 +169,7 @@ struct dti_info {
  * @pending:	storage for @info.pending, aligned for dump readers
  * @name:	channel name
  * @size:	bytes of buffer per CPU once the buffers exist
+ * @flags:	DTI_F_PERSIST or 0
  *
  * Use DEFINE_DTI_HANDLE() or DEFINE_DTI_EARLY_HANDLE(), never directly.
  */
@@ -176,6 +178,7 @@ struct dti_handle {
 	struct dti_pending pending __aligned(DTI_DUMP_PENDING_ALIGN);
 	const char *name;
 	size_t size;
+	unsigned int flags;
 };
 
 /* Bytes of pending-record storage a DEFINE_DTI_HANDLE() handle gets. */
@@ -304,7 +307,8 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
  *	log:	dti_printk(mytrace, DTI_LEVEL_INFO, "reset %d\n", why);
  *	exit:	CLEANUP_DTI_HANDLE(mytrace);
  */
-#define __DEFINE_DTI_HANDLE(handle, _name, _size, _level, _buf, _bufsize) \
+#define __DEFINE_DTI_HANDLE(handle, _name, _size, _level, _buf, _bufsize, \
+			    _flags)					   \
 	static DEFINE_PER_CPU(struct dti_cpu_stats, handle##__dti_stats);  \
 	static struct dti_handle handle = {				   \
 		.info = {						   \
@@ -320,6 +324,7 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 		},							   \
 		.name = (_name),					   \
 		.size = (_size),					   \
+		.flags = (_flags),					   \
 	}
 
 /**
@@ -335,7 +340,7 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 #define DEFINE_DTI_HANDLE(handle, name, size, init_level)		   \
 	static u64 handle##__dti_buf[DTI_PENDING_DEFAULT_SIZE / sizeof(u64)]; \
 	__DEFINE_DTI_HANDLE(handle, name, size, init_level,		   \
-			    handle##__dti_buf, sizeof(handle##__dti_buf))
+			    handle##__dti_buf, sizeof(handle##__dti_buf), 0)
 
 /**
  * DEFINE_DTI_EARLY_HANDLE - define a handle that can log before its init
@@ -353,7 +358,26 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 #define DEFINE_DTI_EARLY_HANDLE(handle, name, size, init_level,		   \
 				static_buf, static_size)		   \
 	__DEFINE_DTI_HANDLE(handle, name, size, init_level,		   \
-			    static_buf, static_size)
+			    static_buf, static_size, 0)
+
+/**
+ * DEFINE_DTI_PERSIST_HANDLE - define a handle whose records survive a reset
+ * @handle: variable name of the handle
+ * @name: channel name
+ * @size: bytes of buffer per CPU, taken from dti.ko's persistent region
+ * @init_level: level before anyone changes it
+ *
+ * As DEFINE_DTI_HANDLE(), with the channel's buffers in the region that
+ * dti.ko's persist= parameter names (DTI_F_PERSIST): after a reset that
+ * keeps RAM, the next load of dti.ko shows this boot's records under
+ * /sys/kernel/debug/dti/.previous/<name>/.  INIT_DTI_HANDLE() fails with
+ * -ENODEV without a region and -ENOSPC when the region is full.
+ */
+#define DEFINE_DTI_PERSIST_HANDLE(handle, name, size, init_level)	   \
+	static u64 handle##__dti_buf[DTI_PENDING_DEFAULT_SIZE / sizeof(u64)]; \
+	__DEFINE_DTI_HANDLE(handle, name, size, init_level,		   \
+			    handle##__dti_buf, sizeof(handle##__dti_buf),  \
+			    DTI_F_PERSIST)
 
 /* Register the handle's channel; returns 0 or a negative errno. */
 #define INIT_DTI_HANDLE(handle)		dti_handle_init(&(handle))

@@ -284,7 +284,10 @@ struct dti_dump_pending {
 #define DTI_PERSIST_MARKER	"__DTI_PERSIST__"
 #define DTI_PERSIST_MARKER_SIZE	16
 #define DTI_PERSIST_MAGIC	0xD7D0AE55U
-#define DTI_PERSIST_VERSION	1
+#define DTI_PERSIST_VERSION	2
+
+/* Channels a region holds: entries in its slot table */
+#define DTI_PERSIST_SLOTS	32
 
 /**
  * struct dti_persist_header - the start of a persistent region
@@ -296,7 +299,11 @@ struct dti_dump_pending {
  * @boots:	loads of dti.ko that took the region, the current one included
  * @header_size: sizeof(struct dti_persist_header)
  * @crc:	CRC-32 (zlib's) of the header, this field zero
- * @reserved:	zero
+ * @n_slots:	entries in the slot table, DTI_PERSIST_SLOTS
+ * @slot_size:	sizeof(struct dti_persist_slot)
+ * @next_free:	offset from the region's start of the first byte no slot's
+ *		areas use; the slot table follows this header, the areas
+ *		start at the first page boundary after it
  *
  * A load that finds a header whose every field checks out keeps what
  * the region holds (the previous boot's records); any other content is
@@ -311,6 +318,58 @@ struct dti_persist_header {
 	__u64 base;
 	__u32 boots;
 	__u32 header_size;
+	__u32 crc;
+	__u32 n_slots;
+	__u32 slot_size;
+	__u32 reserved;
+	__u64 next_free;
+};
+
+/* struct dti_persist_area.state */
+#define DTI_PERSIST_AREA_FREE	0	/* holds nothing to keep */
+#define DTI_PERSIST_AREA_USED	1	/* written by boot @boot */
+
+/**
+ * struct dti_persist_area - one of the two rings of a slot
+ * @offset:	where its per-CPU rings start, from the region's start;
+ *		CPU N's ring is at @offset + N * @subbuf_size * @n_subbufs
+ * @generation:	generation every sub-buffer header of these rings carries
+ * @boot:	the header's @boots of the load that wrote it
+ * @state:	DTI_PERSIST_AREA_*
+ * @subbuf_size: bytes per sub-buffer
+ * @n_subbufs:	sub-buffers per CPU
+ * @nr_cpus:	CPUs with a ring (nr_cpu_ids of that boot)
+ *
+ * A channel writes one of its slot's areas and leaves the other, which
+ * holds the previous boot's records, alone; the next boot reads the one
+ * written last and writes the other.
+ */
+struct dti_persist_area {
+	__u64 offset;
+	__u32 generation;
+	__u32 boot;
+	__u32 state;
+	__u32 subbuf_size;
+	__u32 n_subbufs;
+	__u32 nr_cpus;
+};
+
+/**
+ * struct dti_persist_slot - a persistent channel's place in the region
+ * @name:	channel name, NUL-padded; empty: the slot is free
+ * @area_size:	bytes each of the two areas has
+ * @area:	the two areas
+ * @crc:	CRC-32 of the slot, this field zero
+ * @reserved:	zero
+ *
+ * A slot whose CRC fails is not trusted: its channel is reported as
+ * damaged and its space is not used again until the region is set up
+ * anew.
+ */
+struct dti_persist_slot {
+	char  name[DTI_NAME_MAX + 1];
+	__u64 area_size;
+	struct dti_persist_area area[2];
 	__u32 crc;
 	__u32 reserved;
 };
