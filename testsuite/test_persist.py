@@ -134,10 +134,11 @@ done
 
 
 def boot_twice(modules, kernel, build_dir, *, reset="echo b > /proc/sysrq-trigger",
-               damage="", second="", append=""):
+               damage="", second="", append="", dti_tool=None):
     script = (BOOT + LOG_AND_RESET.replace("DAMAGE", damage or ":").replace("RESET", reset)
               + SECOND_BOOT + second)
     res = vm.run(script, modules=modules, kernel=kernel, build_dir=build_dir,
+                 extra_files={str(dti_tool): "/bin/dti"} if dti_tool else None,
                  mem=GUEST_MEM, smp=SMP, append=f"{MEMMAP} {append}".strip(),
                  reboot=True, timeout=600)
     res.check()
@@ -167,9 +168,16 @@ def check_survived(digests, status, previous):
     assert first["pa"][0] > 500 and first["plain"][0] > 0, first
 
 
-# In the second boot pa is registered again and logs: new records go to
-# the other area, the previous ones stay.
+# In the second boot `dti read --previous` prints what the previous
+# merged view shows, and refuses a channel with nothing kept; then pa is
+# registered again and logs: new records go to the other area, the
+# previous ones stay.
 AGAIN = rf"""
+for c in pa pb h_persist; do
+    say "READ $c $(dti read --previous $c | md5sum | cut -c1-32) $(md5sum < {PREV}/$c/merged | cut -c1-32)"
+done
+if dti read --previous plain 2> /tmp/err; then say "READ-PLAIN accepted"; fi
+say "READ-PLAIN $(cat /tmp/err)"
 ctl register_sub pa 2048 8 7 2
 ctl printk pa 3 3000 -1 process again
 digest {PREV}/pa pa-after
@@ -177,10 +185,16 @@ digest $D/pa pa-live
 """
 
 
-def test_records_survive_sysrq_reset(modules, kernel, build_dir):
+def test_records_survive_sysrq_reset(modules, kernel, build_dir, dti_tool):
     """sysrq-b resets at once, no notifier runs."""
-    res, digests, status, previous = boot_twice(modules, kernel, build_dir, second=AGAIN)
+    res, digests, status, previous = boot_twice(modules, kernel, build_dir, second=AGAIN,
+                                                dti_tool=dti_tool)
     check_survived(digests, status, previous)
+    reads = re.findall(r"^@@READ (\S+) (\w+) (\w+)$", res.stdout, re.M)
+    assert sorted(c for c, _, _ in reads) == ["h_persist", "pa", "pb"], reads
+    assert all(a == b for _, a, b in reads), reads
+    assert "no records of channel plain from a previous boot" in res.stdout, res.stdout[-2000:]
+    assert "READ-PLAIN accepted" not in res.stdout
     assert digests[1]["pa-after"] == digests[0]["pa"]
     assert digests[1]["pa-live"][0] > 100
 

@@ -69,7 +69,7 @@ struct dti_out {
 
 /* The options of read, decode and dump (read.c parses them) */
 struct dti_read_opts {
-	bool follow, quiet, no_reset, symbols, strict;
+	bool follow, quiet, no_reset, symbols, strict, previous;
 	bool list;			/* dump --list */
 	int format;
 	struct dti_filter filter;	/* --cpu, --min-level, --max-level */

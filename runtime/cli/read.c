@@ -49,6 +49,8 @@ const char usage_read[] =
 	"\n"
 	"  -f, --follow          keep printing new records until interrupted\n"
 	"      --no-reset        only the records not read before\n"
+	"  -p, --previous        the records the previous boot left in persistent\n"
+	"                        channel CHANNEL (after a reset that kept RAM)\n"
 	DTI_READ_HELP;
 const char usage_decode[] =
 	"usage: dti decode [options] DIR | FILE... | -\n"
@@ -65,6 +67,7 @@ static const struct option dti_read_opts[] = {
 	DTI_READ_OPTS,
 	{ "follow",    no_argument,       NULL, 'f' },
 	{ "no-reset",  no_argument,       NULL, OPT_NORESET },
+	{ "previous",  no_argument,       NULL, 'p' },
 	{ NULL, 0, NULL, 0 },
 };
 static const struct option dti_decode_opts[] = {
@@ -194,7 +197,7 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	o->filter.min_level = DTI_LEVEL_EMERG;
 	o->filter.max_level = DTI_LEVEL_MAX;
 	while ((c = dti_getopt(cmd, argc, argv,
-			       is_read ? "hfF:o:c:sq" : is_dump ? "hF:o:c:ql" :
+			       is_read ? "hfpF:o:c:sq" : is_dump ? "hF:o:c:ql" :
 			       is_con ? "hF:o:c:q" : "hF:o:c:sq",
 			       is_read ? dti_read_opts : is_dump ? dti_dump_opts :
 			       is_con ? dti_console_opts : dti_decode_opts, &ret)) != -1) {
@@ -218,6 +221,9 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 			break;
 		case OPT_NORESET:
 			o->no_reset = true;
+			break;
+		case 'p':
+			o->previous = true;
 			break;
 		case 'F':
 			o->format = dti_format_parse(optarg);
@@ -258,6 +264,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		return dti_usage(cmd, true, is_read ? "missing CHANNEL" :
 				 is_dump ? "missing VMCORE" : is_con ? "missing FILE" :
 				 "missing DIR or FILE");
+	if (o->previous && (o->follow || o->no_reset))
+		return dti_usage(cmd, true, "--previous reads records that no longer change: no --follow or --no-reset");
 	if (o->list + !!o->out_dir + !!o->excerpt > 1)
 		return dti_usage(cmd, true, "--list, --out and --excerpt exclude each other");
 	if (max_args && argc - optind > max_args)
@@ -383,6 +391,8 @@ int cmd_read(int argc, char **argv)
 	sa.sa_handler = dti_on_signal;	/* no SA_RESTART: wake the sleep */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (o.previous)
+		return dti_read_run(dti_open_previous(argv[optind], flags), &o);
 	return dti_read_run(dti_open_channel(argv[optind], flags), &o);
 }
 

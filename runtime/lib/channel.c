@@ -120,6 +120,25 @@ int dti_check_channel(const char *name, char *dir, size_t size)
 	return 0;
 }
 
+int dti_check_previous(const char *name, char *dir, size_t size)
+{
+	char root[PATH_MAX];
+	struct stat st;
+
+	if (dti_name_ok(name) < 0 || dti_check_root(root, sizeof(root)) < 0)
+		return -1;
+	if ((size_t)snprintf(dir, size, "%s/" DTI_PREVIOUS_DIR "/%s", root, name) >= size)
+		return dti_fail(ENAMETOOLONG, "%s/" DTI_PREVIOUS_DIR "/%s: path too long", root,
+				name);
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		if (errno == EACCES)
+			return dti_fail(EACCES, "permission denied: %s", dir);
+		return dti_fail(ENOENT, "no records of channel %s from a previous boot: %s does not exist (dti.ko needs persist=SIZE@ADDR, the channel DTI_F_PERSIST, and the records may have been cleared)",
+				name, dir);
+	}
+	return 0;
+}
+
 int dti_channel_path(const char *name, const char *file, char *buf, size_t size)
 {
 	char dir[PATH_MAX];

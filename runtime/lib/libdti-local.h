@@ -446,5 +446,8 @@ int dti_ob_settle(struct dti_obuf *ob);
 /* channel.c */
 char *dti_read_file(const char *path);
 int dti_check_channel(const char *name, char *dir, size_t size);
+/* The previous boot's records of persistent channels: <debugfs>/dti/.previous/ */
+#define DTI_PREVIOUS_DIR	".previous"
+int dti_check_previous(const char *name, char *dir, size_t size);
 
 #endif /* _DTI_LIBDTI_LOCAL_H */

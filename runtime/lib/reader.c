@@ -328,6 +328,15 @@ struct dti_reader *dti_open_channel(const char *name, unsigned int flags)
 	return r;
 }
 
+struct dti_reader *dti_open_previous(const char *name, unsigned int flags)
+{
+	char dir[PATH_MAX];
+
+	if (dti_check_previous(name, dir, sizeof(dir)) < 0)
+		return NULL;
+	return dti_open_dir_live(dir, flags & ~(DTI_OPEN_RESET | DTI_OPEN_FOLLOW), false);
+}
+
 unsigned int dti_nr_streams(const struct dti_reader *r)
 {
 	return r->n;

@@ -167,6 +167,13 @@ int dti_set_debugfs(const char *path);
  */
 struct dti_reader *dti_open_channel(const char *name, unsigned int flags);
 /*
+ * Open what the previous boot left of persistent channel @name, as dti.ko
+ * checked it at load: <debugfs>/dti/.previous/<name>/trace0..N.  Returns
+ * NULL with errno ENOENT if there is none, or as dti_open_channel().
+ * DTI_OPEN_RESET and DTI_OPEN_FOLLOW do not apply.
+ */
+struct dti_reader *dti_open_previous(const char *name, unsigned int flags);
+/*
  * Open the files trace0..N in @dir.  NULL on error (ENOENT if there are
  * none).  A snapshot's info and stats in @dir are checked against the
  * trace files at the first dti_next(): a traceN of a CPU stats does not
