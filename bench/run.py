@@ -55,6 +55,7 @@ CASES = {
     "dti_event16": "dti_event, 16 B payload",
     "dti_event64": "dti_event, 64 B payload",
     "dti_event256": "dti_event, 256 B payload",
+    "dti_persist64": "dti_event, 64 B, persistent channel (DTI's ring writer)",
     "dti_printk": "dti_printk, 3 integers and a short string",
     "dti_reserve64": "dti_reserve + fill of 64 B (irqs off around it)",
     "dti_filtered": "dti_event refused by the channel's level",
@@ -80,6 +81,11 @@ CASES = {
 # TSC, as ftrace's clock does here in either case; tsc=reliable gives the
 # guest the same.  --append "" measures the HPET guest.
 DEFAULT_APPEND = "tsc=reliable"
+# The persistent region of the dti_persist64 case (issue 21): reserved with
+# memmap= in every boot but the dump's, below the end of guest RAM.
+PERSIST_REGION = "16M@0x30000000"
+PERSIST_MEMMAP = "memmap=16M$0x30000000"
+
 TPUT_CASE = "dti_event64"
 PROBE_CASE = "dti_event64"
 FTRACE_INSTANCE = "/sys/kernel/tracing/instances/dti_bench"
@@ -140,7 +146,7 @@ def build(kernel, work: Path) -> dict[str, Path]:
 # ---------------------------------------------------------------- guest side
 
 GUEST_SETUP = f"""
-insmod $DTI_MODDIR/dti.ko
+insmod $DTI_MODDIR/dti.ko ${{PERSIST:-}}
 insmod $DTI_MODDIR/dti_bench.ko
 # Console quiet: only messages more urgent than level 1 reach the serial
 # console; printk still stores every record in the log buffer.
@@ -225,12 +231,13 @@ def boot(name: str, script: str, files: dict[str, Path], args, *, smp=None,
     try:
         t0 = time.monotonic()
         load0 = os.getloadavg()[0]
-        res = vm.run(GUEST_SETUP + script, smp=smp or args.smp, mem=args.mem,
+        res = vm.run(f"PERSIST=persist={PERSIST_REGION}\n" + GUEST_SETUP + script,
+                     smp=smp or args.smp, mem=args.mem,
                      timeout=timeout or args.timeout,
                      modules=[files["dti.ko"], files["dti_bench.ko"]],
                      extra_files=extra_files or {}, kernel=args.kernel,
                      build_dir=args.build_dir, run_dir=run_dir,
-                     append=args.append)
+                     append=f"{args.append} {PERSIST_MEMMAP}".strip())
     finally:
         if qemu:
             if old is None:
@@ -561,7 +568,8 @@ def parse_args(argv=None):
                    help="a quick look while profiling: only these cases "
                         "(comma-separated), latency boots only; prints each "
                         "boot's medians and writes no report")
-    p.add_argument("--mem", type=int, default=768, help="guest MiB (default 768)")
+    p.add_argument("--mem", type=int, default=1024,
+                   help="guest MiB (default 1024: the persistent region lies below 784)")
     p.add_argument("--timeout", type=float, default=900.0,
                    help="seconds per guest boot (default 900)")
     p.add_argument("--outdir", type=Path, default=HERE / "results",

@@ -36,7 +36,10 @@
  *
  * Locks: dti_persist.lock serialises changes of the header and the slot
  * table and the previous boot's directories.  It nests inside a
- * channel's ctl_lock (buffers are created under it) and takes no other.
+ * channel's ctl_lock (buffers are created under it); under it only the
+ * channel's dump_lock is taken (dti_dump_add_ring()), and removing a
+ * ring's file on failure waits for opens of it, which take buf_lock but
+ * never this lock.
  * Nothing here runs in atomic context: registration, level changes,
  * module load and unload, and file operations.
  */

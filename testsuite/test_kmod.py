@@ -13,7 +13,7 @@ from dtirec import (accounting_errors, parse_kv, parse_merged_ts, parse_stats,
                     parse_stream, payload_for, readable, record_size)
 from guestlib import CONTROL_FILES, PRELUDE, VIEW_FILES, flood_reading
 
-EINVAL, EEXIST, EMSGSIZE, ENXIO = 22, 17, 90, 6
+EINVAL, EEXIST, EMSGSIZE, ENXIO, ENODEV = 22, 17, 90, 6, 19
 # Channels dti_test always has (its handles, see test_handles.py).
 HANDLE_DIRS = {"h_demand", "h_early"}
 
@@ -296,7 +296,9 @@ BAD_REGISTER = [
     ("register_sub onesub 4096 1 3 0", EINVAL),
     ("register_sub manysub 4096 5000 3 0", EINVAL),
     ("register_sub bigsub 8388608 2 3 0", EINVAL),
-    ("register_sub flags 4096 4 3 2", EINVAL),
+    ("register_sub flags 4096 4 3 4", EINVAL),
+    # DTI_F_PERSIST, but dti.ko was loaded without a persistent region
+    ("register_sub persist 4096 4 3 2", ENODEV),
 ]
 
 

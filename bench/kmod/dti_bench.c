@@ -69,6 +69,7 @@
 #define BENCH_N_SUBBUFS		8
 
 #define BENCH_NAME		"dti_bench"	/* DTI channel, ftrace instance */
+#define BENCH_PERSIST_NAME	"dti_bench_p"	/* persistent DTI channel */
 #define BENCH_BIG_NAME		"dti_bench_big"	/* channel for "fill" */
 #define BENCH_LEVEL		DTI_LEVEL_INFO	/* the channel's level */
 #define BENCH_LEVEL_OFF		DTI_LEVEL_DEBUG	/* above it: filtered */
@@ -95,6 +96,8 @@
 
 static u8 bench_payload[DTI_BENCH_LARGE];
 static struct dti_info *bench_dti;
+/* bench_dti's twin in dti.ko's persistent region; NULL without one */
+static struct dti_info *bench_persist;
 static struct dti_info *bench_big;
 static struct rchan *bench_relay;
 static struct trace_array *bench_tr;
@@ -150,6 +153,7 @@ struct bench_run {
 /*
  * How a case proves that its records were stored:
  * BENCH_CHECK_WRITTEN	the DTI channel's written counter on the CPU
+ * BENCH_CHECK_PERSIST	the persistent channel's (the persist case)
  * BENCH_CHECK_FILTERED	its filtered counter (the filtered case)
  * BENCH_CHECK_MISSES	the call's own result (relay_reserve() not NULL,
  *			printk and trace_array_printk() returning > 0)
@@ -159,6 +163,7 @@ struct bench_run {
  */
 enum bench_check {
 	BENCH_CHECK_WRITTEN,
+	BENCH_CHECK_PERSIST,
 	BENCH_CHECK_FILTERED,
 	BENCH_CHECK_MISSES,
 	BENCH_CHECK_EXTERNAL,
@@ -290,6 +295,8 @@ BENCH_BATCH(dti_event64,
 	    __dti_event(bench_dti, BENCH_LEVEL, bench_payload, DTI_BENCH_MEDIUM))
 BENCH_BATCH(dti_event256,
 	    __dti_event(bench_dti, BENCH_LEVEL, bench_payload, DTI_BENCH_LARGE))
+BENCH_BATCH(dti_persist64,
+	    __dti_event(bench_persist, BENCH_LEVEL, bench_payload, DTI_BENCH_MEDIUM))
 BENCH_BATCH(dti_printk,
 	    __dti_printk(bench_dti, BENCH_LEVEL, BENCH_FMT, BENCH_ARGS))
 BENCH_BATCH(dti_reserve64, bench_dti_reserve(run))
@@ -328,6 +335,7 @@ static const struct bench_case bench_cases[] = {
 	BENCH_CASE(dti_event16, WRITTEN),
 	BENCH_CASE(dti_event64, WRITTEN),
 	BENCH_CASE(dti_event256, WRITTEN),
+	BENCH_CASE(dti_persist64, PERSIST),
 	BENCH_CASE(dti_printk, WRITTEN),
 	BENCH_CASE(dti_reserve64, WRITTEN),
 	BENCH_CASE(dti_filtered, FILTERED),
@@ -364,6 +372,8 @@ static u64 *bench_counter(const struct bench_case *bc, unsigned int cpu)
 	switch (bc->check) {
 	case BENCH_CHECK_WRITTEN:
 		return &st->written;
+	case BENCH_CHECK_PERSIST:
+		return bench_persist ? &per_cpu_ptr(bench_persist->stats, cpu)->written : NULL;
 	case BENCH_CHECK_FILTERED:
 		return &st->filtered;
 	default:
@@ -388,6 +398,10 @@ static s64 bench_stored(const struct bench_run *run)
 	u64 total = (u64)run->batches * run->calls;
 
 	switch (run->bc->check) {
+	case BENCH_CHECK_PERSIST:
+		if (!bench_persist)
+			return -1;
+		fallthrough;
 	case BENCH_CHECK_WRITTEN:
 	case BENCH_CHECK_FILTERED:
 		return bench_count(run) - run->before;
@@ -865,6 +879,11 @@ static int __init bench_init(void)
 		ret = PTR_ERR(bench_dti);
 		goto err_dir;
 	}
+	/* dti.ko loaded without persist= has no region: no persist case. */
+	bench_persist = dti_register_flags(BENCH_PERSIST_NAME, BENCH_SUBBUF_SIZE,
+					   BENCH_N_SUBBUFS, BENCH_LEVEL, DTI_F_PERSIST);
+	if (IS_ERR(bench_persist))
+		bench_persist = NULL;
 	bench_relay = relay_open("relay", bench_dir, BENCH_SUBBUF_SIZE,
 				 BENCH_N_SUBBUFS, &bench_relay_cb, NULL);
 	if (!bench_relay) {
@@ -880,6 +899,7 @@ static int __init bench_init(void)
 err_relay:
 	relay_close(bench_relay);
 err_dti:
+	dti_unregister(bench_persist);
 	dti_unregister(bench_dti);
 err_dir:
 	debugfs_remove_recursive(bench_dir);
@@ -892,6 +912,7 @@ static void __exit bench_exit(void)
 	relay_close(bench_relay);
 	if (bench_big)
 		dti_unregister(bench_big);
+	dti_unregister(bench_persist);
 	dti_unregister(bench_dti);
 	debugfs_remove_recursive(bench_dir);
 }

@@ -301,6 +301,7 @@ struct dti_dump_pending {
  * @crc:	CRC-32 (zlib's) of the header, this field zero
  * @n_slots:	entries in the slot table, DTI_PERSIST_SLOTS
  * @slot_size:	sizeof(struct dti_persist_slot)
+ * @reserved:	zero
  * @next_free:	offset from the region's start of the first byte no slot's
  *		areas use; the slot table follows this header, the areas
  *		start at the first page boundary after it
