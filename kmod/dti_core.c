@@ -312,7 +312,7 @@ static bool dti_has_pending(struct dti_info *info)
 static void dti_close_buffers(struct dti_channel *ch, struct rchan *rchan)
 {
 	if (ch->flags & DTI_F_PERSIST)
-		dti_persist_close(ch, rchan);
+		dti_persist_close(rchan);
 	else
 		relay_close(rchan);
 }

@@ -166,7 +166,7 @@ struct dti_snap_cpu {
 
 /**
  * struct dti_prev - what a persistent channel's previous boot left
- * @ref:	held by the .previous/<name>/ directory and by open views
+ * @ref:	held by dti_persist.c until unload and by open views
  * @cleared:	released by a write to the clear file: no new opens
  * @name:	channel name
  * @slot:	its slot in the region
@@ -177,7 +177,7 @@ struct dti_snap_cpu {
  * @bad_subbufs: sub-buffers that should hold records and failed them
  * @records:	records that passed
  * @bad_records: records a sub-buffer header counts that failed
- * @dir:	.previous/<name>/
+ * @dir:	.previous/<name>/, NULL once a clear removed it
  * @remove_work: removes @dir after a clear
  */
 struct dti_prev {
@@ -347,7 +347,7 @@ void dti_dump_setup(void);
 int __init dti_persist_init(void);
 void dti_persist_exit(void);
 struct rchan *dti_persist_open(struct dti_channel *ch);
-void dti_persist_close(struct dti_channel *ch, struct rchan *rchan);
+void dti_persist_close(struct rchan *rchan);
 bool dti_prev_get(struct dti_prev *prev);
 void dti_prev_put(struct dti_prev *prev);
 

@@ -29,7 +29,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/cpu.h>
-#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
@@ -473,16 +472,11 @@ static struct dti_view *dti_prev_view_create(struct dti_prev *prev, bool with_ts
 	return v;
 }
 
-static int dti_view_open(struct inode *inode, struct file *file, bool with_ts)
+/* Serve the view @v (or an ERR_PTR() from making it) through @file. */
+static int dti_view_open(struct file *file, struct dti_view *v)
 {
-	struct dti_view *v;
 	int ret;
 
-	if (debugfs_real_fops(file) == &dti_prev_merged_fops ||
-	    debugfs_real_fops(file) == &dti_prev_merged_ts_fops)
-		v = dti_prev_view_create(inode->i_private, with_ts);
-	else
-		v = dti_view_create(inode->i_private, with_ts);
 	if (IS_ERR(v))
 		return PTR_ERR(v);
 	ret = seq_open(file, &dti_merged_seq_ops);
@@ -496,12 +490,22 @@ static int dti_view_open(struct inode *inode, struct file *file, bool with_ts)
 
 static int dti_merged_open(struct inode *inode, struct file *file)
 {
-	return dti_view_open(inode, file, false);
+	return dti_view_open(file, dti_view_create(inode->i_private, false));
 }
 
 static int dti_merged_ts_open(struct inode *inode, struct file *file)
 {
-	return dti_view_open(inode, file, true);
+	return dti_view_open(file, dti_view_create(inode->i_private, true));
+}
+
+static int dti_prev_merged_open(struct inode *inode, struct file *file)
+{
+	return dti_view_open(file, dti_prev_view_create(inode->i_private, false));
+}
+
+static int dti_prev_merged_ts_open(struct inode *inode, struct file *file)
+{
+	return dti_view_open(file, dti_prev_view_create(inode->i_private, true));
 }
 
 static int dti_view_release(struct inode *inode, struct file *file)
@@ -528,7 +532,7 @@ const struct file_operations dti_merged_ts_fops = {
 
 const struct file_operations dti_prev_merged_fops = {
 	.owner		= THIS_MODULE,
-	.open		= dti_merged_open,
+	.open		= dti_prev_merged_open,
 	.read		= seq_read,
 	.llseek		= seq_lseek,
 	.release	= dti_view_release,
@@ -536,7 +540,7 @@ const struct file_operations dti_prev_merged_fops = {
 
 const struct file_operations dti_prev_merged_ts_fops = {
 	.owner		= THIS_MODULE,
-	.open		= dti_merged_ts_open,
+	.open		= dti_prev_merged_ts_open,
 	.read		= seq_read,
 	.llseek		= seq_lseek,
 	.release	= dti_view_release,
@@ -623,18 +627,23 @@ static struct dti_ring_text *dti_ring_text_prev(struct dti_prev *prev, struct fi
 	return t ? t : ERR_PTR(-ENOMEM);
 }
 
-static int dti_ring_open(struct inode *inode, struct file *file)
+/* Serve @t (or an ERR_PTR() from making it) through @file. */
+static int dti_ring_open(struct file *file, struct dti_ring_text *t)
 {
-	struct dti_ring_text *t;
-
-	if (debugfs_real_fops(file) == &dti_prev_ring_fops)
-		t = dti_ring_text_prev(inode->i_private, file);
-	else
-		t = dti_ring_text_live(inode->i_private);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
 	file->private_data = t;
 	return 0;
+}
+
+static int dti_ring_live_open(struct inode *inode, struct file *file)
+{
+	return dti_ring_open(file, dti_ring_text_live(inode->i_private));
+}
+
+static int dti_ring_prev_open(struct inode *inode, struct file *file)
+{
+	return dti_ring_open(file, dti_ring_text_prev(inode->i_private, file));
 }
 
 static ssize_t dti_ring_read(struct file *file, char __user *ubuf, size_t count,
@@ -653,7 +662,7 @@ static int dti_ring_release(struct inode *inode, struct file *file)
 
 const struct file_operations dti_ring_fops = {
 	.owner		= THIS_MODULE,
-	.open		= dti_ring_open,
+	.open		= dti_ring_live_open,
 	.read		= dti_ring_read,
 	.llseek		= default_llseek,
 	.release	= dti_ring_release,
@@ -661,7 +670,7 @@ const struct file_operations dti_ring_fops = {
 
 const struct file_operations dti_prev_ring_fops = {
 	.owner		= THIS_MODULE,
-	.open		= dti_ring_open,
+	.open		= dti_ring_prev_open,
 	.read		= dti_ring_read,
 	.llseek		= default_llseek,
 	.release	= dti_ring_release,

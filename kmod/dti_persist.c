@@ -108,7 +108,8 @@ static const char *const dti_persist_found_names[] = {
  * @n_bad:	how many
  * @prev_area:	per slot, the area holding the previous boot's records,
  *		or DTI_PERSIST_NO_AREA
- * @prev:	per slot, those records, validated; NULL once released
+ * @prev:	per slot, those records, validated (released ones until
+ *		unload, when their directory may still be going)
  * @prev_root:	.previous/
  */
 static struct dti_persist {
@@ -223,7 +224,6 @@ static int dti_persist_check(phys_addr_t base, u64 size)
 static void dti_persist_format(struct dti_persist *p)
 {
 	struct dti_persist_header *hdr = p->hdr;
-
 	unsigned int i;
 
 	memset(hdr, 0, sizeof(*hdr));
@@ -382,7 +382,7 @@ static int dti_prev_load_cpu(struct dti_prev *prev, struct dti_snap_cpu *sc,
 	struct dti_subbuf_info *info;
 	u64 *seqs, newest = 0, s, first;
 	bool any = false;
-	u32 records, good;
+	u32 good;
 	void *copy;
 
 	seqs = kmalloc_array(n, sizeof(*seqs), GFP_KERNEL);
@@ -412,11 +412,11 @@ static int dti_prev_load_cpu(struct dti_prev *prev, struct dti_snap_cpu *sc,
 			continue;
 		}
 		copy = sc->data + idx * size;
-		info = copy + sizeof(struct dti_record);
-		records = ((const struct dti_subbuf_info *)(ring + idx * size +
-							    sizeof(struct dti_record)))->records;
 		used = dti_prev_records(ring + idx * size, size, cpu, &good);
 		memcpy(copy, ring + idx * size, used);
+		/* The copied header still has the count the ring claimed. */
+		info = copy + sizeof(struct dti_record);
+		prev->bad_records += info->records - good;
 		info->records = good;
 		info->padding = size - used;
 		info->state = DTI_SUBBUF_CLOSED;
@@ -425,7 +425,6 @@ static int dti_prev_load_cpu(struct dti_prev *prev, struct dti_snap_cpu *sc,
 			sc->offset = used;
 		prev->subbufs++;
 		prev->records += good;
-		prev->bad_records += records - good;
 	}
 	sc->produced = newest;
 	sc->produced_after = newest;
@@ -492,7 +491,7 @@ static void dti_prev_remove_work(struct work_struct *work)
 	struct dti_prev *prev = container_of(work, struct dti_prev, remove_work);
 
 	debugfs_remove_recursive(prev->dir);
-	dti_prev_put(prev);
+	prev->dir = NULL;
 }
 
 /*
@@ -520,7 +519,6 @@ static ssize_t dti_prev_clear_write(struct file *file, const char __user *ubuf,
 		slot->area[p->prev_area[prev->slot]].state = DTI_PERSIST_AREA_FREE;
 		dti_persist_seal_slot(slot);
 		p->prev_area[prev->slot] = DTI_PERSIST_NO_AREA;
-		p->prev[prev->slot] = NULL;
 		schedule_work(&prev->remove_work);
 	}
 	mutex_unlock(&p->lock);
@@ -682,7 +680,14 @@ static int dti_persist_write_area(const struct dti_persist *p, unsigned int i)
 	return p->prev_area[i] == 0 ? 1 : 0;
 }
 
-static void dti_persist_free_rings(struct rchan *rchan)
+/**
+ * dti_persist_close - free what dti_persist_open() built; the records
+ *	stay in the region for the next boot
+ * @rchan: the rings, which no writer reaches any more; may be partly built
+ *
+ * Context: process context; may sleep.
+ */
+void dti_persist_close(struct rchan *rchan)
 {
 	struct rchan_buf *buf;
 	unsigned int cpu;
@@ -749,7 +754,7 @@ static struct rchan *dti_persist_rings(struct dti_channel *ch, void *rings,
 	}
 	return rchan;
 err:
-	dti_persist_free_rings(rchan);
+	dti_persist_close(rchan);
 	return NULL;
 }
 
@@ -798,19 +803,6 @@ struct rchan *dti_persist_open(struct dti_channel *ch)
 				  stride);
 	mutex_unlock(&p->lock);
 	return rchan ? rchan : ERR_PTR(-ENOMEM);
-}
-
-/**
- * dti_persist_close - free what dti_persist_open() built; the records
- *	stay in the region for the next boot
- * @ch: channel
- * @rchan: its rings, which no writer reaches any more
- *
- * Context: process context; may sleep.
- */
-void dti_persist_close(struct dti_channel *ch, struct rchan *rchan)
-{
-	dti_persist_free_rings(rchan);
 }
 
 static int dti_region_show(struct seq_file *m, void *v)
@@ -911,13 +903,13 @@ void dti_persist_exit(void)
 	for (i = 0; i < DTI_PERSIST_SLOTS; i++) {
 		prev = p->prev[i];
 		p->prev[i] = NULL;
-		if (prev) {
-			debugfs_remove_recursive(prev->dir);
-			dti_prev_put(prev);
-		}
+		if (!prev)
+			continue;
+		/* A clear's removal that has not run yet is done here. */
+		cancel_work_sync(&prev->remove_work);
+		debugfs_remove_recursive(prev->dir);
+		dti_prev_put(prev);
 	}
-	/* Cleared ones: their work removes the directory and the last hold. */
-	flush_scheduled_work();
 	debugfs_remove_recursive(p->prev_root);
 	if (p->hdr)
 		memunmap(p->hdr);

@@ -262,6 +262,12 @@ while [ -e {PREV}/pb ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n+1)); done
 echo "@@AFTER-CLEAR $(ls {PREV} | tr '\n' ' ')"
 if echo 1 > {PREV}/pa/clear-not-there 2>/dev/null; then echo "@@BAD"; fi
 grep "^area" {PERSIST} | sed 's/^/@@AREA /'
+# Unload with records shown, released, and released with the removal
+# perhaps still to come.
+echo 1 > {PREV}/h_persist/clear
+rmmod dti_test
+rmmod dti
+echo "@@UNLOADED"
 """
 
 
@@ -272,3 +278,6 @@ def test_clear_releases_the_previous_records(modules, kernel, build_dir):
     assert sorted(after) == ["h_persist", "pa"], after
     areas = re.findall(r"^@@AREA (.*)$", res.stdout, re.M)
     assert not any("previous" in a for a in areas if a.split()[0] == "1"), areas
+    assert "@@UNLOADED" in res.stdout
+    for bad in ("BUG", "WARNING:", "Oops", "refcount"):
+        assert bad not in res.console, bad
