@@ -507,7 +507,7 @@ static void dti_halt_account(struct dti_channel *ch, u64 seq)
  * Context: interrupts disabled, the channel's write guard held.
  * Return: @length, or 0 if the ring has no room for it.
  */
-static noinline size_t dti_ring_switch(struct rchan_buf *buf, size_t length)
+static DTI_PROBE_POINT size_t dti_ring_switch(struct rchan_buf *buf, size_t length)
 {
 	struct rchan *rchan = buf->chan;
 	size_t size = rchan->subbuf_size, n = rchan->n_subbufs, idx;

@@ -13,13 +13,25 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+import pytest
+
 from dtirec import (HDR, REC_SUBBUF, accounting_errors, parse_kv,
                     parse_merged_ts, parse_stats, parse_stream, readable,
                     record_size)
 from guestlib import CONTROL_FILES, PRELUDE, VIEW_FILES, flood_reading
 
 EINVAL, ENOENT, ENOSPC, EMSGSIZE = 22, 2, 28, 90
-NEST_SYMS = ("relay_switch_subbuf", "dti_subbuf_start", "strscpy", "dti_probe_stored")
+# The probed functions inside a write, by the kind of channel written: a
+# relay channel switches sub-buffers with relay, a persistent one with
+# DTI's own ring writer.
+NEST_SYMS = {
+    "relay": ("relay_switch_subbuf", "dti_subbuf_start", "strscpy", "dti_probe_stored"),
+    "persist": ("dti_ring_switch", "dti_subbuf_start", "strscpy", "dti_probe_stored"),
+}
+# A persistent channel needs dti.ko's region, reserved on the command line.
+PERSIST_PRELUDE = PRELUDE.replace("insmod $DTI_MODDIR/dti.ko\n",
+                                  "insmod $DTI_MODDIR/dti.ko persist=16M@0x30000000\n")
+PERSIST_BOOT = dict(mem=1024, append="memmap=16M$0x30000000")
 
 
 def out(res, *parts) -> str:
@@ -72,25 +84,30 @@ def check_raw_buffers(res, d, name, ncpus):
         assert counts == [s["records"] for s in subbufs], (cpu, counts)
 
 
-def test_kprobes_inside_the_write_path_log_to_the_same_channel(dti_guest):
-    """kprobes on relay's sub-buffer switch, DTI's sub-buffer callback, the
-    strscpy() of the sub-buffer header and the stored-record probe point log
-    to the channel being written, while every CPU floods it and it wraps."""
+@pytest.mark.parametrize("kind", ["relay", "persist"])
+def test_kprobes_inside_the_write_path_log_to_the_same_channel(dti_guest, kind):
+    """kprobes on the sub-buffer switch (relay's, or DTI's ring writer for a
+    persistent channel), DTI's sub-buffer callback, the strscpy() of the
+    sub-buffer header and the stored-record probe point log to the channel
+    being written, while every CPU floods it and it wraps."""
+    persist = kind == "persist"
     # dti_probe_stored() is called only while someone listens.
-    res = dti_guest.run(PRELUDE + "echo 1 > /sys/module/dti/parameters/probe_stored\n"
-                        "ctl register_sub ns 4096 4 7 0\n" +
+    res = dti_guest.run((PERSIST_PRELUDE if persist else PRELUDE) +
+                        "echo 1 > /sys/module/dti/parameters/probe_stored\n"
+                        f"ctl register_sub ns 4096 4 7 {2 if persist else 0}\n" +
                         flood_reading("ns", "nest ns 1500", 20) +
-                        "snap ns final\nrawsnap ns raw\n", smp=2, timeout=900).check()
+                        "snap ns final\nrawsnap ns raw\n", smp=2, timeout=900,
+                        **(PERSIST_BOOT if persist else {})).check()
     r = parse_kv(out(res, "result"))
     assert r["ret"] == "0", r
     busy = 0
-    for sym in NEST_SYMS:
+    for sym in NEST_SYMS[kind]:
         hits, stored, refused, other = map(int, r[sym].split("/"))
         assert hits > 0 and other == 0, (sym, r[sym])
         assert hits == stored + refused, (sym, r[sym])
         busy += refused
     # Called only from inside a write: every record they log is refused.
-    for sym in ("relay_switch_subbuf", "dti_subbuf_start", "dti_probe_stored"):
+    for sym in (NEST_SYMS[kind][0], "dti_subbuf_start", "dti_probe_stored"):
         hits, stored, refused, _ = map(int, r[sym].split("/"))
         assert refused == hits, (sym, r[sym])
     st = parse_stats(out(res, "final", "stats"))

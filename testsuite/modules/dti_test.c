@@ -761,12 +761,13 @@ static int dtt_cmd_badlen(const char *name, const char *extra)
 
 /*
  * Functions that run inside DTI's write path: the sub-buffer switch
- * (relay's and DTI's callback), the strscpy() of the sub-buffer header,
- * and the stored-record probe point.  strscpy() fires all over the
- * kernel too: those records are simply stored.
+ * (relay's for relay channels, DTI's ring writer for persistent ones, and
+ * DTI's callback), the strscpy() of the sub-buffer header, and the
+ * stored-record probe point.  strscpy() fires all over the kernel too:
+ * those records are simply stored.
  */
 static const char *const dtt_nest_syms[] = {
-	"relay_switch_subbuf", "dti_subbuf_start", "strscpy",
+	"relay_switch_subbuf", "dti_ring_switch", "dti_subbuf_start", "strscpy",
 	"dti_probe_stored",
 };
 
