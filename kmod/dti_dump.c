@@ -97,6 +97,8 @@ void dti_dump_init(struct dti_channel *ch, const char *name)
 		d->flags |= DTI_DUMP_F_NO_OVERWRITE;
 	if (ch->info->pending)
 		d->flags |= DTI_DUMP_F_HANDLE;
+	if (ch->flags & DTI_F_PERSIST)
+		d->flags |= DTI_DUMP_F_PERSIST;
 	d->subbuf_size = ch->subbuf_size;
 	d->n_subbufs = ch->n_subbufs;
 	d->nr_cpu_ids = nr_cpu_ids;

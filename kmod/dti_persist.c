@@ -235,6 +235,7 @@ static void dti_persist_format(struct dti_persist *p)
 	hdr->header_size = sizeof(*hdr);
 	hdr->n_slots = DTI_PERSIST_SLOTS;
 	hdr->slot_size = sizeof(struct dti_persist_slot);
+	hdr->page_size = PAGE_SIZE;
 	hdr->next_free = dti_persist_areas_start();
 	memset(p->slots, 0, DTI_PERSIST_SLOTS * sizeof(*p->slots));
 	for (i = 0; i < DTI_PERSIST_SLOTS; i++)
@@ -253,7 +254,7 @@ static enum dti_persist_found dti_persist_examine(const struct dti_persist *p)
 	    hdr->header_size != sizeof(*hdr) || hdr->crc != dti_persist_crc(hdr) ||
 	    hdr->n_slots != DTI_PERSIST_SLOTS ||
 	    hdr->slot_size != sizeof(struct dti_persist_slot) ||
-	    !PAGE_ALIGNED(hdr->next_free) || hdr->next_free < dti_persist_areas_start() ||
+	    hdr->page_size != PAGE_SIZE || !PAGE_ALIGNED(hdr->next_free) || hdr->next_free < dti_persist_areas_start() ||
 	    hdr->next_free > p->size)
 		return DTI_PERSIST_DAMAGED;
 	return DTI_PERSIST_KEPT;

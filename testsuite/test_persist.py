@@ -18,16 +18,24 @@
   record is there; nothing crashes.
 * A write to clear releases the records: the directory goes, and the
   boot after does not show them again.
+* `dti dump` finds the region in a QEMU dump of the boot after a reset:
+  the dumped boot's rings are the channel's, the previous boot's are
+  channels NAME@boot1, exactly the records that boot showed, also in an
+  excerpt of the dump.
 
 Timings on the reference host: ~10 s for the refusals, ~30 s per test
-with a reset.
+with a reset, ~90 s for the dump.
 """
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+from pathlib import Path
 
-from harness import vm
+from dtirec import parse_merged_ts
+from harness import dump, vm
 
 GUEST_MEM = 1024                        # MiB: the region lies below its end
 REGION_BASE = 0x30000000
@@ -281,3 +289,98 @@ def test_clear_releases_the_previous_records(modules, kernel, build_dir):
     assert "@@UNLOADED" in res.stdout
     for bad in ("BUG", "WARNING:", "Oops", "refcount"):
         assert bad not in res.console, bad
+
+
+# The dump test's region lies in the RAM of a guest of dump.QEMU_DUMP_MEM
+# MiB: the ELF dump is as large as the guest.
+DUMP_REGION = "8M@0x18000000"
+DUMP_MEMMAP = "memmap=8M$0x18000000"
+DTI_HOST = Path(__file__).resolve().parent.parent / "runtime" / "build" / "dti"
+VIEW = re.compile(r"^@@VIEW (\S+)\n(.*?)^@@END \1$", re.M | re.S)
+
+# Boot 1 logs into pa (every CPU, wrapping its rings) and pb, prints
+# their merged-ts views and resets.  Boot 2 registers pa again, logs a
+# few records into it, prints its view and panics: QEMU dumps the guest.
+DUMP_SCRIPT = rf"""
+insmod $DTI_MODDIR/dti.ko persist={DUMP_REGION}
+insmod $DTI_MODDIR/dti_test.ko
+D=/sys/kernel/debug/dti
+T=/sys/kernel/debug/dti_test/ctl
+ctl() {{
+    echo "$*" > $T
+    r=$(cat $T)
+    case "$r" in
+    ret=0*) ;;
+    *) echo "dti_test command failed: $* => $r" >&2; return 1;;
+    esac
+}}
+view() {{ echo "@@VIEW $2"; cat $D/$1/merged-ts; echo "@@END $2"; }}
+BOOTNO=$(sed -n 's/^boots //p' {PERSIST})
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+echo "@@BOOT $BOOTNO"
+ctl register_sub pa 2048 8 7 2
+c=0
+if [ "$BOOTNO" = 1 ]; then
+    ctl register_sub pb 4096 4 7 2
+    while [ $c -lt $NCPU ]; do ctl printk pa 6 400 $c process a$c; c=$((c + 1)); done
+    ctl printk pb 3 50 -1 process pb
+    view pa pa@boot1
+    view pb pb@boot1
+    sync
+    echo b > /proc/sysrq-trigger
+    sleep 30
+fi
+while [ $c -lt $NCPU ]; do ctl printk pa 6 30 $c process again$c; c=$((c + 1)); done
+view pa pa
+echo "@@READY"
+"""
+
+
+def dti_host(*args) -> subprocess.CompletedProcess:
+    r = subprocess.run([str(DTI_HOST), *map(str, args)], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, f"dti {' '.join(map(str, args))}: {r.returncode}\n{r.stderr}"
+    return r
+
+
+def dump_records(vmcore: Path, channel: str) -> list[tuple]:
+    out = dti_host("dump", vmcore, "--channel", channel, "--format", "json").stdout
+    recs = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return [(o["cpu"], o["seq"], o["ts_ns"], o["level"], o["text"].rstrip("\n"))
+            for o in recs]
+
+
+def test_dump_finds_the_region(request, modules, kernel, build_dir, dti_tool, tmp_path):
+    """dti dump of the boot after a reset: pa is this boot's rings (its
+    descriptor's), pa@boot1 and pb@boot1 the previous boot's, read from
+    the region alone, the same in an excerpt of the dump."""
+    failed = request.session.testsfailed
+    res = dump.qemu_dump(DUMP_SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir,
+                         smp=SMP, append=DUMP_MEMMAP, formats=("elf",), reboot=True)
+    assert "@@BOOT 2" in res.stdout and "@@READY" in res.stdout, res.stdout[-3000:]
+    views = {m[1]: [(x.cpu, x.seq, x.ts_ns, x.level, x.text) for x in parse_merged_ts(m[2])]
+             for m in VIEW.finditer(res.stdout)}
+    assert sorted(views) == ["pa", "pa@boot1", "pb@boot1"], sorted(views)
+    vmcore = res.files["elf"]
+    listing = dti_host("dump", "--list", vmcore).stdout
+    names = re.findall(r"^(\S+) ", listing, re.M)[1:]
+    for ch in ("pa", "pa@boot1", "pb@boot1"):
+        assert ch in names, listing
+        assert dump_records(vmcore, ch) == views[ch], ch
+    assert re.search(r"^pa +\d+ \(debug\) +buffers,persist ", listing, re.M), listing
+    for ch, boot in (("pa", 2), ("pa@boot1", 1), ("pb@boot1", 1)):
+        assert re.search(rf"^{ch} .*\n(  .*\n)*  rings written by boot {boot}, in the "
+                         r"persistent region at physical 0x18000000$", listing, re.M), listing
+    assert re.search(r"region: persistent region at physical 0x18000000: 8192 KiB, "
+                     r"taken by 2 boots of dti.ko, 2 of 32 slots used", listing), listing
+    assert len(views["pa@boot1"]) > 4 * 300 and len(views["pb@boot1"]) == 50
+    # An excerpt holds what the channels are read from, the region's among it.
+    excerpt = tmp_path / "excerpt.elf"
+    dti_host("dump", vmcore, "--excerpt", excerpt)
+    for ch in ("pa", "pa@boot1", "pb@boot1"):
+        assert dump_records(excerpt, ch) == views[ch], ch
+    one = tmp_path / "one.elf"
+    dti_host("dump", vmcore, "--channel", "pb@boot1", "--excerpt", one)
+    assert dump_records(one, "pb@boot1") == views["pb@boot1"]
+    if request.session.testsfailed == failed:
+        vmcore.unlink(missing_ok=True)

@@ -847,6 +847,19 @@ static int dti_dump_problems(const struct dti_dump_channel *ch,
 	return ch->damage ? DTI_EXIT_DAMAGE : DTI_EXIT_OK;
 }
 
+/* Damage of persistent regions, on stderr; the exit code it makes */
+static int dti_dump_region_damage(const struct dti_dump_summary *sum,
+				  const struct dti_read_opts *o)
+{
+	const char *text, *nl;
+
+	for (text = sum->region_damage; !o->quiet && text && *text; text = nl + 1) {
+		nl = strchr(text, '\n');
+		dti_err("%.*s", (int)(nl - text), text);
+	}
+	return sum->region_damage ? DTI_EXIT_DAMAGE : DTI_EXIT_OK;
+}
+
 /*
  * The channel from *@i on that --channel selects and that can be read,
  * the problems of those passed over and of it reported, the worst exit
@@ -1166,7 +1179,9 @@ static int dti_excerpt_scan(struct dti_vmcore *v, struct dti_dump *x, uint64_t a
  * the one --channel names, are read from.  The channels are found again,
  * from their descriptors alone, loaded and opened, and every byte read
  * is noted: the descriptors, CPU tables, page lists, levels, rings,
- * pending stores.  Those bytes go into an ELF dump at their physical
+ * pending stores, persistent regions' headers and slot tables (a channel
+ * of a region brings its whole slot table: the region's other channels
+ * are listed in the excerpt, their rings left out).  Those bytes go into an ELF dump at their physical
  * addresses (and virtual ones, where read so: pending stores); what else
  * their pages hold is left out (zero), so other channels' descriptors on
  * the same page are not found in it.  A channel with an error is left
@@ -1185,6 +1200,11 @@ static int dti_dump_excerpt(struct dti_vmcore *v, struct dti_dump *d, int n,
 		return dti_err("%s", dti_errmsg());
 	v->recording = true;
 	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
+		/* a channel of a region alone: the region, found by its header */
+		if (!ch->desc_addr &&
+		    dti_excerpt_scan(v, x, ch->region_addr,
+				     sizeof(struct dti_persist_header)) < 0)
+			goto nomem;
 		if (dti_excerpt_scan(v, x, ch->desc_addr, DTI_DUMP_CHANNEL_SIZE) < 0 ||
 		    dti_excerpt_scan(v, x, ch->pending_addr, DTI_DUMP_PENDING_SIZE) < 0)
 			goto nomem;
@@ -1252,9 +1272,10 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 	if (n < 0) {
 		ret = dti_err("%s", dti_errmsg());
 	} else if (!n) {
-		ret = dti_err("%s: no DTI channels in this %s dump (%llu MiB of memory scanned, %lu \"%s\" markers, none before a descriptor)",
+		dti_dump_region_damage(sum, o);
+		ret = dti_err("%s: no DTI channels in this %s dump (%llu MiB of memory scanned, %lu \"__DTI_\" markers, none before a descriptor or a persistent region with records)",
 			      v->path, v->format, (unsigned long long)(sum->scanned >> 20),
-			      sum->markers, DTI_MARKER_PREFIX);
+			      sum->markers);
 	} else if (o->channel && !dti_dump_has(d, n, o->channel)) {
 		ret = DTI_EXIT_FAIL;
 	} else if (o->format == DTI_FMT_RAW && !o->channel && !o->list &&
@@ -1262,10 +1283,12 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 		ret = dti_err("%s: %d channels: --format raw needs --channel NAME (or --out DIR)",
 			      v->path, n);
 	} else {
-		ret = o->list ? dti_dump_list(d, o) :
+		if (!o->list && !o->channel)
+			ret = dti_dump_region_damage(sum, o);
+		ret = dti_exit_worst(ret, o->list ? dti_dump_list(d, o) :
 		      o->out_dir ? dti_dump_out(d, n, o) :
 		      o->excerpt ? dti_dump_excerpt(v, d, n, &mem, o) :
-		      dti_dump_print(d, n, o);
+		      dti_dump_print(d, n, o));
 		/* what the dump lacks is damage too */
 		ret = dti_exit_worst(ret, v->unread ? DTI_EXIT_DAMAGE : DTI_EXIT_OK);
 	}

@@ -21,6 +21,18 @@
  * n_subbufs).  Other slots (freed rings, an earlier boot, never written)
  * are read as unused, not as damage.
  *
+ * A persistent region (dti.ko's persist=, reserved RAM kept across a
+ * reset) starts with "__DTI_PERSIST__" on a page boundary: the scan
+ * looks for "__DTI_", which both markers begin with.  A region whose
+ * header checks out (magic, version, CRC, its own address, geometry)
+ * has a table of slots, each with its CRC, each naming a channel and two
+ * areas of contiguous per-CPU rings.  An area of the region's last boot
+ * that a channel descriptor also describes (name and generation) is that
+ * channel's; any other written area is a channel of its own,
+ * "NAME@bootN", read like any other, and a descriptor an earlier boot
+ * left in memory for it (a reset keeps RAM) is not used.  A slot that
+ * fails its checks is counted and described, never read.
+ *
  * dti_dump_open() copies each CPU's ring out of the dump, its stale
  * slots zeroed, and reads it with the raw-ring code of stream.c, so that
  * records print and damage is reported exactly as from a copy of the
@@ -47,6 +59,9 @@
 #include "libdti-local.h"
 
 #define DTI_MARKER_LEN		(sizeof(DTI_MARKER_PREFIX) - 1)
+/* What the scan looks for: the start of both markers */
+#define DTI_SCAN_PREFIX		"__DTI_"
+#define DTI_SCAN_LEN		(sizeof(DTI_SCAN_PREFIX) - 1)
 /* The start every descriptor shares: marker, magic, version, type, size */
 #define DTI_DUMP_HEAD		(offsetof(struct dti_dump_desc, size) + sizeof(uint32_t))
 /* Page sizes a dumped machine may have */
@@ -60,12 +75,22 @@
 /* Largest pending store read: as large as a CPU's ring may be. */
 #define DTI_DUMP_PENDING_MAX	DTI_RING_MAX
 #define DTI_DUMP_FLAGS_KNOWN	(DTI_DUMP_F_BUFFERS | DTI_DUMP_F_NO_OVERWRITE | \
-				 DTI_DUMP_F_HANDLE)
+				 DTI_DUMP_F_HANDLE | DTI_DUMP_F_PERSIST)
+/* Most slots a region's table is read with: dti.ko writes DTI_PERSIST_SLOTS */
+#define DTI_REGION_SLOTS_MAX	1024u
+/* Largest structure whose CRC is checked with its CRC field zeroed */
+#define DTI_CRC_COPY_MAX	128u
 #define DTI_WHY_MAX		256
 
 _Static_assert(DTI_DUMP_HEAD == 52 && DTI_DUMP_CHANNEL_SIZE == 104 &&
 	       DTI_DUMP_PENDING_SIZE == 80 && sizeof(struct dti_dump_cpu) == 16,
 	       "the descriptor layout of <linux/dti_record.h>");
+_Static_assert(sizeof(struct dti_persist_header) == 72 &&
+	       sizeof(struct dti_persist_area) == 32 &&
+	       sizeof(struct dti_persist_slot) == 112 &&
+	       sizeof(struct dti_persist_slot) <= DTI_CRC_COPY_MAX &&
+	       DTI_DUMP_CHANNEL_SIZE <= DTI_CRC_COPY_MAX,
+	       "the persistent region layout of <linux/dti_record.h>");
 
 /* A descriptor behind a marker, in host order */
 struct dti_found {
@@ -91,7 +116,9 @@ struct dti_dump_ring {
 struct dti_dump_chan {
 	struct dti_dump_channel pub;
 	char name[4 * DTI_NAME_MAX + 1];	/* escaped if not valid */
+	char chan[DTI_NAME_MAX + 1];	/* the name sub-buffer headers carry */
 	const struct dti_found *desc;	/* the channel descriptor used, or NULL */
+	struct dti_found *own;		/* a region's area as a descriptor, or NULL */
 	const struct dti_found *pend;	/* the pending store's, or NULL */
 	struct dti_dump_ring *rings;	/* nr_cpu_ids of them, or NULL */
 	uint64_t live_slots;		/* slots of this generation: the choice */
@@ -99,15 +126,36 @@ struct dti_dump_chan {
 	char *error, *damage, *notes;	/* lines, malloc()ed */
 };
 
+/* A persistent region whose header checks out, in host order */
+struct dti_region {
+	uint64_t addr;
+	bool swapped;
+	struct dti_persist_header h;
+	struct dti_persist_slot *slots;		/* h.n_slots, host order */
+	unsigned char *slot_ok;			/* per slot: passed its checks */
+};
+
+/* A channel descriptor an earlier boot left, of rings a region keeps */
+struct dti_earlier {
+	uint64_t addr;			/* the descriptor's */
+	const struct dti_region *g;
+	unsigned int slot, area;
+};
+
 struct dti_dump {
 	struct dti_dump_mem mem;
-	uint64_t marker_word, marker_mask;	/* "__DTI__" as a word */
+	uint64_t marker_word, marker_mask;	/* "__DTI_" as a word */
 	uint64_t *marks;			/* where markers were found */
 	size_t n_marks, cap_marks;
 	struct dti_found *found;
 	size_t n_found;
+	struct dti_region *regions;
+	size_t n_regions;
+	struct dti_earlier *earlier;
+	size_t n_earlier;
 	struct dti_dump_chan *ch;
 	unsigned int n_ch;
+	char *region_lines, *region_damage;
 	struct dti_dump_summary sum;
 	bool loaded;
 	char err[DTI_WHY_MAX];			/* dti_dump_readerr() */
@@ -240,8 +288,8 @@ static void dti_escape(char *out, size_t size, const unsigned char *p, size_t n)
 struct dti_dump *dti_dump_new(const struct dti_dump_mem *mem)
 {
 	struct dti_dump *d;
-	char word[8] = DTI_MARKER_PREFIX;
-	char mask[8];
+	char word[8] = DTI_SCAN_PREFIX;
+	char mask[8] = { 0 };
 
 	if (!mem || !mem->read_phys)
 		return dti_fail_null(EINVAL, "dti_dump_new: no read_phys function");
@@ -254,9 +302,8 @@ struct dti_dump *dti_dump_new(const struct dti_dump_mem *mem)
 	d->mem = *mem;
 	if (!d->mem.long_size)
 		d->mem.long_size = 8;
-	/* the first 7 bytes of an aligned word, whatever the host's byte order */
-	memset(mask, 0xff, DTI_MARKER_LEN);
-	mask[DTI_MARKER_LEN] = 0;
+	/* the first bytes of an aligned word, whatever the host's byte order */
+	memset(mask, 0xff, DTI_SCAN_LEN);
 	memcpy(&d->marker_word, word, sizeof(d->marker_word));
 	memcpy(&d->marker_mask, mask, sizeof(d->marker_mask));
 	return d;
@@ -287,7 +334,7 @@ static int dti_mark(struct dti_dump *d, uint64_t addr)
 
 /*
  * How many of the @n words at @p come before the first block of
- * DTI_SCAN_BLOCK words that may hold the marker (the first 7 bytes of a
+ * DTI_SCAN_BLOCK words that may hold a marker (the first bytes of a
  * word, @want under @mask), or the last whole block: with AVX2, a block
  * takes four compares of four words and one test of all of them, so
  * that scanning keeps up with memory.
@@ -386,13 +433,13 @@ int dti_dump_scan(struct dti_dump *d, uint64_t addr, const void *data, size_t le
 	if (dti_scan_words(d, addr + head, p + head, words) < 0)
 		return -1;
 	/*
-	 * A run that ends inside an aligned word: if its bytes begin the
+	 * A run that ends inside an aligned word: if its bytes begin a
 	 * marker, the rest may be in the next run.  dti_dump_load() reads
 	 * the whole of it.
 	 */
 	tail = len - head - words * DTI_RECORD_ALIGN;
-	if (tail && !memcmp(p + len - tail, DTI_MARKER_PREFIX,
-			    tail < DTI_MARKER_LEN ? tail : DTI_MARKER_LEN))
+	if (tail && !memcmp(p + len - tail, DTI_SCAN_PREFIX,
+			    tail < DTI_SCAN_LEN ? tail : DTI_SCAN_LEN))
 		return dti_mark(d, addr + len - tail);
 	return 0;
 }
@@ -429,8 +476,10 @@ static const char *dti_marker_why(struct dti_found *f, const unsigned char *raw)
 static bool dti_crc_ok(const unsigned char *raw, size_t size, size_t crc_at,
 		       uint32_t want)
 {
-	unsigned char copy[DTI_DUMP_CHANNEL_SIZE];
+	unsigned char copy[DTI_CRC_COPY_MAX];
 
+	if (size > sizeof(copy))
+		return false;
 	memcpy(copy, raw, size);
 	memset(copy + crc_at, 0, sizeof(uint32_t));
 	return dti_crc32(copy, size) == want;
@@ -614,7 +663,38 @@ static bool dti_slot_live(const struct dti_dump_chan *c, const unsigned char *p,
 	dti_decode_sub(p + DTI_HDR_SIZE, h.swapped, sub);
 	return sub->generation == desc->generation &&
 	       h.seq % desc->n_subbufs == k && sub->name_ok &&
-	       !strcmp(sub->name, c->name);
+	       !strcmp(sub->name, c->chan);
+}
+
+/*
+ * Count the slots of ring @r of @c that hold sub-buffers of its buffers,
+ * the records they hold, and the ring's pages the dump lacks.
+ */
+static void dti_ring_scan(struct dti_dump *d, struct dti_dump_chan *c,
+			  const struct dti_dump_ring *r)
+{
+	const struct dti_dump_desc *desc = &c->desc->d.c;
+	const uint64_t ss = desc->subbuf_size, ps = desc->page_size;
+	unsigned char hdr[DTI_SUB_SIZE];
+	struct dti_sub sub;
+	uint64_t k;
+	uint32_t i;
+
+	c->pub.nr_bufs++;
+	for (k = 0; k < desc->n_subbufs; k++) {
+		dti_ring_read(d, r, ps, k * ss, hdr, sizeof(hdr), NULL);
+		if (!dti_slot_live(c, hdr, k, &sub)) {
+			c->pub.stale_slots++;
+			continue;
+		}
+		c->live_slots++;
+		/* more than it can hold is damage the reader reports */
+		if ((uint64_t)sub.records * DTI_HDR_SIZE <= ss - DTI_SUB_SIZE)
+			c->pub.records += sub.records;
+	}
+	for (i = 0; i < r->n_pages; i++)
+		if (d->mem.read_phys(d->mem.arg, r->pfn[i] * ps, hdr, 1) != 0)
+			c->pub.missing_pages++;
 }
 
 /*
@@ -631,11 +711,9 @@ static int dti_chan_cpu(struct dti_dump *d, struct dti_dump_chan *c,
 	const uint64_t ss = desc->subbuf_size, ps = desc->page_size;
 	const uint64_t ring = ss * desc->n_subbufs;
 	const uint32_t want = (ring + ps - 1) / ps;
-	uint64_t pfns = dti_d64(e->pfns, sw), k, max_pfn;
+	uint64_t pfns = dti_d64(e->pfns, sw), max_pfn;
 	uint32_t n = dti_d32(e->n_pages, sw), i;
-	unsigned char hdr[DTI_SUB_SIZE];
 	struct dti_dump_ring *r = &c->rings[cpu];
-	struct dti_sub sub;
 	const char *why;
 
 	if (!pfns)
@@ -670,21 +748,7 @@ static int dti_chan_cpu(struct dti_dump *d, struct dti_dump_chan *c,
 			goto unusable;
 		}
 	}
-	c->pub.nr_bufs++;
-	for (k = 0; k < desc->n_subbufs; k++) {
-		dti_ring_read(d, r, ps, k * ss, hdr, sizeof(hdr), NULL);
-		if (!dti_slot_live(c, hdr, k, &sub)) {
-			c->pub.stale_slots++;
-			continue;
-		}
-		c->live_slots++;
-		/* more than it can hold is damage the reader reports */
-		if ((uint64_t)sub.records * DTI_HDR_SIZE <= ss - DTI_SUB_SIZE)
-			c->pub.records += sub.records;
-	}
-	for (i = 0; i < n; i++)
-		if (d->mem.read_phys(d->mem.arg, r->pfn[i] * ps, hdr, 1) != 0)
-			c->pub.missing_pages++;
+	dti_ring_scan(d, c, r);
 	return 0;
 unusable:
 	free(r->pfn);
@@ -778,6 +842,7 @@ static void dti_chan_free(struct dti_dump_chan *c)
 	for (cpu = 0; c->rings && cpu < c->pub.nr_cpu_ids; cpu++)
 		free(c->rings[cpu].pfn);
 	free(c->rings);
+	free(c->own);
 	free(c->error);
 	free(c->damage);
 	free(c->notes);
@@ -1019,6 +1084,7 @@ static int dti_choose_desc(struct dti_dump *d, struct dti_dump_chan *c,
 		valid++;
 		memset(&try, 0, sizeof(try));
 		memcpy(try.name, c->name, sizeof(try.name));
+		memcpy(try.chan, c->chan, sizeof(try.chan));
 		if (dti_chan_desc(d, &try, &f[i]) < 0) {
 			dti_chan_free(&try);
 			dti_chan_free(&best);
@@ -1039,7 +1105,7 @@ static int dti_choose_desc(struct dti_dump *d, struct dti_dump_chan *c,
 		dti_note_unused(c, f + 1, f + n, NULL);
 		return 0;
 	}
-	*c = best;		/* @c held only its name */
+	*c = best;		/* @c held only its names */
 	dti_note_unused(c, f, f + n, used);
 	return 0;
 }
@@ -1088,13 +1154,17 @@ static int dti_load_channel(struct dti_dump *d, struct dti_dump_chan *c,
 	struct dti_found *pend = f;
 
 	memcpy(c->name, f->name, sizeof(c->name));
+	snprintf(c->chan, sizeof(c->chan), "%.*s", DTI_NAME_MAX, f->name);
 	while (pend < end && pend->type == DTI_DUMP_CHANNEL)
 		pend++;
 	if (pend > f && dti_choose_desc(d, c, f, pend - f) < 0)
 		return -1;
+	if (c->desc && c->desc->d.c.flags & DTI_DUMP_F_PERSIST && c->rings &&
+	    c->pub.nr_bufs && c->pub.missing_pages && !c->pub.records)
+		dti_addf(&c->notes, "a persistent channel whose rings the dump lacks: reserved RAM (memmap=) is left out of kdump's dumps; the next boot's dti.ko shows its records under .previous/%s",
+			 c->name);
 	if (end > pend && dti_choose_pending(d, c, pend, end - pend) < 0)
 		return -1;
-	c->pub.name = c->name;
 	if (!c->desc) {
 		c->pub.level = DTI_DUMP_NO_LEVEL;
 		if (c->pend && !c->error)
@@ -1103,10 +1173,437 @@ static int dti_load_channel(struct dti_dump *d, struct dti_dump_chan *c,
 	return 0;
 }
 
+/* ---- persistent regions ---- */
+
+/* Round @v up to a multiple of @align, a power of two. */
+static uint64_t dti_align_up(uint64_t v, uint64_t align)
+{
+	return (v + align - 1) & ~(align - 1);
+}
+
+/* Where the areas of region @g start: the first page after its slot table. */
+static uint64_t dti_region_areas(const struct dti_region *g)
+{
+	return dti_align_up(g->h.header_size + (uint64_t)g->h.n_slots * g->h.slot_size,
+			    g->h.page_size);
+}
+
+/* Physical address of slot @i of @g. */
+static uint64_t dti_region_slot_addr(const struct dti_region *g, unsigned int i)
+{
+	return g->addr + g->h.header_size + (uint64_t)i * g->h.slot_size;
+}
+
+/* Bytes between two CPUs' rings in an area: each starts on a page. */
+static uint64_t dti_area_stride(const struct dti_region *g,
+				const struct dti_persist_area *a)
+{
+	return dti_align_up((uint64_t)a->subbuf_size * a->n_subbufs, g->h.page_size);
+}
+
+/*
+ * Host-order fields of the region header @raw, found at @g->addr: NULL
+ * if it checks out, else what is wrong.  *@stray is set if it is no
+ * region at all: no magic, or a copy of a header that lies elsewhere.
+ */
+static const char *dti_region_why(struct dti_dump *d, struct dti_region *g,
+				  const unsigned char *raw, bool *stray)
+{
+	struct dti_persist_header *h = &g->h;
+	bool sw;
+
+	memcpy(h, raw, sizeof(*h));
+	*stray = true;
+	if (g->addr % DTI_DUMP_PAGE_MIN)
+		return "not on a page boundary";
+	if (h->magic != DTI_PERSIST_MAGIC && h->magic != bswap_32(DTI_PERSIST_MAGIC))
+		return "no magic";
+	sw = g->swapped = h->magic != DTI_PERSIST_MAGIC;
+	h->base = dti_d64(h->base, sw);
+	if (h->base != g->addr)
+		return "a copy of the header of a region elsewhere";
+	*stray = false;
+	h->version = dti_d32(h->version, sw);
+	h->size = dti_d64(h->size, sw);
+	h->boots = dti_d32(h->boots, sw);
+	h->header_size = dti_d32(h->header_size, sw);
+	h->crc = dti_d32(h->crc, sw);
+	h->n_slots = dti_d32(h->n_slots, sw);
+	h->slot_size = dti_d32(h->slot_size, sw);
+	h->page_size = dti_d32(h->page_size, sw);
+	h->next_free = dti_d64(h->next_free, sw);
+	if (h->version != DTI_PERSIST_VERSION) {
+		snprintf(d->err, sizeof(d->err),
+			 "region version %u (this reader knows version %u)",
+			 h->version, DTI_PERSIST_VERSION);
+		return d->err;
+	}
+	if (h->header_size != sizeof(*h))
+		return "impossible header size";
+	if (!dti_crc_ok(raw, sizeof(*h), offsetof(struct dti_persist_header, crc), h->crc))
+		return "CRC mismatch (damaged, or caught in the middle of an update)";
+	if (h->page_size < DTI_DUMP_PAGE_MIN || h->page_size > DTI_DUMP_PAGE_MAX ||
+	    (h->page_size & (h->page_size - 1)) || g->addr % h->page_size)
+		return "impossible page size";
+	/*
+	 * Not checked against the end of the dump's memory: an excerpt ends
+	 * where the last thing read from it does.  Pages beyond are missing.
+	 */
+	if (h->size % h->page_size || h->size < 2 * (uint64_t)h->page_size ||
+	    g->addr + h->size < g->addr)
+		return "impossible size";
+	if (!h->n_slots || h->n_slots > DTI_REGION_SLOTS_MAX ||
+	    h->slot_size != sizeof(struct dti_persist_slot))
+		return "impossible slot table";
+	if (h->next_free % h->page_size || h->next_free < dti_region_areas(g) ||
+	    h->next_free > h->size)
+		return "impossible end of the space in use";
+	return NULL;
+}
+
+/* Host-order fields of area @a of a slot of @g; why it is not sane, or NULL. */
+static const char *dti_area_why(const struct dti_region *g, uint64_t area_size,
+				struct dti_persist_area *a)
+{
+	const bool sw = g->swapped;
+	const uint64_t end = g->h.next_free;
+	uint64_t ring;
+
+	a->offset = dti_d64(a->offset, sw);
+	a->generation = dti_d32(a->generation, sw);
+	a->boot = dti_d32(a->boot, sw);
+	a->state = dti_d32(a->state, sw);
+	a->subbuf_size = dti_d32(a->subbuf_size, sw);
+	a->n_subbufs = dti_d32(a->n_subbufs, sw);
+	a->nr_cpus = dti_d32(a->nr_cpus, sw);
+	if (a->offset % g->h.page_size || a->offset < dti_region_areas(g) ||
+	    a->offset > end || area_size > end - a->offset)
+		return "an area outside the space in use";
+	if (a->state == DTI_PERSIST_AREA_FREE)
+		return NULL;
+	if (a->state != DTI_PERSIST_AREA_USED)
+		return "an area of unknown state";
+	ring = (uint64_t)a->subbuf_size * a->n_subbufs;
+	if (!a->generation)
+		return "an area of generation 0";
+	if (a->subbuf_size < DTI_SUBBUF_MIN || a->subbuf_size > DTI_SUBBUF_MAX ||
+	    a->subbuf_size % DTI_RECORD_ALIGN || a->n_subbufs < DTI_NSUB_MIN ||
+	    a->n_subbufs > DTI_NSUB_MAX || ring > DTI_RING_MAX)
+		return "an area of impossible geometry";
+	if (!a->nr_cpus || a->nr_cpus > DTI_CPU_LIMIT ||
+	    dti_area_stride(g, a) * a->nr_cpus > area_size)
+		return "an area whose rings do not fit it";
+	return NULL;
+}
+
+/* Host-order fields of slot @sl (@raw as read) of @g; why it is not sane, or NULL. */
+static const char *dti_slot_why(const struct dti_region *g, struct dti_persist_slot *sl,
+				const unsigned char *raw)
+{
+	const char *why;
+	int a;
+
+	memcpy(sl, raw, sizeof(*sl));
+	sl->crc = dti_d32(sl->crc, g->swapped);
+	sl->area_size = dti_d64(sl->area_size, g->swapped);
+	if (!dti_crc_ok(raw, sizeof(*sl), offsetof(struct dti_persist_slot, crc), sl->crc))
+		return "CRC mismatch (damaged, or caught in the middle of an update)";
+	if (!memchr(sl->name, '\0', sizeof(sl->name)))
+		return "a name without its end";
+	if (!sl->name[0])
+		return NULL;		/* free */
+	if (!dti_name_valid(sl->name))
+		return "a channel name dti.ko refuses";
+	if (!sl->area_size || sl->area_size % g->h.page_size)
+		return "impossible area size";
+	for (a = 0; a < 2; a++)
+		if ((why = dti_area_why(g, sl->area_size, &sl->area[a])))
+			return why;
+	return NULL;
+}
+
+/*
+ * Region @g's slot table: every slot checked and kept in host order,
+ * those that fail counted and described.  0, or -1 (ENOMEM).
+ */
+static int dti_region_slots(struct dti_dump *d, struct dti_region *g)
+{
+	const size_t size = (size_t)g->h.n_slots * g->h.slot_size;
+	unsigned char *raw = malloc(size);
+	unsigned int i, used = 0;
+	const char *why;
+
+	g->slots = calloc(g->h.n_slots, sizeof(*g->slots));
+	g->slot_ok = calloc(g->h.n_slots, 1);
+	if (!raw || !g->slots || !g->slot_ok) {
+		free(raw);
+		return dti_fail(ENOMEM, "out of memory for a slot table");
+	}
+	if (!dti_phys(d, g->addr + g->h.header_size, raw, size, &why)) {
+		dti_addf(&d->region_damage, "persistent region at physical 0x%llx: its slot table cannot be read: %s; nothing of it is read",
+			 (unsigned long long)g->addr, why);
+		free(raw);
+		return 0;
+	}
+	for (i = 0; i < g->h.n_slots; i++) {
+		why = dti_slot_why(g, &g->slots[i], raw + (size_t)i * g->h.slot_size);
+		if (why) {
+			d->sum.damaged_slots++;
+			dti_addf(&d->region_damage, "persistent region at physical 0x%llx: slot %u (physical 0x%llx): %s; its records are not read",
+				 (unsigned long long)g->addr, i,
+				 (unsigned long long)dti_region_slot_addr(g, i), why);
+			continue;
+		}
+		g->slot_ok[i] = 1;
+		used += !!g->slots[i].name[0];
+	}
+	free(raw);
+	dti_addf(&d->region_lines, "persistent region at physical 0x%llx: %llu KiB, taken by %u boot%s of dti.ko, %u of %u slots used, %llu KiB free",
+		 (unsigned long long)g->addr, (unsigned long long)(g->h.size >> 10),
+		 g->h.boots, g->h.boots == 1 ? "" : "s", used, g->h.n_slots,
+		 (unsigned long long)((g->h.size - g->h.next_free) >> 10));
+	return 0;
+}
+
+/*
+ * If the marker at @addr begins a persistent region: 1 if its header
+ * checks out (added to d->regions, its slots read), 0 if not (a damaged
+ * one is described), -1 on ENOMEM.  -2: no region marker, a descriptor's
+ * perhaps.
+ */
+static int dti_region_find(struct dti_dump *d, uint64_t addr)
+{
+	unsigned char raw[sizeof(struct dti_persist_header)];
+	struct dti_region g = { .addr = addr }, *n;
+	const char *why;
+	bool stray;
+
+	if (!dti_phys(d, addr, raw, DTI_PERSIST_MARKER_SIZE, &why) ||
+	    memcmp(raw, DTI_PERSIST_MARKER, DTI_PERSIST_MARKER_SIZE))
+		return -2;
+	if (!dti_phys(d, addr, raw, sizeof(raw), &why)) {
+		d->sum.stray++;
+		return 0;
+	}
+	why = dti_region_why(d, &g, raw, &stray);
+	if (stray) {
+		d->sum.stray++;
+		return 0;
+	}
+	if (why) {
+		dti_addf(&d->region_damage, "persistent region at physical 0x%llx: its header fails: %s; nothing of it is read",
+			 (unsigned long long)addr, why);
+		return 0;
+	}
+	n = realloc(d->regions, (d->n_regions + 1) * sizeof(*n));
+	if (!n)
+		return dti_fail(ENOMEM, "out of memory for a region");
+	d->regions = n;
+	n[d->n_regions++] = g;
+	d->sum.regions++;
+	return dti_region_slots(d, &n[d->n_regions - 1]) < 0 ? -1 : 1;
+}
+
+/* The channel of @d's descriptors whose buffers area @a of slot @sl is, or NULL. */
+static struct dti_dump_chan *dti_area_owner(struct dti_dump *d,
+					    const struct dti_persist_slot *sl,
+					    const struct dti_persist_area *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->n_ch; i++) {
+		struct dti_dump_chan *c = &d->ch[i];
+
+		if (c->desc && !c->own && !strcmp(c->chan, sl->name) &&
+		    c->desc->d.c.flags & DTI_DUMP_F_BUFFERS &&
+		    c->desc->d.c.generation == a->generation)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * Area @a of slot @i of region @g as the channel @c (zeroed): a
+ * descriptor made of what the slot says, its rings contiguous.  0, or -1
+ * (ENOMEM).
+ */
+static int dti_area_chan(struct dti_dump *d, const struct dti_region *g,
+			 unsigned int i, const struct dti_persist_area *a,
+			 struct dti_dump_chan *c)
+{
+	const struct dti_persist_slot *sl = &g->slots[i];
+	const uint64_t ps = g->h.page_size, stride = dti_area_stride(g, a);
+	struct dti_dump_desc *desc;
+	struct dti_dump_ring *r;
+	unsigned int cpu;
+	uint32_t k;
+
+	c->own = calloc(1, sizeof(*c->own));
+	c->rings = calloc(a->nr_cpus, sizeof(*c->rings));
+	if (!c->own || !c->rings)
+		return dti_fail(ENOMEM, "out of memory for a persistent channel");
+	snprintf(c->chan, sizeof(c->chan), "%s", sl->name);
+	snprintf(c->name, sizeof(c->name), "%s@boot%u", sl->name, a->boot);
+	c->own->addr = dti_region_slot_addr(g, i);
+	c->own->type = DTI_DUMP_CHANNEL;
+	c->own->swapped = g->swapped;
+	snprintf(c->own->name, sizeof(c->own->name), "%s", c->name);
+	desc = &c->own->d.c;
+	desc->flags = DTI_DUMP_F_BUFFERS | DTI_DUMP_F_PERSIST;
+	desc->generation = a->generation;
+	desc->subbuf_size = a->subbuf_size;
+	desc->n_subbufs = a->n_subbufs;
+	desc->nr_cpu_ids = a->nr_cpus;
+	desc->page_size = ps;
+	c->desc = c->own;
+	c->pub.flags = desc->flags;
+	c->pub.level = DTI_DUMP_NO_LEVEL;
+	c->pub.generation = a->generation;
+	c->pub.subbuf_size = a->subbuf_size;
+	c->pub.n_subbufs = a->n_subbufs;
+	c->pub.nr_cpu_ids = a->nr_cpus;
+	c->pub.page_size = ps;
+	c->pub.swapped = g->swapped;
+	c->pub.region_addr = g->addr;
+	c->pub.boot = a->boot;
+	for (cpu = 0; cpu < a->nr_cpus; cpu++) {
+		r = &c->rings[cpu];
+		r->n_pages = stride / ps;
+		r->pfn = malloc(r->n_pages * sizeof(*r->pfn));
+		if (!r->pfn)
+			return dti_fail(ENOMEM, "out of memory for cpu%u's page list", cpu);
+		for (k = 0; k < r->n_pages; k++)
+			r->pfn[k] = (g->addr + a->offset + cpu * stride) / ps + k;
+		dti_ring_scan(d, c, r);
+	}
+	for (k = 0; k < d->n_earlier; k++)
+		if (d->earlier[k].g == g && d->earlier[k].slot == i &&
+		    &g->slots[i].area[d->earlier[k].area] == a)
+			dti_addf(&c->notes, "channel descriptor at physical 0x%llx not used: boot %u left it in memory, it describes these rings",
+				 (unsigned long long)d->earlier[k].addr, a->boot);
+	return 0;
+}
+
+/*
+ * The written areas of region @g's slots that checked out: those of a
+ * channel of the descriptors are noted there, the others added to d->ch
+ * (room made by the caller).  0, or -1 (ENOMEM).
+ */
+static int dti_region_chans(struct dti_dump *d, const struct dti_region *g)
+{
+	const struct dti_persist_area *a;
+	struct dti_dump_chan *c;
+	unsigned int i, k;
+
+	for (i = 0; i < g->h.n_slots; i++) {
+		if (!g->slot_ok[i] || !g->slots[i].name[0])
+			continue;
+		for (k = 0; k < 2; k++) {
+			a = &g->slots[i].area[k];
+			if (a->state != DTI_PERSIST_AREA_USED)
+				continue;
+			c = dti_area_owner(d, &g->slots[i], a);
+			if (c) {
+				c->pub.region_addr = g->addr;
+				c->pub.boot = a->boot;
+				continue;
+			}
+			if (dti_area_chan(d, g, i, a, &d->ch[d->n_ch++]) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Whether channel descriptor @f describes an area that a region keeps
+ * from an earlier boot than its last; *@e says which.
+ */
+static bool dti_earlier_area(const struct dti_dump *d, const struct dti_found *f,
+			     struct dti_earlier *e)
+{
+	const struct dti_persist_area *a;
+	const struct dti_region *g;
+	unsigned int s, k;
+	size_t r;
+
+	for (r = 0; r < d->n_regions; r++) {
+		g = &d->regions[r];
+		for (s = 0; g->slot_ok && s < g->h.n_slots; s++) {
+			for (k = 0; g->slot_ok[s] && k < 2; k++) {
+				a = &g->slots[s].area[k];
+				if (a->state == DTI_PERSIST_AREA_USED && a->boot < g->h.boots &&
+				    a->generation == f->d.c.generation &&
+				    !strcmp(g->slots[s].name, f->name)) {
+					*e = (struct dti_earlier){
+						.addr = f->addr, .g = g, .slot = s, .area = k,
+					};
+					return true;
+				}
+			}
+		}
+	}
+	return false;
+}
+
+/*
+ * Take out of d->found the channel descriptors of rings that a region
+ * keeps from an earlier boot than its last (a reset keeps the old
+ * kernel's memory, descriptors included): those rings are the channel
+ * NAME@bootN, and the descriptor must not make them the channel NAME of
+ * the dumped boot.  @n: descriptors in d->found; returns those left, or
+ * -1 (ENOMEM).
+ */
+static ssize_t dti_drop_earlier(struct dti_dump *d, size_t n)
+{
+	struct dti_earlier where, *e;
+	size_t i, kept = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct dti_found *f = &d->found[i];
+
+		if (f->why[0] || f->type != DTI_DUMP_CHANNEL ||
+		    !(f->d.c.flags & DTI_DUMP_F_BUFFERS) || !dti_earlier_area(d, f, &where)) {
+			d->found[kept++] = *f;
+			continue;
+		}
+		e = realloc(d->earlier, (d->n_earlier + 1) * sizeof(*e));
+		if (!e)
+			return dti_fail(ENOMEM, "out of memory for descriptors");
+		d->earlier = e;
+		e[d->n_earlier++] = where;
+	}
+	return kept;
+}
+
+/* Written areas of slots that checked out, in every region: channels at most */
+static size_t dti_region_areas_used(const struct dti_dump *d)
+{
+	const struct dti_region *g;
+	size_t n = 0, r;
+	unsigned int i, k;
+
+	for (r = 0; r < d->n_regions; r++)
+		for (g = &d->regions[r], i = 0; g->slot_ok && i < g->h.n_slots; i++)
+			for (k = 0; g->slot_ok[i] && k < 2; k++)
+				n += g->slots[i].name[0] &&
+				     g->slots[i].area[k].state == DTI_PERSIST_AREA_USED;
+	return n;
+}
+
+static int dti_chan_cmp(const void *a, const void *b)
+{
+	const struct dti_dump_chan *x = a, *y = b;
+
+	return strcmp(x->name, y->name);
+}
+
 int dti_dump_load(struct dti_dump *d)
 {
 	struct dti_found *f;
 	size_t i, j, n = 0, cap = 0;
+	ssize_t kept;
+	int ret;
 
 	if (d->loaded)
 		return dti_fail(EINVAL, "dti_dump_load: called twice");
@@ -1114,6 +1611,11 @@ int dti_dump_load(struct dti_dump *d)
 	dti_marks_unique(d);
 	d->sum.markers = d->n_marks;
 	for (i = 0; i < d->n_marks; i++) {
+		ret = dti_region_find(d, d->marks[i]);
+		if (ret == -1)
+			return -1;
+		if (ret != -2)
+			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			f = realloc(d->found, cap * sizeof(*f));
@@ -1126,13 +1628,17 @@ int dti_dump_load(struct dti_dump *d)
 		else
 			n++;
 	}
-	d->n_found = n;
 	d->sum.descriptors = n;
+	kept = dti_drop_earlier(d, n);
+	if (kept < 0)
+		return -1;
+	n = d->n_found = kept;
 	if (n)
 		qsort(d->found, n, sizeof(*d->found), dti_found_cmp);
-	d->ch = calloc(n ? n : 1, sizeof(*d->ch));
+	cap = n + dti_region_areas_used(d);
+	d->ch = calloc(cap ? cap : 1, sizeof(*d->ch));
 	if (!d->ch)
-		return dti_fail(ENOMEM, "out of memory for %zu channels", n);
+		return dti_fail(ENOMEM, "out of memory for %zu channels", cap);
 	for (i = 0; i < n; i = j) {
 		f = &d->found[i];
 		for (j = i; j < n && !strcmp(d->found[j].name, f->name); j++)
@@ -1140,12 +1646,20 @@ int dti_dump_load(struct dti_dump *d)
 		if (dti_load_channel(d, &d->ch[d->n_ch++], f, &d->found[j - 1] + 1) < 0)
 			return -1;
 	}
+	for (i = 0; i < d->n_regions; i++)
+		if (dti_region_chans(d, &d->regions[i]) < 0)
+			return -1;
+	if (d->n_ch)
+		qsort(d->ch, d->n_ch, sizeof(*d->ch), dti_chan_cmp);
 	for (i = 0; i < d->n_ch; i++) {
+		d->ch[i].pub.name = d->ch[i].name;
 		d->ch[i].pub.error = d->ch[i].error;
 		d->ch[i].pub.damage = d->ch[i].damage;
 		d->ch[i].pub.notes = d->ch[i].notes;
 	}
 	d->sum.channels = d->n_ch;
+	d->sum.region_lines = d->region_lines;
+	d->sum.region_damage = d->region_damage;
 	return d->n_ch;
 }
 
@@ -1167,6 +1681,14 @@ void dti_dump_free(struct dti_dump *d)
 	for (i = 0; i < d->n_ch; i++)
 		dti_chan_free(&d->ch[i]);
 	free(d->ch);
+	for (i = 0; i < d->n_regions; i++) {
+		free(d->regions[i].slots);
+		free(d->regions[i].slot_ok);
+	}
+	free(d->regions);
+	free(d->earlier);
+	free(d->region_lines);
+	free(d->region_damage);
 	free(d->found);
 	free(d->marks);
 	free(d);
@@ -1329,7 +1851,7 @@ struct dti_reader *dti_dump_open(struct dti_dump *d, unsigned int i,
 				.from = "the dump descriptor",
 			};
 			snprintf(r->ident.name, sizeof(r->ident.name), "%.*s",
-				 DTI_NAME_MAX, c->name);
+				 DTI_NAME_MAX, c->chan);
 		}
 	}
 	return r;
@@ -1404,7 +1926,7 @@ static char *dti_save_info(const struct dti_dump_chan *c, size_t *len)
 
 	if (!f)
 		return dti_fail_null(ENOMEM, "out of memory");
-	fprintf(f, "name: %s\n", c->name);
+	fprintf(f, "name: %s\n", c->chan);
 	if (ch->level != DTI_DUMP_NO_LEVEL)
 		fprintf(f, "level: %d\n", ch->level);
 	if (c->desc) {
@@ -1417,10 +1939,14 @@ static char *dti_save_info(const struct dti_dump_chan *c, size_t *len)
 	fprintf(f, "buffers: %s\n", ch->subbuf_size ? "allocated" : "none");
 	fprintf(f, "record_version: %u\n", DTI_RECORD_VERSION);
 	if (c->desc)
-		fprintf(f, "generation: %u\nnr_cpu_ids: %u\npage_size: %u\n"
-			"descriptor: physical 0x%llx\n", ch->generation,
-			ch->nr_cpu_ids, ch->page_size,
+		fprintf(f, "generation: %u\nnr_cpu_ids: %u\npage_size: %u\n",
+			ch->generation, ch->nr_cpu_ids, ch->page_size);
+	if (ch->desc_addr)
+		fprintf(f, "descriptor: physical 0x%llx\n",
 			(unsigned long long)ch->desc_addr);
+	if (ch->region_addr)
+		fprintf(f, "persistent_region: physical 0x%llx\nboot: %u\n",
+			(unsigned long long)ch->region_addr, ch->boot);
 	if (c->pend)
 		fprintf(f, "pending_descriptor: physical 0x%llx\npending_records: %llu\n",
 			(unsigned long long)ch->pending_addr,
@@ -1480,9 +2006,10 @@ int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir)
 
 static void dti_flags_text(unsigned int flags, char *buf, size_t size)
 {
-	snprintf(buf, size, "%s%s%s%s", flags & DTI_DUMP_F_BUFFERS ? ",buffers" : "",
+	snprintf(buf, size, "%s%s%s%s%s", flags & DTI_DUMP_F_BUFFERS ? ",buffers" : "",
 		 flags & DTI_DUMP_F_NO_OVERWRITE ? ",no-overwrite" : "",
-		 flags & DTI_DUMP_F_HANDLE ? ",handle" : "", flags ? "" : ",-");
+		 flags & DTI_DUMP_F_HANDLE ? ",handle" : "",
+		 flags & DTI_DUMP_F_PERSIST ? ",persist" : "", flags ? "" : ",-");
 	memmove(buf, buf + 1, strlen(buf));
 }
 
@@ -1508,11 +2035,12 @@ static void dti_list_channel(FILE *out, const struct dti_dump_channel *ch,
 		snprintf(level, sizeof(level), "%d (%s)", ch->level,
 			 dti_level_name(ch->level));
 	dti_flags_text(ch->flags, fl, sizeof(fl));
-	snprintf(gen, sizeof(gen), ch->desc_addr ? "%#x" : "-", ch->generation);
+	snprintf(gen, sizeof(gen), ch->desc_addr || ch->region_addr ? "%#x" : "-",
+		 ch->generation);
 	snprintf(geom, sizeof(geom), ch->subbuf_size ? "%u x %u" : "-",
 		 ch->n_subbufs, ch->subbuf_size);
-	snprintf(cpus, sizeof(cpus), ch->desc_addr ? "%u/%u" : "-", ch->nr_bufs,
-		 ch->nr_cpu_ids);
+	snprintf(cpus, sizeof(cpus), ch->desc_addr || ch->region_addr ? "%u/%u" : "-",
+		 ch->nr_bufs, ch->nr_cpu_ids);
 	snprintf(recs, sizeof(recs), ch->error ? "-" : "%llu",
 		 (unsigned long long)ch->records);
 	fprintf(out, "%-24s %-11s %-21s %-10s %-12s %-9s %9s %8llu\n", ch->name,
@@ -1522,6 +2050,9 @@ static void dti_list_channel(FILE *out, const struct dti_dump_channel *ch,
 	dti_list_lines(out, "damage", ch->damage);
 	if (!(flags & DTI_LIST_QUIET))
 		dti_list_lines(out, "note", ch->notes);
+	if (ch->region_addr)
+		fprintf(out, "  rings written by boot %u, in the persistent region at physical 0x%llx\n",
+			ch->boot, (unsigned long long)ch->region_addr);
 	if (ch->stale_slots || ch->missing_pages)
 		fprintf(out, "  %lu sub-buffer slots stale or unused, %lu ring pages not in the dump\n",
 			ch->stale_slots, ch->missing_pages);
@@ -1545,11 +2076,15 @@ int dti_dump_print_list(const struct dti_dump *d, FILE *out,
 		dti_list_channel(out, ch, flags);
 		bad += ch->error || ch->damage;
 	}
-	if (!(flags & DTI_LIST_QUIET))
-		fprintf(out, "%u channel%s in %llu MiB of memory; %lu \"%s\" markers, %lu of them no descriptor\n",
+	dti_list_lines(out, "region", d->region_lines);
+	dti_list_lines(out, "damage", d->region_damage);
+	if (!(flags & DTI_LIST_QUIET)) {
+		fprintf(out, "%u channel%s in %llu MiB of memory; %lu \"%s\" markers, %lu of them neither descriptor nor region\n",
 			d->n_ch, d->n_ch == 1 ? "" : "s",
 			(unsigned long long)(sum->scanned >> 20),
-			sum->markers, DTI_MARKER_PREFIX, sum->stray);
+			sum->markers, DTI_SCAN_PREFIX, sum->stray);
+	}
+	bad += !channel && sum->region_damage;
 	if (fflush(out) || ferror(out)) {
 		errno = EIO;
 		return -1;

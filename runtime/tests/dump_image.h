@@ -243,4 +243,93 @@ static inline void img_pending(struct img *m, const char *name, uint64_t desc, b
 	img_put(m, buf, recs, used);
 }
 
+/* ---- persistent regions ---- */
+
+/* A slot of a region as a test describes it (host values) */
+struct img_slot {
+	const char *name;		/* NULL: a free slot */
+	uint64_t area_size;
+	struct dti_persist_area area[2];
+};
+
+/* Bytes between two CPUs' rings of an area: each starts on a page */
+static inline uint64_t img_stride(const struct dti_persist_area *a)
+{
+	return ((uint64_t)a->subbuf_size * a->n_subbufs + IMG_PAGE - 1) / IMG_PAGE * IMG_PAGE;
+}
+
+/* Slot @s as dti.ko writes it, sealed with its CRC, at @out */
+static inline void img_slot_put(struct dti_persist_slot *out, const struct img_slot *s)
+{
+	int k;
+
+	memset(out, 0, sizeof(*out));
+	if (s && s->name) {
+		strcpy(out->name, s->name);
+		out->area_size = img64(s->area_size);
+		for (k = 0; k < 2; k++) {
+			const struct dti_persist_area *a = &s->area[k];
+
+			out->area[k] = (struct dti_persist_area){
+				.offset = img64(a->offset), .generation = img32(a->generation),
+				.boot = img32(a->boot), .state = img32(a->state),
+				.subbuf_size = img32(a->subbuf_size),
+				.n_subbufs = img32(a->n_subbufs), .nr_cpus = img32(a->nr_cpus),
+			};
+		}
+	}
+	out->crc = img32(img_crc32(out, sizeof(*out)));
+}
+
+/*
+ * A persistent region of @size bytes at physical @base, taken by @boots
+ * loads, its space in use up to @next_free: the header and a table of
+ * DTI_PERSIST_SLOTS slots, the first @n of them @slots, the others free.
+ */
+static inline void img_region(struct img *m, uint64_t base, uint64_t size, uint32_t boots,
+			      const struct img_slot *slots, unsigned int n,
+			      uint64_t next_free)
+{
+	struct dti_persist_header h;
+	struct dti_persist_slot sl;
+	unsigned int i;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.marker, DTI_PERSIST_MARKER, sizeof(DTI_PERSIST_MARKER));
+	h.magic = img32(DTI_PERSIST_MAGIC);
+	h.version = img32(DTI_PERSIST_VERSION);
+	h.size = img64(size);
+	h.base = img64(base);
+	h.boots = img32(boots);
+	h.header_size = img32(sizeof(h));
+	h.n_slots = img32(DTI_PERSIST_SLOTS);
+	h.slot_size = img32(sizeof(sl));
+	h.page_size = img32(IMG_PAGE);
+	h.next_free = img64(next_free);
+	h.crc = img32(img_crc32(&h, sizeof(h)));
+	img_put(m, base, &h, sizeof(h));
+	for (i = 0; i < DTI_PERSIST_SLOTS; i++) {
+		img_slot_put(&sl, i < n ? &slots[i] : NULL);
+		img_put(m, base + sizeof(h) + i * sizeof(sl), &sl, sizeof(sl));
+	}
+}
+
+/* @c: area @a of channel @name in the region at @base, for img_subbuf() */
+static inline void img_area_chan(struct img_chan *c, const char *name, uint64_t base,
+				 const struct dti_persist_area *a)
+{
+	unsigned int cpu, i;
+
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->flags = DTI_DUMP_F_BUFFERS | DTI_DUMP_F_PERSIST;
+	c->generation = a->generation;
+	c->subbuf_size = a->subbuf_size;
+	c->n_subbufs = a->n_subbufs;
+	c->nr_cpu_ids = a->nr_cpus;
+	for (cpu = 0; cpu < a->nr_cpus && cpu < 8; cpu++)
+		for (i = 0; i < img_stride(a) / IMG_PAGE && i < 16; i++)
+			c->pages[cpu][i] = (base + a->offset + cpu * img_stride(a)) / IMG_PAGE + i;
+}
+
 #endif /* _DTI_DUMP_IMAGE_H */

@@ -14,8 +14,9 @@
  *
  * Flags (first byte):
  *   bit 0   first set the CRCs of what looks like a descriptor, its CPU
- *           table and its page lists, so that mutations get past the CRC
- *           checks to the fields behind them
+ *           table and its page lists, or a persistent region's header and
+ *           slots, so that mutations get past the CRC checks to the
+ *           fields behind them
  *   bit 1   read_virt() fails (no address translation)
  *   bit 2,3 scan runs: whole segments, pages, 1000 bytes (unaligned),
  *           pages in reverse order
@@ -27,7 +28,8 @@
  *  - tests/fuzz-seeds-dump: flat images, written by `build/test_dump
  *    --seeds DIR` from the images of its tests (a channel with wrapped
  *    and stale sub-buffers and a pending store, the same in the other
- *    byte order, an early handle's store);
+ *    byte order, an early handle's store, a persistent region holding
+ *    two boots' rings);
  *  - build/fuzz-seeds-dump-real: made by tests/dump-seed-variants.py from
  *    tests/dump-excerpts/ (excerpts of a real guest crash, one channel
  *    each): each whole, truncated, and with bits flipped.
@@ -208,6 +210,26 @@ static void fix_channel(struct fuzz_mem *m, uint8_t *p, bool sw)
 	memcpy(p, &d, sizeof(d));
 }
 
+/* Set the CRCs of the persistent region header at @p (@len bytes on) and its slots. */
+static void fix_region(uint8_t *p, size_t len, bool sw)
+{
+	struct dti_persist_header h;
+	struct dti_persist_slot sl;
+	uint32_t i, n;
+
+	memcpy(&h, p, sizeof(h));
+	h.crc = 0;
+	h.crc = f32(img_crc32(&h, sizeof(h)), sw);
+	memcpy(p, &h, sizeof(h));
+	n = f32(h.n_slots, sw);
+	for (i = 0; i < n && sizeof(h) + (i + 1) * sizeof(sl) <= len; i++) {
+		memcpy(&sl, p + sizeof(h) + i * sizeof(sl), sizeof(sl));
+		sl.crc = 0;
+		sl.crc = f32(img_crc32(&sl, sizeof(sl)), sw);
+		memcpy(p + sizeof(h) + i * sizeof(sl), &sl, sizeof(sl));
+	}
+}
+
 /* The CRCs of every descriptor in @m, as if dti.ko had written them. */
 static void fix_crcs(struct fuzz_mem *m)
 {
@@ -222,6 +244,13 @@ static void fix_crcs(struct fuzz_mem *m)
 	for (i = 0; i < m->n; i++)
 		for (at = 0; at + sizeof(struct dti_dump_desc) <= m->seg[i].len; at += 8) {
 			p = m->seg[i].p + at;
+			if (!memcmp(p, DTI_PERSIST_MARKER, DTI_PERSIST_MARKER_SIZE)) {
+				memcpy(&magic, p + offsetof(struct dti_persist_header, magic), 4);
+				if (magic == DTI_PERSIST_MAGIC || magic == bswap_32(DTI_PERSIST_MAGIC))
+					fix_region(p, m->seg[i].len - at,
+						   magic != DTI_PERSIST_MAGIC);
+				continue;
+			}
 			if (memcmp(p, DTI_MARKER_PREFIX, strlen(DTI_MARKER_PREFIX)))
 				continue;
 			memcpy(&magic, p + offsetof(struct dti_dump_desc, magic), 4);

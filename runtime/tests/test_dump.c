@@ -5,8 +5,9 @@
  * is wrong with those that cannot be read, and exactly which records
  * come out, in which order, with which notices.  Wrapped rings, stale
  * sub-buffers of other generations, pending stores, damaged CRCs, pages
- * the dump lacks, the other byte order, duplicates, and snapshots saved
- * for dti_open_dir().  Prints "N passed, N failed" last.
+ * the dump lacks, the other byte order, duplicates, snapshots saved for
+ * dti_open_dir(), and persistent regions: two boots' rings, damaged
+ * slots and headers.  Prints "N passed, N failed" last.
  *
  * With --seeds DIR, writes the images as seeds of fuzz_dump.c instead.
  */
@@ -979,6 +980,294 @@ static void test_info_hint_stream(void)
 /* ---- seeds for fuzz_dump.c ---- */
 
 /* Write @m as seed @name, with fuzz_dump.c's flag byte @flags first. */
+/* ---- persistent regions ---- */
+
+#define PR_BASE		(16 * IMG_PAGE)
+#define PR_SIZE		(32 * IMG_PAGE)
+#define PR_AREA(k)	(IMG_PAGE + (k) * 4 * IMG_PAGE)	/* after the slot table */
+#define PR_GEN_OLD	0xa0000001u
+#define PR_GEN_NOW	0xa0000002u
+
+/*
+ * Region slots: "pa" written by boot 1 and by boot 2 (the dumped one,
+ * whose descriptor describes the rings of area 1); "pb" by boot 1 only.
+ */
+static const struct img_slot pr_slots[] = {
+	{ "pa", 4 * IMG_PAGE, {
+		{ PR_AREA(0), PR_GEN_OLD, 1, DTI_PERSIST_AREA_USED, 2048, 4, 2 },
+		{ PR_AREA(1), PR_GEN_NOW, 2, DTI_PERSIST_AREA_USED, 2048, 4, 2 } } },
+	{ "pb", 4 * IMG_PAGE, {
+		{ PR_AREA(2), 0xb0000001u, 1, DTI_PERSIST_AREA_USED, 4096, 2, 2 },
+		{ PR_AREA(3), 0, 0, DTI_PERSIST_AREA_FREE, 0, 0, 0 } } },
+};
+
+#define PA_OLD_TEXT "old0-0\nold1-0\nold0-1\nold1-1\nolder-0\nolder-1\nolder-2\n"
+#define PA_NOW_TEXT "now-0\nnow-1\nnow-2\n"
+#define PB_TEXT "pb-0\npb-1\n"
+
+/* A region with pr_slots' rings, and pa's channel descriptor (if @desc) */
+static void image_persist(struct img *m, bool desc)
+{
+	struct img_chan c;
+	unsigned int cpu;
+
+	img_init(m, 48);
+	img_region(m, PR_BASE, PR_SIZE, 2, pr_slots, 2, PR_AREA(4));
+	img_area_chan(&c, "pa", PR_BASE, &pr_slots[0].area[0]);
+	img_subbuf(m, &c, 0, 1, PR_GEN_OLD, NULL, 2, true, "old0-", 10, 100);
+	img_subbuf(m, &c, 1, 0, PR_GEN_OLD, NULL, 2, true, "old1-", 0, 105);
+	img_subbuf(m, &c, 0, 2, PR_GEN_OLD, NULL, 3, false, "older-", 12, 200);
+	/* the dumped boot's buffers of pa, another generation, in area 1 */
+	img_area_chan(&c, "pa", PR_BASE, &pr_slots[0].area[1]);
+	img_subbuf(m, &c, 1, 0, PR_GEN_NOW, NULL, 3, false, "now-", 0, 900);
+	if (desc) {
+		c.level = DTI_LEVEL_DEBUG;
+		c.desc = 3 * IMG_PAGE + 8;
+		c.level_at = 3 * IMG_PAGE + 1024;
+		c.table = 3 * IMG_PAGE + 2048;
+		for (cpu = 0; cpu < 2; cpu++)
+			c.pfns[cpu] = 3 * IMG_PAGE + 2560 + 256 * cpu;
+		img_channel(m, &c);
+	}
+	img_area_chan(&c, "pb", PR_BASE, &pr_slots[1].area[0]);
+	img_subbuf(m, &c, 1, 0, 0xb0000001u, NULL, 2, false, "pb-", 0, 50);
+}
+
+/*
+ * A region holding two boots' rings: those of the dumped boot belong to
+ * the channel its descriptor describes, the others are channels
+ * NAME@bootN, read like any other; saved, they read back the same.
+ */
+static void test_persist_region(void)
+{
+	struct img_chan old;
+	struct img m;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_channel *ch;
+	const struct dti_dump_summary *sum;
+	struct dti_dump *d;
+	char dir[300], path[400], *info;
+	struct out o, b;
+	FILE *f;
+	int n;
+
+	image_persist(&m, true);
+	/*
+	 * boot 1's descriptor of pa, left in memory by the reset: its rings
+	 * are pa@boot1, and hold more sub-buffers than the live ones
+	 */
+	img_area_chan(&old, "pa", PR_BASE, &pr_slots[0].area[0]);
+	old.desc = 5 * IMG_PAGE + 8;
+	old.table = 5 * IMG_PAGE + 2048;
+	old.pfns[0] = 5 * IMG_PAGE + 2560;
+	old.pfns[1] = 5 * IMG_PAGE + 2816;
+	img_channel(&m, &old);
+	d = load(&mm, &n);
+	CHECK(n == 3);
+	CHECK_STR(dti_dump_channel(d, 0)->name, "pa");
+	CHECK_STR(dti_dump_channel(d, 1)->name, "pa@boot1");
+	CHECK_STR(dti_dump_channel(d, 2)->name, "pb@boot1");
+	ch = dti_dump_channel(d, 0);
+	CHECK(ch->desc_addr == 3 * IMG_PAGE + 8 && ch->region_addr == PR_BASE &&
+	      ch->boot == 2 && ch->level == DTI_LEVEL_DEBUG && ch->records == 3);
+	CHECK(ch->flags == (DTI_DUMP_F_BUFFERS | DTI_DUMP_F_PERSIST));
+	CHECK(!ch->notes && !ch->error && !ch->damage);
+	ch = dti_dump_channel(d, 1);
+	CHECK(ch->notes && strstr(ch->notes, "channel descriptor at physical 0x5008 not used: boot 1 left it in memory, it describes these rings"));
+	CHECK(!ch->desc_addr && ch->region_addr == PR_BASE && ch->boot == 1 &&
+	      ch->level == DTI_DUMP_NO_LEVEL && ch->generation == PR_GEN_OLD &&
+	      ch->nr_bufs == 2 && ch->records == 7 && ch->stale_slots == 5);
+	CHECK(!ch->error && !ch->damage && !ch->missing_pages);
+	ch = dti_dump_channel(d, 2);
+	CHECK(ch->boot == 1 && ch->subbuf_size == 4096 && ch->n_subbufs == 2 &&
+	      ch->records == 2 && !ch->error && !ch->damage);
+	sum = dti_dump_summary(d);
+	CHECK(sum->regions == 1 && sum->damaged_slots == 0 && !sum->region_damage &&
+	      sum->markers == 3 && sum->stray == 0 && sum->descriptors == 2);
+	CHECK_STR(sum->region_lines, "persistent region at physical 0x10000: 128 KiB, taken by 2 boots of dti.ko, 2 of 32 slots used, 60 KiB free\n");
+	CHECK_STR(print_chan(d, n, "pa", DTI_FMT_TEXT, &o), PA_NOW_TEXT);
+	CHECK_STR(print_chan(d, n, "pa@boot1", DTI_FMT_TEXT, &o), PA_OLD_TEXT);
+	CHECK(o.damage == 0 && o.warning == 0);
+	CHECK_STR(print_chan(d, n, "pb@boot1", DTI_FMT_TEXT, &o), PB_TEXT);
+	/* saved, pa@boot1 reads back the same, its info naming the region */
+	snprintf(dir, sizeof(dir), "%s/pa@boot1", tmpdir);
+	CHECK(dti_dump_save(d, 1, dir) == 0);
+	print_reader(dti_open_dir(dir, 0), DTI_FMT_TEXT, &b);
+	CHECK_STR(b.text, PA_OLD_TEXT);
+	CHECK(b.damage == 0 && b.warning == 0);
+	free(b.text);
+	snprintf(path, sizeof(path), "%s/info", dir);
+	f = fopen(path, "r");
+	info = calloc(1, 4096);
+	CHECK(f && fread(info, 1, 4095, f) > 0);
+	if (f)
+		fclose(f);
+	CHECK(strstr(info, "name: pa\n") && strstr(info, "persistent_region: physical 0x10000\nboot: 1\n") &&
+	      !strstr(info, "descriptor:"));
+	free(info);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* Without a descriptor (dti.ko not loaded, or not yet) both areas are channels. */
+static void test_persist_no_descriptor(void)
+{
+	struct img m;
+	struct mem mm = { .m = &m };
+	struct dti_dump *d;
+	struct out o;
+	char *list = NULL;
+	size_t len;
+	FILE *f;
+	int n;
+
+	image_persist(&m, false);
+	d = load(&mm, &n);
+	CHECK(n == 3);
+	CHECK_STR(dti_dump_channel(d, 0)->name, "pa@boot1");
+	CHECK_STR(dti_dump_channel(d, 1)->name, "pa@boot2");
+	CHECK_STR(dti_dump_channel(d, 2)->name, "pb@boot1");
+	CHECK_STR(print_chan(d, n, "pa@boot2", DTI_FMT_TEXT, &o), PA_NOW_TEXT);
+	f = open_memstream(&list, &len);
+	CHECK(dti_dump_print_list(d, f, NULL, 0) == 0);
+	fclose(f);
+	CHECK(list && strstr(list, "\npa@boot2                 ?           buffers,persist       0xa0000002 4 x 2048     2/2               3        0\n"));
+	CHECK(list && strstr(list, "  region: persistent region at physical 0x10000: 128 KiB"));
+	CHECK(list && strstr(list, "\npb@boot1 ") && strstr(list, "  rings written by boot 2, in the persistent region at physical 0x10000\n"));
+	free(list);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* Re-seal slot @i of the region in @m after a test changed it. */
+static void pr_reseal(struct img *m, unsigned int i)
+{
+	struct dti_persist_slot *sl = (void *)(m->p + PR_BASE +
+		sizeof(struct dti_persist_header) + i * sizeof(*sl));
+
+	sl->crc = 0;
+	sl->crc = img_crc32(sl, sizeof(*sl));
+}
+
+/* Damage in the region: the slot or header that fails is said, nothing else lost. */
+static void test_persist_damage(void)
+{
+	struct img m;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_summary *sum;
+	struct dti_persist_slot *sl;
+	struct dti_dump *d;
+	struct out o;
+	FILE *f;
+	int n;
+
+	/* pb's slot fails its CRC: pa is read, pb is not */
+	image_persist(&m, true);
+	m.p[PR_BASE + sizeof(struct dti_persist_header) + sizeof(*sl) + 1] ^= 1;
+	d = load(&mm, &n);
+	sum = dti_dump_summary(d);
+	CHECK(n == 2 && sum->regions == 1 && sum->damaged_slots == 1);
+	CHECK_STR(sum->region_damage, "persistent region at physical 0x10000: slot 1 (physical 0x100b8): CRC mismatch (damaged, or caught in the middle of an update); its records are not read\n");
+	CHECK_STR(print_chan(d, n, "pa@boot1", DTI_FMT_TEXT, &o), PA_OLD_TEXT);
+	f = fopen("/dev/null", "w");
+	CHECK(dti_dump_print_list(d, f, NULL, 0) == 1);
+	CHECK(dti_dump_print_list(d, f, "pa", 0) == 0);
+	fclose(f);
+	dti_dump_free(d);
+	free(m.p);
+
+	/* an area of impossible geometry, its slot sealed: the same */
+	image_persist(&m, true);
+	sl = (void *)(m.p + PR_BASE + sizeof(struct dti_persist_header));
+	sl->area[0].subbuf_size = 100;
+	pr_reseal(&m, 0);
+	d = load(&mm, &n);
+	sum = dti_dump_summary(d);
+	CHECK(n == 2 && sum->damaged_slots == 1);
+	CHECK(sum->region_damage && strstr(sum->region_damage, "slot 0 (physical 0x10048): an area of impossible geometry"));
+	CHECK(find(d, n, "pa") >= 0 && !dti_dump_channel(d, find(d, n, "pa"))->region_addr);
+	CHECK_STR(print_chan(d, n, "pb@boot1", DTI_FMT_TEXT, &o), PB_TEXT);
+	dti_dump_free(d);
+	free(m.p);
+
+	/* rings beyond the space in use */
+	image_persist(&m, false);
+	sl = (void *)(m.p + PR_BASE + sizeof(struct dti_persist_header));
+	sl->area[1].offset = PR_AREA(4);
+	pr_reseal(&m, 0);
+	d = load(&mm, &n);
+	CHECK(n == 1 && dti_dump_summary(d)->damaged_slots == 1);
+	CHECK(strstr(dti_dump_summary(d)->region_damage, "an area outside the space in use"));
+	dti_dump_free(d);
+	free(m.p);
+
+	/* the header fails: no region, said so; a copy elsewhere is stray */
+	image_persist(&m, true);
+	memcpy(m.p + 10 * IMG_PAGE, m.p + PR_BASE, sizeof(struct dti_persist_header));
+	m.p[PR_BASE + offsetof(struct dti_persist_header, boots)] ^= 4;
+	d = load(&mm, &n);
+	sum = dti_dump_summary(d);
+	CHECK(n == 1 && sum->regions == 0 && sum->stray == 1);
+	CHECK_STR(sum->region_damage, "persistent region at physical 0x10000: its header fails: CRC mismatch (damaged, or caught in the middle of an update); nothing of it is read\n");
+	dti_dump_free(d);
+	free(m.p);
+
+	/* a header of another version */
+	image_persist(&m, false);
+	{
+		struct dti_persist_header *h = (void *)(m.p + PR_BASE);
+
+		h->version = DTI_PERSIST_VERSION + 1;
+		h->crc = 0;
+		h->crc = img_crc32(h, sizeof(*h));
+	}
+	d = load(&mm, &n);
+	CHECK(n == 0 && dti_dump_summary(d)->region_damage &&
+	      strstr(dti_dump_summary(d)->region_damage, "region version 4 (this reader knows version 3)"));
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/*
+ * A dump without the region (kdump leaves reserved RAM out): the
+ * persistent channel's descriptor is there, its rings are not; a note
+ * says where its records are.  The other byte order reads the same.
+ */
+static void test_persist_missing_and_swapped(void)
+{
+	struct img m;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_channel *ch;
+	struct dti_dump *d;
+	struct out o;
+	unsigned int p;
+	int n;
+
+	image_persist(&m, true);
+	for (p = PR_BASE / IMG_PAGE; p < (PR_BASE + PR_SIZE) / IMG_PAGE; p++)
+		mm.missing[p / 8] |= 1 << p % 8;
+	d = load(&mm, &n);
+	CHECK(n == 1 && dti_dump_summary(d)->regions == 0);
+	ch = dti_dump_channel(d, 0);
+	CHECK(ch->records == 0 && ch->missing_pages == 4 && !ch->region_addr);
+	CHECK(ch->notes && strstr(ch->notes, "a persistent channel whose rings the dump lacks"));
+	dti_dump_free(d);
+	free(m.p);
+
+	img_swapped = true;
+	image_persist(&m, true);
+	img_swapped = false;
+	memset(mm.missing, 0, sizeof(mm.missing));
+	d = load(&mm, &n);
+	CHECK(n == 3 && dti_dump_summary(d)->regions == 1);
+	CHECK(dti_dump_channel(d, 1)->swapped && dti_dump_channel(d, 1)->boot == 1);
+	CHECK_STR(print_chan(d, n, "pa@boot1", DTI_FMT_TEXT, &o), PA_OLD_TEXT);
+	CHECK_STR(print_chan(d, n, "pa", DTI_FMT_TEXT, &o), PA_NOW_TEXT);
+	CHECK_STR(print_chan(d, n, "pb@boot1", DTI_FMT_TEXT, &o), PB_TEXT);
+	dti_dump_free(d);
+	free(m.p);
+}
+
 static void seed(const char *dir, const char *name, const struct img *m,
 		 unsigned char flags)
 {
@@ -1022,6 +1311,9 @@ static int write_seeds(const char *dir)
 	img_pending(&m, "early", IMG_PAGE, false, 2 * IMG_PAGE, 512, recs, used);
 	seed(dir, "dump-pending", &m, 0);
 	free(m.p);
+	image_persist(&m, true);
+	seed(dir, "dump-persist", &m, 1);
+	free(m.p);
 	return 0;
 }
 
@@ -1043,6 +1335,10 @@ static const struct unit_test tests[] = {
 	{ "duplicate descriptors", test_duplicates },
 	{ "dti_dump_save() reads back as dti_dump_open()", test_save },
 	{ "info's geometry does not make a stream a ring copy", test_info_hint_stream },
+	{ "persistent region: two boots' rings, saved", test_persist_region },
+	{ "persistent region without descriptors; the listing", test_persist_no_descriptor },
+	{ "persistent region: damaged slots and headers", test_persist_damage },
+	{ "persistent region not in the dump; the other byte order", test_persist_missing_and_swapped },
 };
 
 int main(int argc, char **argv)

@@ -448,7 +448,7 @@ def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
               extra_files: Mapping[str | os.PathLike, str] | None = None,
               append: str = "", crash: str = CRASH_SYSRQ,
               formats: Iterable[str] = ("elf", "kdump-zlib"),
-              nmi_on: str | None = None,
+              nmi_on: str | None = None, reboot: bool = False,
               kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
               run_dir: str | os.PathLike | None = None,
               guest: Guest | None = None) -> QemuDumpResult:
@@ -466,6 +466,9 @@ def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
       kernel.unknown_nmi_panic=1 set by the script, that panics the guest
       with every CPU stopped in NMI context, in the middle of whatever it
       was doing); `crash` should then be "" or a wait.
+    reboot: a guest reset boots it again in the same QEMU process, RAM
+      kept, and the script runs again (as vm.run()'s reboot); the dump is
+      taken at the first panic, whichever boot it comes in.
     timeout: seconds until the guest must have panicked (None: DUMP_TIMEOUT);
       each dump then has QMP_TIMEOUT.
     guest: a vm.Guest to record the boot in (run dir naming, splat checks).
@@ -480,7 +483,8 @@ def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
     base = initramfs.build_base(build_dir, [*fw, *modules], extra_files)
     initrd = write_initrd(run_dir, base, f"{_insmod_lines(fw)}{script}\n{crash}\n", "-eu")
     sock, sock_tmp = _qmp_socket_path(run_dir)
-    cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=False)
+    cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=False,
+                       reboot=reboot)
     cmd += ["-device", "pvpanic", "-device", "vmcoreinfo", "-action", "panic=pause",
             "-qmp", f"unix:{sock},server=on,wait=off"]
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")

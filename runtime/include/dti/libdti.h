@@ -340,12 +340,23 @@ struct dti_dump_mem {
  *		among them): read as zero bytes
  * @pending_records: records in the pending store
  * @swapped:	1 if written in the other byte order
+ * @region_addr: physical address of the persistent region (dti.ko's
+ *		persist=) that holds its rings; 0 if none was found
+ * @boot:	for a channel read from a persistent region, the load of
+ *		dti.ko (the region's count of boots) that wrote its rings
  * @error:	NULL if the channel can be read; else why not, and where
  *		(the physical address), as one line: it is skipped
  * @damage:	NULL, or what of a channel that can be read cannot be (a
  *		CPU's ring, the pending store) and why, one line each
  * @notes:	NULL, or what else was found, one line each: descriptors of
  *		the same name not used, and why
+ *
+ * A persistent region holds two sets of rings per channel: those of the
+ * last boot that wrote it, and those of the boot before.  Rings that a
+ * channel descriptor of the dump also describes (same name and
+ * generation) are that channel's; every other set is a channel of its
+ * own, named "NAME@bootN" after the boot that wrote it, with neither
+ * descriptor nor level.
  *
  * The strings are valid until dti_dump_free(); lines end in '\n'.
  */
@@ -367,22 +378,36 @@ struct dti_dump_channel {
 	const char *error;
 	const char *damage;
 	const char *notes;
+	uint64_t region_addr;
+	uint32_t boot;
 };
 
 /**
  * struct dti_dump_summary - what dti_dump_scan() and dti_dump_load() found
  * @scanned:	bytes given to dti_dump_scan()
- * @markers:	"__DTI__" markers found at 8-byte boundaries
+ * @markers:	"__DTI_" (the start of "__DTI__" and of "__DTI_PERSIST__")
+ *		found at 8-byte boundaries
  * @stray:	markers that are no descriptor: no valid magic behind them
  *		(copies of the string in memory: page cache, module data),
  *		or the image of a static descriptor that no kernel filled in
  *		(a module file in the page cache)
  * @descriptors: markers with a descriptor behind them, used or not
  * @channels:	channels found (with an error or not)
+ * @regions:	persistent regions found, whose header checks out
+ * @damaged_slots: channel slots of those regions that fail their checks:
+ *		their channels' records are not read
+ * @region_lines: NULL, or one line per region found: where, how large,
+ *		how many boots took it, slots used
+ * @region_damage: NULL, or a line for each region whose header fails its
+ *		checks and for each damaged slot, saying where and why
+ *
+ * The strings are valid until dti_dump_free(); lines end in '\n'.
  */
 struct dti_dump_summary {
 	uint64_t scanned;
 	unsigned long markers, stray, descriptors, channels;
+	unsigned long regions, damaged_slots;
+	const char *region_lines, *region_damage;
 };
 
 /*
@@ -419,8 +444,10 @@ const struct dti_dump_summary *dti_dump_summary(const struct dti_dump *d);
 /*
  * Print what `dti dump --list` and crash's `dti` show to @out: a header,
  * one line per channel (all, or only @channel if not NULL) followed by
- * its error, damage and note lines, and a summary of the scan.  Returns
- * the number of listed channels with an error or damage, or -1 (EIO) if
+ * its error, damage and note lines, the persistent regions found
+ * (struct dti_dump_summary.region_lines), and a summary of the scan.
+ * Returns the number of listed channels with an error or damage, plus 1
+ * if all channels are listed and a region has damage, or -1 (EIO) if
  * writing failed.
  */
 int dti_dump_print_list(const struct dti_dump *d, FILE *out,

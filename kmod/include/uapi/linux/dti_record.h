@@ -182,6 +182,7 @@ struct dti_subbuf_info {
 #define DTI_DUMP_F_BUFFERS	0x1	/* the channel has buffers (cpu_table valid) */
 #define DTI_DUMP_F_NO_OVERWRITE	0x2	/* DTI_F_NO_OVERWRITE channel */
 #define DTI_DUMP_F_HANDLE	0x4	/* a handle's channel: it has a pending store */
+#define DTI_DUMP_F_PERSIST	0x8	/* DTI_F_PERSIST: its rings lie in the persistent region */
 
 /**
  * struct dti_dump_desc - what a dump reader finds after a channel's marker
@@ -284,7 +285,7 @@ struct dti_dump_pending {
 #define DTI_PERSIST_MARKER	"__DTI_PERSIST__"
 #define DTI_PERSIST_MARKER_SIZE	16
 #define DTI_PERSIST_MAGIC	0xD7D0AE55U
-#define DTI_PERSIST_VERSION	2
+#define DTI_PERSIST_VERSION	3
 
 /* Channels a region holds: entries in its slot table */
 #define DTI_PERSIST_SLOTS	32
@@ -301,7 +302,8 @@ struct dti_dump_pending {
  * @crc:	CRC-32 (zlib's) of the header, this field zero
  * @n_slots:	entries in the slot table, DTI_PERSIST_SLOTS
  * @slot_size:	sizeof(struct dti_persist_slot)
- * @reserved:	zero
+ * @page_size:	bytes per page of the kernel that set the region up: the
+ *		areas and every CPU's ring in them start on a page
  * @next_free:	offset from the region's start of the first byte no slot's
  *		areas use; the slot table follows this header, the areas
  *		start at the first page boundary after it
@@ -322,7 +324,7 @@ struct dti_persist_header {
 	__u32 crc;
 	__u32 n_slots;
 	__u32 slot_size;
-	__u32 reserved;
+	__u32 page_size;
 	__u64 next_free;
 };
 
@@ -333,7 +335,8 @@ struct dti_persist_header {
 /**
  * struct dti_persist_area - one of the two rings of a slot
  * @offset:	where its per-CPU rings start, from the region's start;
- *		CPU N's ring is at @offset + N * @subbuf_size * @n_subbufs
+ *		CPU N's ring is at @offset + N * stride, where the stride is
+ *		@subbuf_size * @n_subbufs rounded up to the header's @page_size
  * @generation:	generation every sub-buffer header of these rings carries
  * @boot:	the header's @boots of the load that wrote it
  * @state:	DTI_PERSIST_AREA_*
