@@ -19,7 +19,7 @@
 
 #define DTI_REC_KNOWN		(DTI_REC_TEXT | DTI_REC_TRUNCATED | \
 				 DTI_REC_RESERVED | DTI_REC_REPLAYED | \
-				 DTI_REC_PENDING)
+				 DTI_REC_PENDING | DTI_REC_FORMAT | DTI_REC_TYPED)
 
 const char *dti_hdr_status_str(enum dti_hdr_status st)
 {
@@ -99,6 +99,13 @@ const char *dti_rec_invalid(const struct dti_hdr *h, unsigned int ncpu,
 {
 	if (h->flags & ~DTI_REC_KNOWN)
 		snprintf(buf, size, "unknown flags %#x", h->flags);
+	else if ((h->flags & DTI_REC_FORMAT) &&
+		 (h->flags != DTI_REC_FORMAT || h->seq || h->level))
+		snprintf(buf, size, "event format with flags %#x, seq %llu, level %d",
+			 h->flags, (unsigned long long)h->seq, h->level);
+	else if ((h->flags & DTI_REC_TYPED) &&
+		 (h->len < sizeof(uint16_t) || (h->flags & DTI_REC_TEXT)))
+		snprintf(buf, size, "event of %u bytes with flags %#x", h->len, h->flags);
 	else if ((h->flags & DTI_REC_PENDING) &&
 		 (h->seq || (h->flags & DTI_REC_REPLAYED)))
 		snprintf(buf, size, "pending record with %s",

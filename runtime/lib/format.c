@@ -650,6 +650,9 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 {
 	struct dti_caller tmp;
 	const struct dti_caller *c = dti_caller(r, rec->caller, &tmp);
+	const struct dti_evfmt *f = NULL;
+	char text[DTI_EVENT_TEXT_MAX];
+	int n;
 
 	p = (char *)memcpy(p, "{\"ts_ns\":", 9) + 9;
 	p = dti_put_dec(p, rec->ts_ns, 0, 0);
@@ -673,7 +676,13 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 		p = dti_put_json_str(ob, p - 1, (const unsigned char *)c->text,
 				     c->len);
 	}
-	if (p && rec->flags & DTI_REC_TEXT) {
+	if (p && r && (f = dti_events_find(&r->events, rec)) &&
+	    (n = dti_event_text(f, rec, text, sizeof(text))) >= 0 &&
+	    (p = dti_ob_room(ob, p, DTI_EVENT_JSON_MAX))) {
+		p += dti_event_json(f, rec, p, DTI_EVENT_JSON_MAX);
+		p = dti_put_json_str(ob, (char *)memcpy(p, ",\"text\":", 8) + 8,
+				     (const unsigned char *)text, n);
+	} else if (p && rec->flags & DTI_REC_TEXT) {
 		p = dti_put_json_str(ob, (char *)memcpy(p, ",\"text\":", 8) + 8,
 				     rec->payload, rec->len);
 	} else if (p) {
@@ -710,21 +719,51 @@ static char *dti_put_binary(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	return p;
 }
 
+/*
+ * An event through its format, as text and a newline, after @p: *@done
+ * if printed so, else it is printed as the binary record it is.
+ */
+static char *dti_put_event(struct dti_reader *r, struct dti_obuf *ob, char *p,
+			   const struct dti_rec *rec, bool *done)
+{
+	const struct dti_evfmt *f = dti_events_find(&r->events, rec);
+	int n;
+
+	if (!f || !(p = dti_ob_room(ob, p, DTI_EVENT_TEXT_MAX + 1)))
+		return p;
+	n = dti_event_text(f, rec, p, DTI_EVENT_TEXT_MAX);
+	if (n < 0)
+		return p;
+	*done = true;
+	p += n;
+	if (!n || p[-1] != '\n')
+		*p++ = '\n';
+	return p;
+}
+
 /* Format @rec after @p; returns the end, or NULL (a write error, or *@err). */
 static char *dti_put_rec(struct dti_reader *r, struct dti_obuf *ob, char *p,
 			 const struct dti_rec *rec, enum dti_format format,
 			 int *err)
 {
 	const unsigned char *text = rec->payload;
+	bool done = false;
 
 	if (format == DTI_FMT_RAW)
 		return dti_ob_put(ob, p, rec->raw, rec->raw_len);
+	/* an event type's format is for readers, not a line */
+	if (rec->flags & DTI_REC_FORMAT)
+		return p;
 	if (!(p = dti_ob_room(ob, p, DTI_PREFIX_MAX)))
 		return NULL;
 	if (format == DTI_FMT_JSON)
 		return dti_put_json(r, ob, p, rec);
 	if (format != DTI_FMT_TEXT)
 		p = dti_put_prefix(r, p, rec);
+	if (format != DTI_FMT_HEX && (rec->flags & DTI_REC_TYPED) && r)
+		p = dti_put_event(r, ob, p, rec, &done);
+	if (done || !p)
+		return p;
 	if (format == DTI_FMT_HEX || !(rec->flags & DTI_REC_TEXT))
 		p = format == DTI_FMT_HEX ? dti_put_hex(ob, p, text, rec->len, true) :
 					    dti_put_binary(r, ob, p, rec, err);
@@ -811,6 +850,7 @@ static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
 	if (ob->run_len)
 		dti_ob_settle(ob);
 	if (format < DTI_FMT_JSON && (!r || !r->fmt) && !ob->err &&
+	    !(rec->flags & (DTI_REC_TYPED | DTI_REC_FORMAT)) &&
 	    dti_line_max(rec, format) <= ob->cap - ob->len) {
 		ob->len = dti_put_line(r, ob->p + ob->len, rec, format) - ob->p;
 		return 0;
@@ -876,7 +916,7 @@ int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 			return 0;
 		}
 	} else if (format == DTI_FMT_TEXT && out == ob->out && !ob->run_len &&
-		   !ob->err && !r->fmt &&
+		   !ob->err && !r->fmt && !(rec->flags & (DTI_REC_TYPED | DTI_REC_FORMAT)) &&
 		   dti_line_max(rec, DTI_FMT_TEXT) <= ob->cap - ob->len) {
 		ob->len = dti_put_line(r, ob->p + ob->len, rec, DTI_FMT_TEXT) - ob->p;
 		return 0;

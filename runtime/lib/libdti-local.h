@@ -257,6 +257,53 @@ struct dti_fast {
 	const unsigned char *p;		/* the record returned last */
 };
 
+/**
+ * struct dti_evfmt - an event type's format, as found in the data
+ * @id:		the type's id
+ * @nargs:	values of an event
+ * @swapped:	found in the other byte order
+ * @long_size:	bytes of the writing kernel's long (for %ld)
+ * @name:	the type's name
+ * @layout:	DTI_ARG_* per value
+ * @fields:	the values' names
+ * @fmt:	the template, @fmt_len bytes (not NUL-terminated)
+ */
+struct dti_evfmt {
+	uint16_t id;
+	unsigned int nargs;
+	bool swapped;
+	unsigned int long_size;
+	char name[DTI_NAME_MAX + 1];
+	char layout[DTI_EVENT_ARGS_MAX];
+	char fields[DTI_EVENT_ARGS_MAX][32];
+	char fmt[DTI_EVENT_FMT_MAX + 1];
+	size_t fmt_len;
+};
+
+/* The formats a reader has learnt: the first of each id */
+struct dti_events {
+	struct dti_evfmt *f;
+	unsigned int n, cap;
+};
+
+/* Most bytes an event prints as, as text and as JSON fields */
+#define DTI_EVENT_TEXT_MAX	8192
+#define DTI_EVENT_JSON_MAX	32768
+
+/* Learn a DTI_REC_FORMAT payload: 0, 1 if it does not hold together, -1 (ENOMEM). */
+int dti_events_learn(struct dti_events *ev, const void *payload, size_t len,
+		     bool swapped);
+void dti_events_free(struct dti_events *ev);
+/* The format of event @rec, or NULL */
+const struct dti_evfmt *dti_events_find(const struct dti_events *ev,
+					const struct dti_rec *rec);
+/* @rec through @f into @buf: bytes written, or -1 if its values do not fit the layout */
+int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
+		   size_t size);
+/* ,"event":...,"id":...,"fields":{...} of @rec into @buf: bytes, or -1 */
+int dti_event_json(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
+		   size_t size);
+
 struct dti_reader {
 	struct dti_stream *s;
 	unsigned int n;
@@ -289,6 +336,7 @@ struct dti_reader {
 	struct dti_ident ident;		/* the channel the streams should be of */
 	struct dti_obuf ob;		/* dti_print() output not written yet */
 	struct dti_caller callers[DTI_CALLERS];
+	struct dti_events events;	/* formats of event types, as read */
 };
 
 int dti_stream_init_fd(struct dti_stream *s, const char *name, int fd, bool live,

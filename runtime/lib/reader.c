@@ -87,6 +87,7 @@ void dti_close(struct dti_reader *r)
 	free(r->notes);
 	free(r->s);
 	free(r->cpus);
+	dti_events_free(&r->events);
 	free(r->dir);
 	free(r->ob.p);
 	free(r);
@@ -672,7 +673,8 @@ dti_seq_notice(struct dti_reader *r, struct dti_stream *s, struct dti_cpu *c)
 
 /*
  * Sequence numbers of the head of @s, about to be returned.  A pending
- * record has none yet: it is no step in its CPU's sequence.
+ * record has none yet, an event format takes none: neither is a step in
+ * its CPU's sequence.
  */
 static inline void dti_check_seq(struct dti_reader *r, struct dti_stream *s)
 {
@@ -680,7 +682,7 @@ static inline void dti_check_seq(struct dti_reader *r, struct dti_stream *s)
 	uint64_t seq = s->head.seq;
 
 	s->cpu = s->head.cpu;
-	if (s->pending)
+	if (s->pending || (s->head.flags & DTI_REC_FORMAT))
 		return;
 	c = &r->cpus[s->head.cpu];	/* claimed: exists */
 	if ((c->seen && seq != c->seq + 1) || seq >= c->next_seq)

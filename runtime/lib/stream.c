@@ -677,6 +677,11 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 	ret = dti_check_rec(r, s, off);
 	if (ret)
 		return ret;
+	/* An event format is learnt, and returned: raw output keeps it. */
+	if ((s->head.flags & DTI_REC_FORMAT) &&
+	    dti_events_learn(&r->events, s->data + s->start + DTI_HDR_SIZE,
+			     s->head.len, s->head.swapped) < 0)
+		return dti_read_failed(r, s);
 	s->head_pos = s->start;
 	s->head_off = off;
 	s->have_head = true;

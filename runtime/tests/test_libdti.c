@@ -994,7 +994,7 @@ static void test_header_fields(void)
 		  "[    0.000000018] cpu1 L3 #8 0xffffffffc0001234: r8\n");
 	snprintf(want, sizeof(want),
 		 "%s: corrupt data at offset 144: logging CPU 16777217 in a record of cpu1 (not a replayed one); record skipped\n"
-		 "%s: corrupt data at offset 208: unknown flags 0x41; record skipped\n"
+		 "%s: corrupt data at offset 208: event of 8 bytes with flags 0x41; record skipped\n"
 		 "%s: record at offset 256 (cpu1 seq 3) has level 9, not 0..7\n"
 		 "2 records lost on cpu1 between seq 1 and 3\n"
 		 "%s: record at offset 312 (cpu1 seq 4) has level -3, not 0..7\n"
@@ -2018,8 +2018,133 @@ static void test_example_formatter(void)
 		  "[    0.000000007] cpu0 L6 #2 0xffffffffc0001234: 07 00 00 00\n");
 }
 
+/* ---- event types ---- */
+
+/* A DTI_REC_FORMAT record of type @id "@name" with @layout, @fields and @fmt */
+static void wb_format(struct wbuf *b, unsigned int cpu, uint16_t id, const char *name,
+		      const char *layout, const char *fields, const char *fmt)
+{
+	struct dti_event_format f = {
+		.id = id, .nargs = strlen(layout), .name_len = strlen(name),
+		.fields_len = strlen(fields), .fmt_len = strlen(fmt),
+	};
+	unsigned char p[1024];
+	size_t n = 0;
+
+	memcpy(p, &f, sizeof(f));
+	n = sizeof(f);
+	memcpy(p + n, name, f.name_len);
+	n += f.name_len;
+	memcpy(p + n, layout, f.nargs);
+	n += f.nargs;
+	memcpy(p + n, fields, f.fields_len);
+	n += f.fields_len;
+	memcpy(p + n, fmt, f.fmt_len);
+	n += f.fmt_len;
+	wb_rec(b, cpu, DTI_REC_FORMAT, 0, 0, 1, p, n);
+}
+
+#define EV_FMT	"v %hhd/%hu x %#x s '%-4s' h %*phC p %px %lld%% n %u\n"
+#define EV_TEXT	"v -5/65535 x 0x0 s 'ab  ' h 01:02:ab p ffff888012345678 -9000000000% n 42\n" \
+	"08 00 01 02 00 03 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00\n" \
+	"07 00 01 02 00 03 00 00 00 03 00 61 62 63 01 00 01 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00\n" \
+	"v 127/0 x 0xbeef s '    ' h  p 0000000000000000 1% n 7\n"
+
+/* The values of an event of EV_FMT, packed */
+static size_t ev_pack(unsigned char *p, uint16_t id, int8_t v, uint16_t u, uint32_t x,
+		      const char *s, const unsigned char *h, uint16_t hl, uint64_t ptr,
+		      int64_t q, uint32_t n)
+{
+	uint16_t sl = strlen(s);
+	size_t k = 0;
+
+#define PUT(val) do { memcpy(p + k, &(val), sizeof(val)); k += sizeof(val); } while (0)
+	PUT(id);
+	PUT(v);
+	PUT(u);
+	PUT(x);
+	PUT(sl);
+	memcpy(p + k, s, sl);
+	k += sl;
+	PUT(hl);
+	memcpy(p + k, h, hl);
+	k += hl;
+	PUT(ptr);
+	PUT(q);
+	PUT(n);
+#undef PUT
+	return k;
+}
+
+/*
+ * Events print through the format that frames their sub-buffer, as the
+ * kernel's printf prints the template (%#x of 0 is "0x0"), and as named
+ * JSON fields; an unknown id or values that do not fill the layout print
+ * as hex; formats take no sequence number, are not printed, and stay in
+ * raw output, which reads back the same.
+ */
+static void test_events(void)
+{
+	static const unsigned char h[] = { 1, 2, 0xab };
+	unsigned char p[512];
+	struct wbuf a = {0}, raw = {0};
+	struct seen s;
+	size_t n;
+
+	wb_sub(&a, 0, 0, 4096, 4, 0, 5, DTI_SUBBUF_OPEN);
+	wb_format(&a, 0, 7, "ev", "bHIsapqI", "v,arg1,x,s,h,p,arg6,n", EV_FMT);
+	n = ev_pack(p, 7, -5, 65535, 0, "ab", h, 3, 0xffff888012345678ull,
+		    -9000000000ll, 42);
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 0, 10, p, n);
+	n = ev_pack(p, 8, 1, 2, 3, "", h, 0, 0, 0, 0);		/* no format of id 8 */
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 1, 20, p, n);
+	n = ev_pack(p, 7, 1, 2, 3, "abc", h, 1, 0, 0, 0);	/* one byte short */
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 2, 30, p, n - 1);
+	n = ev_pack(p, 7, 127, 0, 0xbeef, "", h, 0, 0, 1, 7);
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 3, 40, p, n);
+	wb_save(&a, "ev0");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ev0") == 0);
+	CHECK_STR(s.out, EV_TEXT);
+	CHECK(s.n == 5);
+	CHECK_STR(s.notices, "");
+	CHECK(read_files(&s, DTI_FMT_JSON, 1, "ev0") == 0);
+	CHECK(strstr(s.out, ",\"event\":\"ev\",\"id\":7,\"fields\":{\"v\":-5,\"arg1\":65535,\"x\":0,"
+		     "\"s\":\"ab\",\"h\":\"0102ab\",\"p\":\"0xffff888012345678\","
+		     "\"arg6\":-9000000000,\"n\":42},\"text\":\"v -5/65535 x 0x0 s 'ab  ' h 01:02:ab "
+		     "p ffff888012345678 -9000000000% n 42\\n\"}\n"));
+	CHECK(strstr(s.out, "\"data\":\"0800"));
+	/* raw output keeps the format: it reads back the same */
+	{
+		const char *path = tpath("ev0");
+		struct dti_reader *r = dti_open_files(&path, 1, 0);
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		CHECK(r && dti_print_records(r, f, DTI_FMT_RAW, NULL, 0) == 0);
+		dti_close(r);
+		fclose(f);
+		wb_put(&raw, buf, len);
+		free(buf);
+	}
+	CHECK(read_mem(&s, DTI_FMT_TEXT, &raw) == 0);
+	CHECK_STR(s.out, EV_TEXT);
+	/* a format whose template does not give its layout is not learnt */
+	a.len = 0;
+	wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
+	wb_format(&a, 0, 7, "ev", "bHIsapqQ", "v,arg1,x,s,h,p,arg6,n", EV_FMT);
+	n = ev_pack(p, 7, -5, 65535, 0, "ab", h, 3, 0, 0, 42);
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 0, 10, p, n);
+	wb_save(&a, "ev1");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ev1") == 0);
+	CHECK(!strncmp(s.out, "07 00 fb ff ff 00 00 00 00", 26));
+	free(a.p);
+	free(raw.p);
+}
+
 static const struct unit_test tests[] = {
 	{ "merge of two CPUs by timestamp", test_merge_two_cpus },
+	{ "event types: formats learnt, events printed through them", test_events },
 	{ "equal timestamps: lower CPU first, CPU order kept", test_equal_timestamps },
 	{ "empty CPUs", test_empty_cpus },
 	{ "gaps and backwards sequence numbers", test_gaps },

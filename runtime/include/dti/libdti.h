@@ -53,7 +53,11 @@ struct dti_ksyms;		/* opaque: a loaded /proc/kallsyms */
  * @cpu:	CPU that logged it (for a replayed record, not the CPU whose
  *		buffer holds it, by which @seq counts)
  * @level:	level it was logged at (0..7)
- * @flags:	DTI_REC_* bits from <linux/dti_record.h>
+ * @flags:	DTI_REC_* bits from <linux/dti_record.h>.  A DTI_REC_FORMAT
+ *		record is the format of an event type, which the reader
+ *		learns: it has no sequence number, and dti_print() prints it
+ *		only as DTI_FMT_RAW; a DTI_REC_TYPED record prints through
+ *		its type's format
  * @seq:	per-CPU sequence number
  * @ts_ns:	CLOCK_MONOTONIC nanoseconds
  * @caller:	kernel return address of the logging call, 0 if unknown

@@ -54,6 +54,8 @@
 #define DTI_REC_RESERVED	0x04	/* payload written by the caller of dti_reserve */
 #define DTI_REC_REPLAYED	0x08	/* copied from an early buffer into relay */
 #define DTI_REC_PENDING		0x10	/* waiting in a pending store: no seq yet */
+#define DTI_REC_FORMAT		0x20	/* an event type's format (struct dti_event_format) */
+#define DTI_REC_TYPED		0x40	/* an event of a registered type: __u16 id, then its values */
 #define DTI_REC_SUBBUF		0x80	/* sub-buffer header, not a trace record */
 
 /**
@@ -134,6 +136,99 @@ struct dti_subbuf_info {
 
 /* Bytes the sub-buffer header takes at the start of every sub-buffer. */
 #define DTI_SUBBUF_HEADER_SIZE	DTI_RECORD_SIZE(sizeof(struct dti_subbuf_info))
+
+/*
+ * Event types: binary records that describe themselves.  A driver
+ * registers an event type on a channel: an id, a name and a template,
+ * printf-like, whose conversions say what each value is.  An event of
+ * the type is a DTI_REC_TYPED record whose payload is the type's id
+ * (__u16) followed by its values, packed without padding in the byte
+ * order of the record, one per conversion of the template:
+ *
+ *   %hhd %hhi / %hhu %hhx %hhX	DTI_ARG_S8 / DTI_ARG_U8, 1 byte
+ *   %hd %hi / %hu %hx %hX	DTI_ARG_S16 / DTI_ARG_U16, 2 bytes
+ *   %d %i / %u %x %X		DTI_ARG_S32 / DTI_ARG_U32, 4 bytes
+ *   %lld %lli / %llu %llx %llX	DTI_ARG_S64 / DTI_ARG_U64, 8 bytes; with l
+ *				instead of ll, the size of the registering
+ *				kernel's long
+ *   %px			DTI_ARG_PTR, 8 bytes, printed as the kernel's
+ *				%px: 16 lowercase hex digits (%p alone, whose
+ *				value the kernel hashes, is refused)
+ *   %s				DTI_ARG_STR: __u16 length, then that many bytes
+ *				(at most DTI_EVENT_STR_MAX, no NUL)
+ *   %*ph %*phC %*phD %*phN	DTI_ARG_HEX: __u16 length, then that many bytes
+ *				(at most DTI_EVENT_HEX_MAX), printed as the
+ *				kernel prints them
+ *
+ * Integer conversions take the flags - + space # 0, a width and a
+ * precision (digits, not *, at most DTI_EVENT_WIDTH_MAX), %s a width and
+ * a precision; %% is a percent sign.  A template prints as the kernel's printf prints it
+ * with the same values.
+ *
+ * The formats travel with the data: every sub-buffer of a channel with
+ * event types starts, after its header, with one DTI_REC_FORMAT record
+ * per type registered when it was started, so that each sub-buffer can
+ * be decoded on its own (after wrap-around, in a dump, in the previous
+ * boot's records).  A type registered later makes the next event of a
+ * type not yet described start a new sub-buffer.  DTI_REC_FORMAT records
+ * have level 0 and seq 0, take no sequence number and are counted in the
+ * sub-buffer header's records; readers do not show them.
+ */
+#define DTI_EVENT_ARGS_MAX	16	/* values of an event */
+#define DTI_EVENT_FMT_MAX	255	/* bytes of a template */
+#define DTI_EVENT_STR_MAX	255	/* bytes of a %s value kept */
+#define DTI_EVENT_HEX_MAX	64	/* bytes of a %*ph value kept */
+#define DTI_EVENT_WIDTH_MAX	255	/* largest width or precision */
+
+/* Characters of struct dti_event_format's layout: one per value */
+#define DTI_ARG_S8		'b'
+#define DTI_ARG_U8		'B'
+#define DTI_ARG_S16		'h'
+#define DTI_ARG_U16		'H'
+#define DTI_ARG_S32		'i'
+#define DTI_ARG_U32		'I'
+#define DTI_ARG_S64		'q'
+#define DTI_ARG_U64		'Q'
+#define DTI_ARG_PTR		'p'
+#define DTI_ARG_STR		's'
+#define DTI_ARG_HEX		'a'
+
+/* Bytes a value of kind @arg takes; 0 for those with a length (%s, %*ph) */
+static __inline__ unsigned int dti_event_arg_size(char arg)
+{
+	switch (arg) {
+	case DTI_ARG_S8: case DTI_ARG_U8:
+		return 1;
+	case DTI_ARG_S16: case DTI_ARG_U16:
+		return 2;
+	case DTI_ARG_S32: case DTI_ARG_U32:
+		return 4;
+	case DTI_ARG_S64: case DTI_ARG_U64: case DTI_ARG_PTR:
+		return 8;
+	}
+	return 0;
+}
+
+/**
+ * struct dti_event_format - payload of a DTI_REC_FORMAT record
+ * @id:		the type's id, unique in its channel
+ * @nargs:	values of an event of the type
+ * @name_len:	bytes of the name (no NUL; at most DTI_NAME_MAX)
+ * @fields_len:	bytes of the field names
+ * @fmt_len:	bytes of the template (no NUL; at most DTI_EVENT_FMT_MAX)
+ *
+ * Followed by the name, the layout (@nargs DTI_ARG_* characters), the
+ * field names (@nargs names, each a C identifier, separated by commas:
+ * the word before the conversion in the template, blanks and one of
+ * = : ' " ( [ { < in between allowed, else argN) and the template.
+ */
+struct dti_event_format {
+	__u16 id;
+	__u8  nargs;
+	__u8  name_len;
+	__u16 fields_len;
+	__u16 fmt_len;
+};
 
 /*
  * Dump descriptors: how a reader finds DTI's buffers in a memory dump
