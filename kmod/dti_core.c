@@ -669,6 +669,7 @@ err_free:
  */
 void dti_free_channel(struct dti_channel *ch)
 {
+	dti_event_release(ch);
 	dti_dump_wipe(ch);
 	free_percpu(ch->own_info.stats);
 	free_percpu(ch->trigger);

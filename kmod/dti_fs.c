@@ -238,6 +238,13 @@ static int dti_info_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(dti_info);
 
+static int dti_formats_show(struct seq_file *m, void *unused)
+{
+	dti_event_formats_show(m, m->private);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dti_formats);
+
 /**
  * dti_fs_create_control - create the files a channel always has
  * @ch: channel with @ch->dir set
@@ -249,6 +256,7 @@ void dti_fs_create_control(struct dti_channel *ch)
 			    &dti_reset_consumed_fops);
 	debugfs_create_file("stats", 0444, ch->dir, ch, &dti_stats_fops);
 	debugfs_create_file("info", 0444, ch->dir, ch, &dti_info_fops);
+	debugfs_create_file("formats", 0444, ch->dir, ch, &dti_formats_fops);
 	debugfs_create_u32("dump_on_panic", 0600, ch->dir, &ch->panic_records);
 }
 

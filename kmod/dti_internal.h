@@ -103,6 +103,7 @@ static inline bool dti_record_whole(const struct dti_record *rec, size_t room, u
  * @list:	entry in the list of all channels
  * @panic_records: newest records per CPU printed at panic (the
  *		dump_on_panic file; 0: none); read locklessly by dti_panic.c
+ * @events:	its event types (dti_event.c), or NULL
  */
 struct dti_channel {
 	struct dti_info own_info;
@@ -133,6 +134,7 @@ struct dti_channel {
 	struct dentry *merged_ts;
 	struct list_head list;
 	u32 panic_records;
+	struct dti_event_table __rcu *events;
 };
 
 /**
@@ -207,11 +209,15 @@ struct dti_prev {
  * @last_seq:	sequence number of the last one
  * @records:	how many were stored (sequence numbers in between that are
  *		missing belong to records that were lost, see the stats)
+ * @events_gen:	generation of the event types whose formats frame the
+ *		CPU's current sub-buffer (dti_event.c); not a trigger's,
+ *		but per channel and per CPU as well
  */
 struct dti_trigger_cpu {
 	u64 first_seq;
 	u64 last_seq;
 	u64 records;
+	u32 events_gen;
 };
 
 /**
@@ -284,6 +290,26 @@ static inline void dti_halt_disarm(struct dti_channel *ch)
 extern spinlock_t dti_list_lock;
 bool dti_level_valid(int level);
 int dti_check_name(const char *name);
+
+/* dti_event.c */
+/*
+ * The formats framing each sub-buffer take at most this fraction of it:
+ * a sub-buffer of 4096 bytes has room for 1024 bytes of formats.
+ */
+#define DTI_EVENT_FRAME_SHARE	4
+
+struct dti_event_table;
+int dti_event_parse(const char *fmt, size_t len, char *layout);
+void dti_event_release(struct dti_channel *ch);
+unsigned int dti_event_frame(struct dti_channel *ch, struct rchan_buf *buf,
+			     void *at, u64 ts_ns, size_t *bytes);
+bool dti_event_stale(struct dti_channel *ch, unsigned int cpu);
+unsigned int dti_event_formats(const void *subbuf, size_t size, u32 records);
+size_t dti_event_pack(const struct dti_event_type *type, u8 *out, va_list args,
+		      bool *truncated);
+int dti_event_show(struct seq_file *m, const void *fmt, size_t fmt_len,
+		   const u8 *data, size_t len);
+void dti_event_formats_show(struct seq_file *m, struct dti_channel *ch);
 int dti_check_geometry(size_t subbuf_size, size_t n_subbufs);
 size_t dti_default_subbuf_size(size_t size);
 struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,

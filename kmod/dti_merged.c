@@ -28,6 +28,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <asm/unaligned.h>
 #include <linux/cpu.h>
 #include <linux/fs.h>
 #include <linux/math64.h>
@@ -40,6 +41,8 @@
 
 /* Bytes of binary payload per "%*ph" conversion (its limit). */
 #define DTI_HEX_CHUNK	64
+/* Event formats a view keeps: the most a channel can have */
+#define DTI_VIEW_FORMATS	64
 
 /**
  * struct dti_view - a merged snapshot, the private data of an open view
@@ -50,6 +53,8 @@
  * @order:	all records in merged order
  * @nr_recs:	number of records
  * @prev:	the previous boot's records the snapshots borrow, or NULL
+ * @formats:	DTI_REC_FORMAT records found in the snapshots, one per id
+ * @nr_formats:	entries in @formats
  */
 struct dti_view {
 	bool with_ts;
@@ -59,6 +64,8 @@ struct dti_view {
 	const struct dti_record **order;
 	size_t nr_recs;
 	struct dti_prev *prev;
+	const struct dti_record *formats[DTI_VIEW_FORMATS];
+	unsigned int nr_formats;
 };
 
 struct dti_snap_args {
@@ -165,9 +172,32 @@ static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
 	return 0;
 }
 
+/* The id of a DTI_REC_TYPED or DTI_REC_FORMAT record, or -1 if it has none */
+static int dti_rec_event_id(const struct dti_record *rec)
+{
+	if (rec->len < sizeof(u16))
+		return -1;
+	return get_unaligned((const u16 *)(rec + 1));
+}
+
+/* Keep the first format of each id found in the snapshot, up to a limit. */
+static void dti_view_format(struct dti_view *v, const struct dti_record *rec)
+{
+	int id = dti_rec_event_id(rec);
+	unsigned int i;
+
+	if (id < 0 || v->nr_formats == DTI_VIEW_FORMATS)
+		return;
+	for (i = 0; i < v->nr_formats; i++)
+		if (dti_rec_event_id(v->formats[i]) == id)
+			return;
+	v->formats[v->nr_formats++] = rec;
+}
+
 /*
  * Walk the records of sub-buffer data [start, start + len) and hand each
- * trace record to @emit (when not NULL).  Stops at the first header that
+ * trace record to @emit (when not NULL), each format to @v's formats
+ * (when @v is not NULL).  Stops at the first header that
  * does not parse, which in our own buffers only the end of data can be.
  */
 static size_t dti_walk(const void *start, size_t len,
@@ -181,7 +211,10 @@ static size_t dti_walk(const void *start, size_t len,
 	for (; dti_record_whole(start + pos, len - pos, &rec_len);
 	     pos += DTI_RECORD_SIZE(rec_len)) {
 		rec = start + pos;
-		if (!(rec->flags & DTI_REC_SUBBUF)) {
+		if (rec->flags & DTI_REC_FORMAT) {
+			if (v)
+				dti_view_format(v, rec);
+		} else if (!(rec->flags & DTI_REC_SUBBUF)) {
 			if (emit)
 				emit(v, rec);
 			count++;
@@ -389,11 +422,34 @@ static void dti_merged_stop(struct seq_file *m, void *p)
 {
 }
 
-static void dti_show_payload(struct seq_file *m, const struct dti_record *rec)
+/* Print event @rec through its format, if the snapshot has it; true if printed. */
+static bool dti_show_event(struct seq_file *m, const struct dti_view *v,
+			   const struct dti_record *rec)
+{
+	int id = dti_rec_event_id(rec);
+	unsigned int i;
+
+	for (i = 0; id >= 0 && i < v->nr_formats; i++) {
+		if (dti_rec_event_id(v->formats[i]) != id)
+			continue;
+		if (dti_event_show(m, v->formats[i] + 1, v->formats[i]->len,
+				   (const u8 *)(rec + 1), rec->len))
+			return false;
+		if (!seq_has_overflowed(m) && (!m->count || m->buf[m->count - 1] != '\n'))
+			seq_putc(m, '\n');
+		return true;
+	}
+	return false;
+}
+
+static void dti_show_payload(struct seq_file *m, const struct dti_view *v,
+			     const struct dti_record *rec)
 {
 	const u8 *data = (const u8 *)(rec + 1);
 	size_t pos, chunk;
 
+	if ((rec->flags & DTI_REC_TYPED) && dti_show_event(m, v, rec))
+		return;
 	if (rec->flags & DTI_REC_TEXT) {
 		seq_write(m, data, rec->len);
 		if (!rec->len || data[rec->len - 1] != '\n')
@@ -424,7 +480,7 @@ static int dti_merged_show(struct seq_file *m, void *p)
 		else
 			seq_printf(m, "%pS: ", (void *)(unsigned long)rec->caller);
 	}
-	dti_show_payload(m, rec);
+	dti_show_payload(m, v, rec);
 	return 0;
 }
 

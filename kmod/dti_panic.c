@@ -194,8 +194,17 @@ static void dti_panic_advance(struct dti_channel *ch, struct dti_panic_cursor *c
 		rec = c->start + (c->s % ch->n_subbufs) * ch->subbuf_size + c->pos;
 		/* a header may count more records than its sub-buffer holds */
 		if (!dti_record_whole(rec, ch->subbuf_size - c->pos, &len) ||
-		    (rec->flags & DTI_REC_SUBBUF) || rec->cpu != c->cpu ||
-		    (c->seq != U64_MAX && rec->seq <= c->seq)) {
+		    (rec->flags & DTI_REC_SUBBUF) || rec->cpu != c->cpu) {
+			c->left = 0;
+			continue;
+		}
+		/* the event formats framing a sub-buffer are not shown */
+		if (rec->flags & DTI_REC_FORMAT) {
+			c->pos += DTI_RECORD_SIZE((u64)len);
+			c->left--;
+			continue;
+		}
+		if (c->seq != U64_MAX && rec->seq <= c->seq) {
 			c->left = 0;
 			continue;
 		}

@@ -425,7 +425,7 @@ static int dti_prev_load_cpu(struct dti_prev *prev, struct dti_snap_cpu *sc,
 		if (s == newest)
 			sc->offset = used;
 		prev->subbufs++;
-		prev->records += good;
+		prev->records += good - dti_event_formats(copy, size, good);
 	}
 	sc->produced = newest;
 	sc->produced_after = newest;

@@ -148,13 +148,16 @@ static void dti_write_subbuf_header(struct dti_channel *ch,
  * Called by relay with the writer's interrupts off whenever a new
  * sub-buffer is started, and once per buffer when it is created.
  * Closes the previous sub-buffer's header, accounts for the records a
- * wrapped buffer is about to overwrite, and frames the new one.
+ * wrapped buffer is about to overwrite (its formats are none of them),
+ * and frames the new one: its header, then the formats of the channel's
+ * event types, counted in its records.
  */
 static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf,
 			    void *prev_subbuf, size_t prev_padding)
 {
 	struct dti_channel *ch = buf->chan->private_data;
 	struct dti_subbuf_info *info;
+	size_t formats;
 
 	if (prev_subbuf) {
 		info = dti_subbuf_info(prev_subbuf);
@@ -174,11 +177,16 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf,
 		 */
 		info = dti_subbuf_info(subbuf);
 		per_cpu_ptr(ch->info->stats, buf->cpu)->overwritten +=
-			info->records;
+			info->records - dti_event_formats(subbuf, ch->subbuf_size,
+							  info->records);
 	}
 
 	dti_write_subbuf_header(ch, buf, subbuf);
-	subbuf_start_reserve(buf, DTI_SUBBUF_HEADER_SIZE);
+	info = dti_subbuf_info(subbuf);
+	info->records = dti_event_frame(ch, buf, subbuf + DTI_SUBBUF_HEADER_SIZE,
+					((struct dti_record *)subbuf)->ts_ns,
+					&formats);
+	subbuf_start_reserve(buf, DTI_SUBBUF_HEADER_SIZE + formats);
 	return 1;
 }
 
@@ -423,11 +431,15 @@ EXPORT_SYMBOL_GPL(dti_probe_filtered);
  * dti_max_payload - largest payload a record of this channel can carry
  * @ch: channel
  *
- * Return: bytes that fit in a sub-buffer after its header.
+ * Return: bytes that fit in a sub-buffer after its header, and after the
+ * most that the formats of event types can take once it has any.
  */
 size_t dti_max_payload(const struct dti_channel *ch)
 {
-	return ch->subbuf_size - DTI_SUBBUF_HEADER_SIZE -
+	size_t formats = rcu_access_pointer(ch->events) ?
+			 ch->subbuf_size / DTI_EVENT_FRAME_SHARE : 0;
+
+	return ch->subbuf_size - DTI_SUBBUF_HEADER_SIZE - formats -
 	       sizeof(struct dti_record);
 }
 
@@ -605,6 +617,19 @@ static __always_inline void dti_copy_payload(void *dst, const void *src,
 		*(u8 *)dst = *(const u8 *)src;
 }
 
+/*
+ * End this CPU's sub-buffer and start the next one, framed with the
+ * channel's current formats; a full no-overwrite ring then has none, and
+ * the record that asked for it is dropped as full.
+ */
+static noinline void dti_switch_now(struct dti_channel *ch, struct rchan_buf *buf)
+{
+	if (ch->flags & DTI_F_PERSIST)
+		dti_ring_switch(buf, 0);
+	else
+		relay_switch_subbuf(buf, 0);
+}
+
 /**
  * dti_store - store a record in the local CPU's relay buffer
  * @ch: channel
@@ -642,6 +667,9 @@ static __always_inline void *dti_store(struct dti_channel *ch,
 		if (left < 0)
 			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
 	}
+	/* An event whose format this sub-buffer lacks starts a new one. */
+	if (unlikely(meta->flags & DTI_REC_TYPED) && dti_event_stale(ch, buf->cpu))
+		dti_switch_now(ch, buf);
 	rec = dti_relay_reserve(ch, rchan, buf, DTI_RECORD_SIZE(len));
 	if (unlikely(!rec)) {
 		/* Nothing was stored: the place goes back to the trigger. */
@@ -1121,6 +1149,60 @@ int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 	return __dti_write_record(trace, level, 0, buf, len, _RET_IP_);
 }
 EXPORT_SYMBOL_GPL(dti_event_raw);
+
+/**
+ * dti_event_log_raw - store an event of a registered type
+ * @trace: channel
+ * @level: record level, 0..DTI_LEVEL_MAX
+ * @type: the event's type, registered on @trace (dti_event_register())
+ *
+ * Packs the values that follow as @type's template says, with no text
+ * formatting, into a DTI_REC_TYPED record (see dti_record.h); a string
+ * or byte array cut to fit is flagged DTI_REC_TRUNCATED.  Usually
+ * called through __dti_log_event() or dti_log_event(), which check the
+ * level inline first and have the compiler check the values against the
+ * template.
+ *
+ * Context: any, NMI included (strings are read as printk reads them).
+ * Return: as dti_printk_raw(); -EINVAL also for a type not registered
+ * on @trace.
+ */
+int dti_event_log_raw(struct dti_info *trace, int level,
+		      const struct dti_event_type *type, ...)
+{
+	bool truncated = false;
+	struct dti_meta meta;
+	unsigned long flags;
+	va_list args;
+	size_t len;
+	void *data;
+	u8 *out;
+
+	local_irq_save(flags);
+	dti_meta_init(&meta, level, DTI_REC_TYPED, _RET_IP_);
+	if (unlikely(READ_ONCE(type->owner) != trace)) {
+		data = dti_lose(trace, rcu_dereference_sched(trace->chan),
+				&meta, 0, DTI_LOSS_BAD_ARG);
+		goto out;
+	}
+	out = dti_text_get();
+	if (unlikely(!out)) {
+		data = dti_lose(trace, rcu_dereference_sched(trace->chan),
+				&meta, 0, dti_nested_loss());
+		goto out;
+	}
+	va_start(args, type);
+	len = dti_event_pack(type, out, args, &truncated);
+	va_end(args);
+	if (truncated)
+		meta.flags |= DTI_REC_TRUNCATED;
+	data = dti_write(trace, &meta, out, len);
+	dti_text_put();
+out:
+	local_irq_restore(flags);
+	return dti_write_result(data);
+}
+EXPORT_SYMBOL_GPL(dti_event_log_raw);
 
 /**
  * dti_reserve_raw - reserve a binary record for the caller to fill in

@@ -24,7 +24,8 @@ channel's buffers, and defines:
 
 # The files every channel directory holds, buffers or not; with buffers
 # also VIEW_FILES and the per-CPU trace files.
-CONTROL_FILES = frozenset({"level", "reset_consumed", "stats", "info", "dump_on_panic"})
+CONTROL_FILES = frozenset({"level", "reset_consumed", "stats", "info", "dump_on_panic",
+                           "formats"})
 VIEW_FILES = frozenset({"merged", "merged-ts"})
 
 PRELUDE = r"""
@@ -143,4 +144,35 @@ insmod $DTI_MODDIR/dti.ko
 insmod $DTI_MODDIR/dti_plain.ko
 P=/sys/kernel/debug/dti_plain/poke
 C=/sys/kernel/debug/dti/{chan}
+"""
+
+
+def persist_prelude(region: str, persist: str) -> str:
+    """The shell a boot of the persistent-channel tests starts with: dti.ko
+    with persist=REGION and dti_test loaded, ctl, say (to the output and
+    the console), nocaller, digest DIR NAME, and BOOTNO (the region's
+    count of boots, from PERSIST, dti.ko's .persist file)."""
+    return rf"""
+say() {{ echo "@@$*"; echo "@@$*" > /dev/console; }}
+insmod $DTI_MODDIR/dti.ko persist={region}
+insmod $DTI_MODDIR/dti_test.ko
+D=/sys/kernel/debug/dti
+T=/sys/kernel/debug/dti_test/ctl
+ctl() {{
+    echo "$*" > $T
+    r=$(cat $T)
+    case "$r" in
+    ret=0*) ;;
+    *) echo "dti_test command failed: $* => $r" >&2; return 1;;
+    esac
+}}
+nocaller() {{ sed -E 's/^(\[[^]]*\] cpu[0-9]+ L[0-9]+ #[0-9]+) [^:]*: /\1: /' $1; }}
+digest() {{
+    n=$(wc -l < $1/merged)
+    m=$(md5sum < $1/merged | cut -c1-32)
+    t=$(nocaller $1/merged-ts | md5sum | cut -c1-32)
+    say "DIGEST $2 $n $m $t"
+}}
+BOOTNO=$(sed -n 's/^boots //p' {persist})
+say BOOT $BOOTNO
 """

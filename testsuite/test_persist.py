@@ -35,6 +35,7 @@ import subprocess
 from pathlib import Path
 
 from dtirec import parse_merged_ts
+from guestlib import persist_prelude
 from harness import dump, vm
 
 GUEST_MEM = 1024                        # MiB: the region lies below its end
@@ -79,34 +80,11 @@ def test_wrong_range_is_refused(modules, kernel, build_dir):
     assert any("persist=sixteen: not SIZE@ADDR" in m for m in msgs), msgs
 
 
-# Guest shell shared by every boot.  `digest DIR` prints, for the merged
+# Guest shell shared by every boot (guestlib.persist_prelude()).  `digest DIR` prints, for the merged
 # views in DIR, the number of lines and an md5 of merged and of merged-ts
 # with the caller left out (a live view prints it as a symbol, the
 # previous boot's view as an address, as this boot's symbols do not apply).
-BOOT = rf"""
-say() {{ echo "@@$*"; echo "@@$*" > /dev/console; }}
-insmod $DTI_MODDIR/dti.ko persist={REGION}
-insmod $DTI_MODDIR/dti_test.ko
-D=/sys/kernel/debug/dti
-T=/sys/kernel/debug/dti_test/ctl
-ctl() {{
-    echo "$*" > $T
-    r=$(cat $T)
-    case "$r" in
-    ret=0*) ;;
-    *) echo "dti_test command failed: $* => $r" >&2; return 1;;
-    esac
-}}
-nocaller() {{ sed -E 's/^(\[[^]]*\] cpu[0-9]+ L[0-9]+ #[0-9]+) [^:]*: /\1: /' $1; }}
-digest() {{
-    n=$(wc -l < $1/merged)
-    m=$(md5sum < $1/merged | cut -c1-32)
-    t=$(nocaller $1/merged-ts | md5sum | cut -c1-32)
-    say "DIGEST $2 $n $m $t"
-}}
-BOOTNO=$(sed -n 's/^boots //p' {PERSIST})
-say BOOT $BOOTNO
-"""
+BOOT = persist_prelude(REGION, PERSIST)
 
 # First boot: every CPU floods the persistent channel pa (wrapping its
 # rings) and the ordinary channel; the handle h_persist and pb get
@@ -301,23 +279,9 @@ VIEW = re.compile(r"^@@VIEW (\S+)\n(.*?)^@@END \1$", re.M | re.S)
 # Boot 1 logs into pa (every CPU, wrapping its rings) and pb, prints
 # their merged-ts views and resets.  Boot 2 registers pa again, logs a
 # few records into it, prints its view and panics: QEMU dumps the guest.
-DUMP_SCRIPT = rf"""
-insmod $DTI_MODDIR/dti.ko persist={DUMP_REGION}
-insmod $DTI_MODDIR/dti_test.ko
-D=/sys/kernel/debug/dti
-T=/sys/kernel/debug/dti_test/ctl
-ctl() {{
-    echo "$*" > $T
-    r=$(cat $T)
-    case "$r" in
-    ret=0*) ;;
-    *) echo "dti_test command failed: $* => $r" >&2; return 1;;
-    esac
-}}
+DUMP_SCRIPT = persist_prelude(DUMP_REGION, PERSIST) + rf"""
 view() {{ echo "@@VIEW $2"; cat $D/$1/merged-ts; echo "@@END $2"; }}
-BOOTNO=$(sed -n 's/^boots //p' {PERSIST})
 NCPU=$(grep -c ^processor /proc/cpuinfo)
-echo "@@BOOT $BOOTNO"
 ctl register_sub pa 2048 8 7 2
 c=0
 if [ "$BOOTNO" = 1 ]; then

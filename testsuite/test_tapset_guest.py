@@ -73,6 +73,11 @@ def test_record_sees_exactly_what_the_buffers_hold(tapset_guest, stap):
         done
         ctl event rc 1 1 0 process 0
         try event rc 1 1 1 process 60000 > /out/oversize
+        ctl register_sub tev 8192 4 7 0
+        ctl register_sub ttx 65536 4 7 0
+        ctl evreg tev ints
+        ctl evreg tev mixed
+        ctl evlog tev 6 6 0 process ttx
         snap rc s
         rawsnap rc raw
         echo 1 > $D/rc/reset_consumed
@@ -87,8 +92,9 @@ def test_record_sees_exactly_what_the_buffers_hold(tapset_guest, stap):
             stored[(r.cpu, r.seq)] = r
     seen = {}
     for f in lines_of(res, "stap.txt", "REC"):
+        if f[0] != "rc":        # the event channels' texts may hold a '|'
+            continue
         (ch, cpu, level, seq, ts, length, is_text, flags, reserved, data, msg) = f
-        assert ch == "rc"
         key = (int(cpu), int(seq))
         assert key not in seen, f"record {key} reported twice"
         seen[key] = dict(level=int(level), ts=int(ts), len=int(length),
@@ -111,8 +117,14 @@ def test_record_sees_exactly_what_the_buffers_hold(tapset_guest, stap):
             for _, s in sorted(seen.items(), key=lambda kv: (kv[1]["ts"], kv[0]))]
     assert merged == want
     # Narrower aliases: dti.printk for text records, dti.event for binary.
-    printk = {(int(c), int(q)) for _, c, q in lines_of(res, "stap.txt", "PRINTK")}
-    event = {(int(c), int(q)) for _, c, q in lines_of(res, "stap.txt", "EVENT")}
+    printk = {(int(c), int(q)) for ch, c, q in lines_of(res, "stap.txt", "PRINTK")
+              if ch == "rc"}
+    events = lines_of(res, "stap.txt", "EVENT")
+    event = {(int(c), int(q)) for ch, c, q, _, _ in events if ch == "rc"}
+    assert all((i, t) == ("-1", "") for ch, _, _, i, t in events if ch == "rc")
+    # Events of registered types carry their type's id and name.
+    typed = sorted((int(q), int(i), t) for ch, _, q, i, t in events if ch == "tev")
+    assert [(i, t) for _, i, t in typed] == [(1, "ints"), (2, "mixed")] * 3, typed
     assert printk == {k for k, r in stored.items() if r.is_text}
     assert event == {k for k, r in stored.items() if not r.is_text}
     # Filtered (level 6 and 7 at channel level 5) never reach a probe; the

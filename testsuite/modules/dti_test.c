@@ -13,6 +13,14 @@
  *   printk NAME LEVEL COUNT CPU CTX TAG   COUNT records "TAG <i>"
  *   event NAME LEVEL COUNT CPU CTX LEN    COUNT binary records, see below
  *   reserve NAME LEVEL COUNT CPU CTX LEN  the same through __dti_reserve()
+ *   evlog NAME LEVEL COUNT CPU CTX TEXT   COUNT events of the types ints and
+ *                                         mixed (alternately) into NAME and the
+ *                                         same values with dti_printk() into
+ *                                         channel TEXT (see dtt_typed())
+ *   evreg NAME TYPE                       dti_event_register() of event type
+ *                                         TYPE on channel or handle NAME
+ *   evbad NAME TYPE                       the same, its error in the result:
+ *                                         "ret=0 err=E"
  *   handle_init NAME                      INIT_DTI_HANDLE() of a handle below
  *   hprintk NAME LEVEL COUNT TAG          COUNT records "TAG <i>" to handle NAME,
  *                                         initialised or not, from this CPU
@@ -125,7 +133,7 @@
 
 enum dtt_kind {
 	DTT_PRINTK, DTT_EVENT, DTT_RESERVE,
-	DTT_CTL_LOG, DTT_CTL_SET, DTT_CTL_CREATE,
+	DTT_CTL_LOG, DTT_CTL_SET, DTT_CTL_CREATE, DTT_TYPED,
 };
 enum dtt_ctx { DTT_PROCESS, DTT_SOFTIRQ, DTT_HARDIRQ };
 
@@ -182,6 +190,7 @@ struct dtt_job {
 	char tag[DTT_TAG_MAX];
 	u8 *payload;
 	const char *name;		/* for DTT_CTL_* */
+	struct dti_info *text;		/* DTT_TYPED: the dti_printk() twin */
 	/* results */
 	unsigned int stored;
 	unsigned int filtered;
@@ -240,6 +249,115 @@ static void dtt_fill_payload(u8 *p, size_t len, unsigned int i)
 		put_unaligned_le32(i, p);
 }
 
+/*
+ * Event types covering every conversion DTI supports: "evreg CH TYPE"
+ * registers one, "evlog CH LEVEL COUNT CPU CTX TEXTCH" logs events of
+ * both into CH and, with the same template and values, dti_printk()
+ * records into TEXTCH.
+ */
+DEFINE_DTI_EVENT(dtt_ev_ints, 1, "ints",
+		 "s8 %hhd u8 %hhu x8 %hhx s16 %hd u16 %hu x16 %#hx s32 %d u32 %u x32 %08x X32 %X s64 %lld u64 %llu x64 %#llx l %ld i %+5i n %u\n");
+DEFINE_DTI_EVENT(dtt_ev_mixed, 2, "mixed",
+		 "ptr %px str '%s' w '%-6s|%5.2s' hex %*ph hc %*phC pct 100%% n %u");
+/* Malformed or conflicting registrations, by "evbad CH CASE" */
+DEFINE_DTI_EVENT(dtt_ev_dupid, 1, "dupid", "dup %d");
+DEFINE_DTI_EVENT(dtt_ev_dupname, 3, "ints", "dup %d");
+DEFINE_DTI_EVENT(dtt_ev_conv, 4, "conv", "char %c");
+DEFINE_DTI_EVENT(dtt_ev_hashed, 5, "hashed", "ptr %p");
+DEFINE_DTI_EVENT(dtt_ev_lenstr, 6, "lenstr", "str %ls");
+DEFINE_DTI_EVENT(dtt_ev_many, 7, "many",
+		 "%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d");
+DEFINE_DTI_EVENT(dtt_ev_badname, 8, "bad name", "x %d");
+DEFINE_DTI_EVENT(dtt_ev_wide, 10, "wide",
+		 "a template long enough that its format record does not fit a quarter of a 512-byte sub-buffer, "
+		 "whatever the rest: %d");
+static struct dti_event_type dtt_ev_long = { .id = 9, .name = "long" };
+static char dtt_long_fmt[DTI_EVENT_FMT_MAX + 2];
+
+static struct dti_handle *dtt_handle(const char *name);
+
+static struct dti_event_type *dtt_event_type(const char *name)
+{
+	static struct dti_event_type *const all[] = {
+		&dtt_ev_ints, &dtt_ev_mixed, &dtt_ev_dupid, &dtt_ev_dupname,
+		&dtt_ev_conv, &dtt_ev_hashed, &dtt_ev_lenstr, &dtt_ev_many,
+		&dtt_ev_badname, &dtt_ev_long, &dtt_ev_wide,
+	};
+	unsigned int i;
+
+	if (!dtt_long_fmt[0]) {
+		memset(dtt_long_fmt, 'x', sizeof(dtt_long_fmt) - 1);
+		dtt_ev_long.fmt = dtt_long_fmt;
+	}
+	for (i = 0; i < ARRAY_SIZE(all); i++)
+		if (!strcmp(all[i] == &dtt_ev_badname ? "badname" : all[i]->name, name) ||
+		    (all[i] == &dtt_ev_dupname && !strcmp(name, "dupname")))
+			return all[i];
+	return NULL;
+}
+
+/* "evreg CH TYPE": 0 or the error; "evbad CH TYPE": the error in the result */
+static int dtt_cmd_evreg(char **argv, bool bad)
+{
+	struct dtt_channel *c = dtt_find(argv[1]);
+	struct dti_event_type *t = dtt_event_type(argv[2]);
+	struct dti_handle *h = dtt_handle(argv[1]);
+	int ret;
+
+	/* a handle not initialised yet has no channel to register on */
+	if ((!c && !h) || !t)
+		return -ENOENT;
+	ret = dti_event_register(c ? c->trace : &h->info, t);
+	if (!bad)
+		return ret;
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 err=%d\n", ret);
+	return 0;
+}
+
+/*
+ * Values of event @i: the extremes for i % 4 == 0 and 1, others from @i;
+ * strings of every length from empty to DTI_EVENT_STR_MAX, byte arrays
+ * from none to DTI_EVENT_HEX_MAX bytes.
+ */
+static int dtt_typed(struct dtt_job *job, unsigned int i)
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	char str[DTI_EVENT_STR_MAX + 1];
+	u8 hex[DTI_EVENT_HEX_MAX];
+	/* the mixed events are the odd ones: i / 2 counts them */
+	unsigned int k, slen = i / 2 % (DTI_EVENT_STR_MAX + 1);
+	unsigned int hlen = i / 2 % (DTI_EVENT_HEX_MAX + 1);
+	s8 a = i % 4 == 0 ? S8_MIN : i % 4 == 1 ? S8_MAX : (s8)(i * 37);
+	u8 b = i % 4 == 0 ? 0 : i % 4 == 1 ? U8_MAX : (u8)(i * 11);
+	s16 c = i % 4 == 0 ? S16_MIN : i % 4 == 1 ? S16_MAX : (s16)(i * 4099);
+	u16 d = i % 4 == 0 ? 0 : i % 4 == 1 ? U16_MAX : (u16)(i * 7919);
+	s32 e = i % 4 == 0 ? S32_MIN : i % 4 == 1 ? S32_MAX : (s32)(i * 2654435761u);
+	u32 f = i % 4 == 0 ? 0 : i % 4 == 1 ? U32_MAX : i * 40503u;
+	s64 g = i % 4 == 0 ? S64_MIN : i % 4 == 1 ? S64_MAX : (s64)(i * 0x9e3779b97f4a7c15ull);
+	u64 h = i % 4 == 0 ? 0 : i % 4 == 1 ? U64_MAX : i * 0x100000001b3ull;
+	long l = i % 2 ? LONG_MIN : (long)i * -3;
+	void *ptr = (void *)(unsigned long)(i * 0xffff888000001000ull);
+	int ret;
+
+	for (k = 0; k < slen; k++)
+		str[k] = letters[(i + k) % (sizeof(letters) - 1)];
+	str[slen] = '\0';
+	for (k = 0; k < hlen; k++)
+		hex[k] = i * 3 + k;
+	if (i % 2 == 0) {
+		ret = __dti_log_event(job->trace, job->level, dtt_ev_ints, a, b, b, c, d, d,
+				      e, f, f, f, g, h, h, l, e, i);
+		__dti_printk(job->text, job->level, dtt_ev_ints__dti_fmt, a, b, b, c, d, d,
+			     e, f, f, f, g, h, h, l, e, i);
+	} else {
+		ret = __dti_log_event(job->trace, job->level, dtt_ev_mixed, ptr, str, str,
+				      str, (int)hlen, hex, (int)(hlen / 2), hex, i);
+		__dti_printk(job->text, job->level, dtt_ev_mixed__dti_fmt, ptr, str, str,
+			     str, (int)hlen, hex, (int)(hlen / 2), hex, i);
+	}
+	return ret;
+}
+
 /* Identifies the channels this module creates through dti_ctl_create(). */
 static char dtt_owner;
 
@@ -274,6 +392,8 @@ static int dtt_write_one(struct dtt_job *job, unsigned int i)
 	case DTT_CTL_CREATE:
 		return dti_ctl_create(job->name, job->len, job->level,
 				      &dtt_owner);
+	case DTT_TYPED:
+		return dtt_typed(job, i);
 	}
 	return -EINVAL;
 }
@@ -424,6 +544,11 @@ static int dtt_cmd_write(enum dtt_kind kind, char **argv, int argc)
 		goto err_free;
 	if (kind == DTT_PRINTK || kind == DTT_CTL_LOG) {
 		strscpy(job->tag, argv[6], sizeof(job->tag));
+	} else if (kind == DTT_TYPED) {
+		ret = -ENOENT;
+		if (!dtt_find(argv[6]))
+			goto err_free;
+		job->text = dtt_find(argv[6])->trace;
 	} else {
 		ret = kstrtoul(argv[6], 0, &job->len);
 		if (ret || job->len > DTT_PAYLOAD_MAX) {
@@ -1255,6 +1380,10 @@ static int dtt_execute(char **argv, int argc)
 		return dtt_cmd_write(DTT_EVENT, argv, argc);
 	if (!strcmp(argv[0], "reserve"))
 		return dtt_cmd_write(DTT_RESERVE, argv, argc);
+	if (!strcmp(argv[0], "evlog"))
+		return dtt_cmd_write(DTT_TYPED, argv, argc);
+	if ((!strcmp(argv[0], "evreg") || !strcmp(argv[0], "evbad")) && argc == 3)
+		return dtt_cmd_evreg(argv, argv[0][2] == 'b');
 	if (!strcmp(argv[0], "ctl_log"))
 		return dtt_cmd_write(DTT_CTL_LOG, argv, argc);
 	if (!strcmp(argv[0], "ctl_set"))

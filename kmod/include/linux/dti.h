@@ -217,6 +217,57 @@ int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len);
 void *dti_reserve_raw(struct dti_info *trace, int level, size_t len);
 
+/**
+ * struct dti_event_type - an event type: binary records that describe
+ *	themselves (see <uapi/linux/dti_record.h>)
+ * @id:		its id, unique in its channel
+ * @name:	its name, as a channel name
+ * @fmt:	its template, printf-like: the conversions say what the
+ *		values are and how they print
+ * @owner:	the channel it is registered on, or NULL (dti.ko's)
+ * @nargs:	values of an event (dti.ko's)
+ * @layout:	DTI_ARG_* per value (dti.ko's)
+ * @format:	its DTI_REC_FORMAT payload (dti.ko's)
+ * @format_len:	bytes of @format (dti.ko's)
+ * Define one with DEFINE_DTI_EVENT(), register it with
+ * dti_event_register(), log with __dti_log_event() or dti_log_event().
+ */
+struct dti_event_type {
+	u16 id;
+	const char *name;
+	const char *fmt;
+	struct dti_info *owner;
+	u8 nargs;
+	char layout[DTI_EVENT_ARGS_MAX];
+	void *format;
+	u16 format_len;
+};
+
+/**
+ * DEFINE_DTI_EVENT - define an event type
+ * @var: variable name of the type
+ * @_id: its id in the channel (0..65535)
+ * @_name: its name
+ * @_fmt: its template, a string literal
+ *
+ * The template is kept in a const array of its own as well, so that the
+ * compiler checks the values of every __dti_log_event() against it.
+ */
+#define DEFINE_DTI_EVENT(var, _id, _name, _fmt)				\
+	static const char var##__dti_fmt[] = _fmt;			\
+	static struct dti_event_type var = {				\
+		.id = (_id), .name = (_name), .fmt = var##__dti_fmt,	\
+	}
+
+int dti_event_register(struct dti_info *trace, struct dti_event_type *type);
+int dti_event_log_raw(struct dti_info *trace, int level,
+		      const struct dti_event_type *type, ...);
+
+/* Never called: lets the compiler check an event's values against its template */
+static inline __printf(1, 2) void __dti_event_check(const char *fmt, ...)
+{
+}
+
 DECLARE_STATIC_KEY_FALSE(dti_filtered_probe_key);
 void dti_probe_filtered(struct dti_info *trace, int level, unsigned long ip);
 
@@ -294,6 +345,27 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	int __dti_l = (level);						\
 	dti_enabled(__dti_t, __dti_l) ?					\
 		dti_reserve_raw(__dti_t, __dti_l, len) : NULL;		\
+})
+
+/**
+ * __dti_log_event - log an event of a registered type
+ * @trace: channel
+ * @level: record level
+ * @ev: the type's variable (DEFINE_DTI_EVENT()), registered on @trace
+ * @...: its values, as its template says
+ * The values are packed as the template's conversions say, with no text
+ * formatting (see dti_event_log_raw()); readers print them through the
+ * template.
+ * Return: as dti_event_log_raw(); 0 if filtered.
+ */
+#define __dti_log_event(trace, level, ev, ...)				\
+({									\
+	struct dti_info *__dti_t = (trace);				\
+	int __dti_l = (level);						\
+	if (0)								\
+		__dti_event_check(ev##__dti_fmt, ##__VA_ARGS__);	\
+	dti_enabled(__dti_t, __dti_l) ?					\
+		dti_event_log_raw(__dti_t, __dti_l, &(ev), ##__VA_ARGS__) : 0; \
 })
 
 /*
@@ -391,5 +463,7 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	__dti_event(&(handle).info, level, buf, len)
 #define dti_reserve(handle, level, len) \
 	__dti_reserve(&(handle).info, level, len)
+#define dti_log_event(handle, level, ev, ...) \
+	__dti_log_event(&(handle).info, level, ev, ##__VA_ARGS__)
 
 #endif /* _LINUX_DTI_H */
