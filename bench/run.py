@@ -57,6 +57,7 @@ CASES = {
     "dti_event256": "dti_event, 256 B payload",
     "dti_persist64": "dti_event, 64 B, persistent channel (DTI's ring writer)",
     "dti_printk": "dti_printk, 3 integers and a short string",
+    "dti_typed": "__dti_log_event: the same values packed by an event type of the same template",
     "dti_reserve64": "dti_reserve + fill of 64 B (irqs off around it)",
     "dti_filtered": "dti_event refused by the channel's level",
     "relay16": "raw relay_reserve + memcpy 16 B, irqs off",

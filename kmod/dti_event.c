@@ -179,9 +179,9 @@ int dti_event_parse(const char *fmt, size_t len, char *layout)
 }
 
 /*
- * Name value @i after the word before its conversion at @conv in @fmt
- * (separators such as " =:'" skipped), "argI" if there is none or it is
- * taken.
+ * Name value @i after the word before its conversion at @conv, in the
+ * text from @fmt (the end of the conversion before) on, separators such
+ * as " =:'" skipped; "argI" if there is none or it is taken.
  */
 static void dti_event_field(const char *fmt, const char *conv, unsigned int i,
 			    const char *names, char *out)
@@ -217,7 +217,7 @@ static int dti_event_build(struct dti_event_type *t, size_t name_len,
 	char *names = kzalloc(DTI_EVENT_ARGS_MAX * (DTI_EVENT_FIELD_MAX + 2) + 2,
 			      GFP_KERNEL);
 	char field[DTI_EVENT_FIELD_MAX + 1];
-	const char *p = t->fmt, *end = t->fmt + fmt_len;
+	const char *p = t->fmt, *end = t->fmt + fmt_len, *lit = t->fmt;
 	struct dti_event_format *f;
 	unsigned int i = 0;
 	size_t nl;
@@ -230,11 +230,12 @@ static int dti_event_build(struct dti_event_type *t, size_t name_len,
 	while ((p = memchr(p, '%', end - p))) {
 		k = dti_event_conv(p, end, &arg);
 		if (arg) {
-			dti_event_field(t->fmt, p, i++, names, field);
+			dti_event_field(lit, p, i++, names, field);
 			strcat(names, field);
 			strcat(names, ",");
 		}
 		p += k;
+		lit = p;
 	}
 	/* the names without the commas at both ends */
 	nl = strlen(names) > 1 ? strlen(names) - 2 : 0;

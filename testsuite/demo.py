@@ -40,7 +40,7 @@ echo timeout > $S/fault
 echo 3 > $S/submit
 wait_for "grep -q 'completed 8' $S/counters"
 
-say "cat $D/dti_sample/merged-ts   (all CPUs, time order; binary records as hex)"
+say "cat $D/dti_sample/merged-ts   (all CPUs, time order; the requests are events of a registered type)"
 cat $D/dti_sample/merged-ts
 
 say "echo 3 > level: keep only errors; 5 more requests"

@@ -14,20 +14,26 @@ values, as dti_printk() text.
   rings wrap many times: every event that survives prints, in the
   kernel's merged views, exactly as dti_printk() printed the same values.
 * A persistent channel with event types, reset with sysrq-b: the next
-  boot's .previous view prints its events through the formats the
-  region kept.
+  boot's .previous view and `dti read --previous` print its events
+  through the formats the region kept.
+* A QEMU dump of a crashed guest: `dti dump` prints the events of a
+  channel that wrapped through the formats its sub-buffers carry,
+  exactly as the kernel's view showed them, and names their fields.
 
-Timings on the reference host: ~15 s per test, ~40 s with the reset.
+Timings on the reference host: ~15 s per test, ~40 s with the reset,
+~30 s for the dump.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+from pathlib import Path
 
 from dtirec import parse_merged_ts, parse_stats
 from guestlib import PRELUDE, persist_prelude
-from harness import vm
+from harness import dump, vm
 
 # errno values of the registrations refused
 EBUSY, EEXIST, ENODEV, EINVAL, E2BIG, ENAMETOOLONG, ENOSPC = 16, 17, 19, 22, 7, 36, 28
@@ -147,18 +153,57 @@ if [ "$BOOTNO" = 1 ]; then
     sleep 30
 fi
 say "PREV $(md5sum < $D/.previous/pev/merged | cut -c1-32) $(wc -l < $D/.previous/pev/merged)"
+say "READ $(dti read --previous pev | md5sum | cut -c1-32)"
 head -3 $D/.previous/pev/merged | sed 's/^/@@LINE /'
 """
 
 
-def test_previous_boot_prints_its_events(modules, kernel, build_dir):
+def test_previous_boot_prints_its_events(modules, kernel, build_dir, dti_tool):
     res = vm.run(PREVIOUS, modules=modules, kernel=kernel, build_dir=build_dir, smp=2,
-                 mem=1024, append=PERSIST_MEMMAP, reboot=True, timeout=600).check()
+                 mem=1024, append=PERSIST_MEMMAP, reboot=True, timeout=600,
+                 extra_files={str(dti_tool): "/bin/dti"}).check()
     text = res.console + res.stdout
     first = re.search(r"^@@SUM (\w+) (\d+)", text, re.M)
     prev = re.search(r"^@@PREV (\w+) (\d+)", text, re.M)
     assert first and prev, text[-3000:]
     assert int(first.group(2)) > 10
     assert prev.groups() == first.groups()
+    assert re.search(r"^@@READ (\w+)", text, re.M).group(1) == first.group(1)
     lines = re.findall(r"^@@LINE (.*)$", res.stdout, re.M)
     assert lines and all(ln.startswith(("s8 ", "ptr ")) for ln in lines), lines
+
+
+DUMP_SCRIPT = PRELUDE + """
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+ctl register_sub dev 4096 4 7 0
+ctl register_sub dtxt 65536 16 7 0
+ctl evreg dev ints
+ctl evreg dev mixed
+c=0
+while [ $c -lt $NCPU ]; do ctl evlog dev 6 300 $c process dtxt; c=$((c + 1)); done
+echo "@@VIEW dev"
+cat $D/dev/merged-ts
+echo "@@END dev"
+echo "@@READY"
+"""
+DTI_HOST = Path(__file__).resolve().parent.parent / "runtime" / "build" / "dti"
+
+
+def test_dump_prints_events(request, modules, kernel, build_dir, dti_tool):
+    failed = request.session.testsfailed
+    res = dump.qemu_dump(DUMP_SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir,
+                         formats=("elf",))
+    view = re.search(r"^@@VIEW dev\n(.*?)^@@END dev$", res.stdout, re.M | re.S)
+    assert view and "@@READY" in res.stdout, res.stdout[-3000:]
+    want = [(x.cpu, x.seq, x.ts_ns, x.level, x.text) for x in parse_merged_ts(view.group(1))]
+    assert len(want) > 50 and all(t.startswith(("s8 ", "ptr ")) for *_, t in want)
+    vmcore = res.files["elf"]
+    r = subprocess.run([str(DTI_HOST), "dump", vmcore, "--channel", "dev", "-F", "json"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    got = [(o["cpu"], o["seq"], o["ts_ns"], o["level"], o["text"].rstrip("\n")) for o in recs]
+    assert got == want
+    assert all(o["event"] in ("ints", "mixed") and o["fields"] for o in recs)
+    if request.session.testsfailed == failed:
+        vmcore.unlink(missing_ok=True)

@@ -29,7 +29,6 @@ def strip_caller(text: str) -> list[tuple]:
 @pytest.fixture
 def rt_guest(dti_guest, dti_tool):
     dti_guest.extra_files[str(dti_tool)] = "/bin/dti"
-    dti_guest.extra_files[str(dti_tool.parent / "dti_sample_fmt")] = "/bin/dti_sample_fmt"
     return dti_guest
 
 
@@ -298,7 +297,11 @@ def test_debugfs_found_where_it_is_mounted(rt_guest):
     assert out(res, "level").split()[0] in ("3", "err")
 
 
-def test_sample_driver_with_example_formatter(rt_guest, dti_tool):
+def test_sample_driver_events_print_everywhere(rt_guest, dti_tool):
+    """The sample driver's requests are events of a registered type: the
+    kernel's view, a snapshot decoded with `dti decode`, and `dti read` of
+    the live channel print them through their template, JSON with named
+    fields; no formatter of the driver's is needed."""
     res = rt_guest.run("insmod $DTI_MODDIR/dti.ko\n" + SAMPLE + r"""
         D=/sys/kernel/debug/dti
         echo 500 > $S/rate_hz
@@ -310,17 +313,19 @@ def test_sample_driver_with_example_formatter(rt_guest, dti_tool):
         cat $S/counters > /out/counters
         dti snapshot dti_sample /out/ds > /dev/null
         cat $D/dti_sample/merged > /out/merged
+        cat $D/dti_sample/formats > /out/formats
         dti decode /out/ds > /out/decode
-        dti_sample_fmt /out/ds > /out/fmt 2> /out/fmt-err
-        dti_sample_fmt dti_sample > /out/fmt-live
+        dti read dti_sample > /out/live
+        dti decode -F json /out/ds > /out/json
     """, smp=2).check()
     counters = dict(line.split() for line in out(res, "counters").splitlines())
-    assert out(res, "decode") == out(res, "merged")
-    reqs = [line for line in out(res, "fmt").splitlines() if ": req id=" in line]
+    assert out(res, "decode") == out(res, "merged") == out(res, "live")
+    reqs = [line for line in out(res, "decode").splitlines() if line.startswith("req id=")]
     assert len(reqs) == int(counters["event_records"]) == 9
-    assert sum("state=timeout" in r and "result=-110" in r and "(fault)" in r
+    assert sum("state=TIMEOUT" in r and "result=-110" in r and r.endswith("(fault)")
                for r in reqs) == 1
-    assert sum("state=done" in r and "result=0 " in r for r in reqs) == 8
-    assert out(res, "fmt-err") == ""
-    # the live channel, read by the example through dti_open_channel()
-    assert out(res, "fmt-live") == out(res, "fmt")
+    assert sum("state=DONE" in r and "result=0 " in r for r in reqs) == 8
+    assert out(res, "formats").startswith("1 req IsQQiIs id,state,submit,latency,result,flags,arg6 ")
+    events = [json.loads(x) for x in out(res, "json").splitlines() if '"event"' in x]
+    assert [e["fields"]["id"] for e in events] == list(range(9))
+    assert {e["fields"]["state"] for e in events} == {"DONE", "TIMEOUT"}

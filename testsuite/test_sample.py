@@ -4,15 +4,17 @@ checked against what DTI recorded, in a guest kernel."""
 from __future__ import annotations
 
 import re
-import struct
 
 from dtirec import parse_merged_ts
 from guestlib import SAMPLE
 
 SAMPLE_PRELUDE = "insmod $DTI_MODDIR/dti.ko\n" + SAMPLE
 
-REQ = struct.Struct("<IIQQiI")
-DONE, TIMEOUT = 3, 4
+# The sample driver's event type "req", as its template prints it (the
+# kernel's %#x of 0 is "0x0")
+REQ = re.compile(r"req id=(?P<id>\d+) state=(?P<state>[A-Z]+) submit=(?P<submit>\d+) "
+                 r"latency=(?P<latency>\d+)ns result=(?P<result>-?\d+) "
+                 r"flags=(?P<flags>0x[0-9a-f]+)(?P<fault>( \(fault\))?)")
 ETIMEDOUT = 110
 
 
@@ -48,11 +50,11 @@ def test_sample_driver_counters_match_dti(dti_guest):
 
     merged = out(res, "s", "merged").splitlines()
     lines = parse_merged_ts(out(res, "s", "merged-ts"))
-    hexre = re.compile(r"^([0-9a-f]{2} ){31}[0-9a-f]{2}$")
-    binary = [bytes.fromhex(m.replace(" ", "")) for m in merged if hexre.match(m)]
-    text = [m for m in merged if not hexre.match(m)]
+    # the requests are events of the type "req", printed through its template
+    reqs = [REQ.fullmatch(m) for m in merged if m.startswith("req id=")]
+    text = [m for m in merged if not m.startswith("req id=")]
     assert len(text) == c["text_records"]
-    assert len(binary) == c["event_records"] == 70
+    assert len(reqs) == c["event_records"] == 70 and all(reqs), merged[:3]
     assert sum("-> QUEUED" in t for t in text) == 70
     assert sum("-> ACTIVE" in t for t in text) == 70
     assert sum("-> DONE" in t for t in text) == c["completed"]
@@ -60,13 +62,14 @@ def test_sample_driver_counters_match_dti(dti_guest):
     assert sum(t.startswith("controller reset") for t in text) == 1
     assert text[0] == "dti_sample loaded: 1000 Hz, timeout 20 ms"
 
-    reqs = [REQ.unpack(b) for b in binary]
-    assert [r[0] for r in reqs] == list(range(70))
-    timed_out = [r for r in reqs if r[1] == TIMEOUT]
-    assert len(timed_out) == 1 and timed_out[0][0] == 40
-    assert timed_out[0][4] == -ETIMEDOUT and timed_out[0][5] == 1
-    assert all(r[1] == DONE and r[4] == 0 for r in reqs if r[0] != 40)
-    assert all(r[3] > 0 for r in reqs)
+    assert [int(r["id"]) for r in reqs] == list(range(70))
+    timed_out = [r for r in reqs if r["state"] == "TIMEOUT"]
+    assert len(timed_out) == 1 and timed_out[0]["id"] == "40"
+    assert int(timed_out[0]["result"]) == -ETIMEDOUT and timed_out[0]["flags"] == "0x1"
+    assert timed_out[0]["fault"] == " (fault)"
+    assert all(r["state"] == "DONE" and r["result"] == "0" and r["flags"] == "0x0" and
+               not r["fault"] for r in reqs if r["id"] != "40")
+    assert all(int(r["latency"]) > 0 and int(r["submit"]) > 0 for r in reqs)
 
     # Each request's story in order: queued, active, then done or timeout.
     for rid in (0, 40, 69):

@@ -60,10 +60,10 @@ def test_freeze_on_the_sample_fault(tapset_guest, stap):
     merged = (res.outdir / "merged").read_text().splitlines()
     assert (res.outdir / "level").read_text() == "-1\n"
     assert (res.outdir / "read").read_text().splitlines() == merged
-    # The match, the request's binary record, the reset: then nothing more,
+    # The match, the request's event, the reset: then nothing more,
     # although the driver went on with requests 6..9.
     assert merged[-3] == "req 5: ACTIVE -> TIMEOUT"
-    assert merged[-2].startswith("05 00 00 00 04 00 00 00 ")
+    assert merged[-2].startswith("req id=5 state=TIMEOUT ") and merged[-2].endswith(" (fault)")
     assert merged[-1] == "controller reset after req 5"
     assert counters(res)["completed"] == 9
     assert "dti_freeze: MATCH channel=dti_sample" in (res.outdir / "freeze.txt").read_text()

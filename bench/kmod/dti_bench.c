@@ -70,6 +70,7 @@
 
 #define BENCH_NAME		"dti_bench"	/* DTI channel, ftrace instance */
 #define BENCH_PERSIST_NAME	"dti_bench_p"	/* persistent DTI channel */
+#define BENCH_TYPED_NAME	"dti_bench_t"	/* DTI channel with an event type */
 #define BENCH_BIG_NAME		"dti_bench_big"	/* channel for "fill" */
 #define BENCH_LEVEL		DTI_LEVEL_INFO	/* the channel's level */
 #define BENCH_LEVEL_OFF		DTI_LEVEL_DEBUG	/* above it: filtered */
@@ -77,6 +78,8 @@
 /* The text cases' format: three integers and a short string. */
 #define BENCH_FMT		"bench %d %d %d %s\n"
 #define BENCH_STR		"short"
+/* The event type of the typed case: the same template, values packed */
+#define BENCH_EVENT_ID		1
 
 /* Limits on one command, so that no run overflows or hogs the guest. */
 #define BENCH_BATCHES_MAX	100000U
@@ -98,6 +101,9 @@ static u8 bench_payload[DTI_BENCH_LARGE];
 static struct dti_info *bench_dti;
 /* bench_dti's twin in dti.ko's persistent region; NULL without one */
 static struct dti_info *bench_persist;
+/* bench_dti's twin with an event type of BENCH_FMT's template */
+static struct dti_info *bench_typed;
+DEFINE_DTI_EVENT(bench_ev, BENCH_EVENT_ID, "bench", BENCH_FMT);
 static struct dti_info *bench_big;
 static struct rchan *bench_relay;
 static struct trace_array *bench_tr;
@@ -154,6 +160,7 @@ struct bench_run {
  * How a case proves that its records were stored:
  * BENCH_CHECK_WRITTEN	the DTI channel's written counter on the CPU
  * BENCH_CHECK_PERSIST	the persistent channel's (the persist case)
+ * BENCH_CHECK_TYPED	the typed channel's (the event type case)
  * BENCH_CHECK_FILTERED	its filtered counter (the filtered case)
  * BENCH_CHECK_MISSES	the call's own result (relay_reserve() not NULL,
  *			printk and trace_array_printk() returning > 0)
@@ -164,6 +171,7 @@ struct bench_run {
 enum bench_check {
 	BENCH_CHECK_WRITTEN,
 	BENCH_CHECK_PERSIST,
+	BENCH_CHECK_TYPED,
 	BENCH_CHECK_FILTERED,
 	BENCH_CHECK_MISSES,
 	BENCH_CHECK_EXTERNAL,
@@ -299,6 +307,8 @@ BENCH_BATCH(dti_persist64,
 	    __dti_event(bench_persist, BENCH_LEVEL, bench_payload, DTI_BENCH_MEDIUM))
 BENCH_BATCH(dti_printk,
 	    __dti_printk(bench_dti, BENCH_LEVEL, BENCH_FMT, BENCH_ARGS))
+BENCH_BATCH(dti_typed,
+	    __dti_log_event(bench_typed, BENCH_LEVEL, bench_ev, BENCH_ARGS))
 BENCH_BATCH(dti_reserve64, bench_dti_reserve(run))
 BENCH_BATCH(dti_filtered,
 	    __dti_event(bench_dti, BENCH_LEVEL_OFF, bench_payload,
@@ -337,6 +347,7 @@ static const struct bench_case bench_cases[] = {
 	BENCH_CASE(dti_event256, WRITTEN),
 	BENCH_CASE(dti_persist64, PERSIST),
 	BENCH_CASE(dti_printk, WRITTEN),
+	BENCH_CASE(dti_typed, TYPED),
 	BENCH_CASE(dti_reserve64, WRITTEN),
 	BENCH_CASE(dti_filtered, FILTERED),
 	BENCH_CASE(relay16, MISSES),
@@ -374,6 +385,8 @@ static u64 *bench_counter(const struct bench_case *bc, unsigned int cpu)
 		return &st->written;
 	case BENCH_CHECK_PERSIST:
 		return bench_persist ? &per_cpu_ptr(bench_persist->stats, cpu)->written : NULL;
+	case BENCH_CHECK_TYPED:
+		return &per_cpu_ptr(bench_typed->stats, cpu)->written;
 	case BENCH_CHECK_FILTERED:
 		return &st->filtered;
 	default:
@@ -403,6 +416,7 @@ static s64 bench_stored(const struct bench_run *run)
 			return -1;
 		fallthrough;
 	case BENCH_CHECK_WRITTEN:
+	case BENCH_CHECK_TYPED:
 	case BENCH_CHECK_FILTERED:
 		return bench_count(run) - run->before;
 	case BENCH_CHECK_MISSES:
@@ -884,11 +898,20 @@ static int __init bench_init(void)
 					   BENCH_N_SUBBUFS, BENCH_LEVEL, DTI_F_PERSIST);
 	if (IS_ERR(bench_persist))
 		bench_persist = NULL;
+	bench_typed = __dti_register(BENCH_TYPED_NAME, BENCH_SUBBUF_SIZE,
+				     BENCH_N_SUBBUFS, BENCH_LEVEL);
+	if (IS_ERR(bench_typed)) {
+		ret = PTR_ERR(bench_typed);
+		goto err_persist;
+	}
+	ret = dti_event_register(bench_typed, &bench_ev);
+	if (ret)
+		goto err_typed;
 	bench_relay = relay_open("relay", bench_dir, BENCH_SUBBUF_SIZE,
 				 BENCH_N_SUBBUFS, &bench_relay_cb, NULL);
 	if (!bench_relay) {
 		ret = -ENOMEM;
-		goto err_dti;
+		goto err_typed;
 	}
 	ret = bench_ftrace_init();
 	if (ret)
@@ -898,7 +921,9 @@ static int __init bench_init(void)
 
 err_relay:
 	relay_close(bench_relay);
-err_dti:
+err_typed:
+	dti_unregister(bench_typed);
+err_persist:
 	dti_unregister(bench_persist);
 	dti_unregister(bench_dti);
 err_dir:
@@ -912,6 +937,7 @@ static void __exit bench_exit(void)
 	relay_close(bench_relay);
 	if (bench_big)
 		dti_unregister(bench_big);
+	dti_unregister(bench_typed);
 	dti_unregister(bench_persist);
 	dti_unregister(bench_dti);
 	debugfs_remove_recursive(bench_dir);

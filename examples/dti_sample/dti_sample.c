@@ -7,7 +7,9 @@
  * tick completes the active request and starts the next one.  A request
  * told to hang ("fault") never completes; a watchdog timer (softirq)
  * times it out and resets the controller.  Every state change is a text
- * record, every finished request a binary struct dti_sample_req.
+ * record, every finished request an event of the type "req": packed
+ * values, no text formatting, which every reader prints through the
+ * type's template.
  *
  * /sys/kernel/debug/dti_sample/
  *   submit      write N: queue N requests
@@ -41,6 +43,10 @@
 #define DS_CTL_MAX		16
 
 DEFINE_DTI_HANDLE(ds_trace, "dti_sample", DS_TRACE_SIZE, DTI_LEVEL_DEBUG);
+
+/* A finished request: struct dti_sample_req, printed by any reader */
+DEFINE_DTI_EVENT(ds_ev_req, 1, "req",
+		 "req id=%u state=%s submit=%llu latency=%lluns result=%d flags=%#x%s\n");
 
 static const char *const ds_state_names[] = {
 	[DTI_SAMPLE_IDLE]	= "IDLE",
@@ -101,8 +107,12 @@ static void ds_transition(u32 id, enum dti_sample_state from,
 
 static void ds_log_request(void)
 {
-	ds_count_log(dti_event(ds_trace, DTI_LEVEL_DEBUG, &ds.req,
-			       sizeof(ds.req)),
+	const struct dti_sample_req *r = &ds.req;
+
+	ds_count_log(dti_log_event(ds_trace, DTI_LEVEL_DEBUG, ds_ev_req, r->id,
+				   ds_state_names[r->state], r->submit_ns,
+				   r->latency_ns, r->result, r->flags,
+				   r->flags & DTI_SAMPLE_F_FAULT ? " (fault)" : ""),
 		     &ds.cnt.event_records);
 }
 
@@ -314,6 +324,11 @@ static int __init ds_init(void)
 	ret = INIT_DTI_HANDLE(ds_trace);
 	if (ret)
 		return ret;
+	ret = dti_event_register(&ds_trace.info, &ds_ev_req);
+	if (ret) {
+		CLEANUP_DTI_HANDLE(ds_trace);
+		return ret;
+	}
 	hrtimer_init(&ds.irq, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	ds.irq.function = ds_irq;
 	timer_setup(&ds.watchdog, ds_watchdog, 0);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * The binary record dti_sample logs for every finished request, shared
- * with userspace formatters (examples/dti_sample_fmt.c).
+ * What dti_sample keeps of a request; a finished one is logged as an
+ * event of the type "req" (dti_sample.c), whose template every reader
+ * prints, so no userspace code needs this header.
  */
 #ifndef _DTI_SAMPLE_H
 #define _DTI_SAMPLE_H
@@ -19,8 +20,7 @@ enum dti_sample_state {
 };
 
 /**
- * struct dti_sample_req - one finished request (32 bytes, little-endian
- * on the machines DTI's tests run on)
+ * struct dti_sample_req - one request
  * @id:		request number, from 0
  * @state:	final state: DTI_SAMPLE_DONE or DTI_SAMPLE_TIMEOUT
  * @submit_ns:	CLOCK_MONOTONIC time the request went to the "hardware"
@@ -35,7 +35,7 @@ struct dti_sample_req {
 	__u64 latency_ns;
 	__s32 result;
 	__u32 flags;
-} __attribute__((packed));
+};
 
 #define DTI_SAMPLE_F_FAULT	0x1	/* the request was told to hang */
 

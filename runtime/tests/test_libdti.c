@@ -1992,32 +1992,6 @@ static void test_cli_decode(void)
 	CHECK(strstr(out, "DTI is not loaded") != NULL);
 }
 
-static void test_example_formatter(void)
-{
-	struct wbuf a = {0};
-	unsigned char req[32] = {
-		7, 0, 0, 0,  2, 0, 0, 0,		/* id 7, state 2 */
-		0xe8, 3, 0, 0, 0, 0, 0, 0,		/* submit_ns 1000 */
-		250, 0, 0, 0, 0, 0, 0, 0,		/* latency_ns 250 */
-		0xfb, 0xff, 0xff, 0xff,			/* result -5 */
-		3, 0, 0, 0,				/* flags 0x3 */
-	};
-	char cmd[1024], out[4096];
-
-	wb_sub(&a, 0, 0, 4096, 4, 0, 3, DTI_SUBBUF_OPEN);
-	wb_text(&a, 0, 0, 5, "submit");
-	wb_rec(&a, 0, 0, 6, 1, 6, req, sizeof(req));
-	wb_rec(&a, 0, 0, 6, 2, 7, req, 4);
-	wb_save(&a, "sample0");
-	snprintf(cmd, sizeof(cmd), "%s/dti_sample_fmt %s", bindir, tpath("sample0"));
-	CHECK(run_cmd(cmd, out, sizeof(out)) == 0);
-	CHECK_STR(out,
-		  "[    0.000000005] cpu0 L3 #0 0xffffffffc0001234: submit\n"
-		  "[    0.000000006] cpu0 L6 #1 0xffffffffc0001234: req id=7 state=active "
-		  "submit=1000 latency=250ns result=-5 flags=0x3 (fault)\n"
-		  "[    0.000000007] cpu0 L6 #2 0xffffffffc0001234: 07 00 00 00\n");
-}
-
 /* ---- event types ---- */
 
 /* A DTI_REC_FORMAT record of type @id "@name" with @layout, @fields and @fmt */
@@ -2180,7 +2154,6 @@ static const struct unit_test tests[] = {
 	{ "channel control on a fake debugfs", test_control_fake_debugfs },
 	{ "kernel symbols", test_ksyms },
 	{ "dti decode on the command line", test_cli_decode },
-	{ "examples/dti_sample_fmt formatter", test_example_formatter },
 };
 
 int main(int argc, char **argv)
@@ -2188,7 +2161,7 @@ int main(int argc, char **argv)
 	char cli[sizeof(tmpdir) + 8];
 
 	if (argc > 1)
-		bindir = argv[1];	/* where dti and dti_sample_fmt are */
+		bindir = argv[1];	/* where dti is */
 
 	if (unit_setup("test"))
 		return 2;

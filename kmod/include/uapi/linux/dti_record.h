@@ -219,8 +219,9 @@ static __inline__ unsigned int dti_event_arg_size(char arg)
  *
  * Followed by the name, the layout (@nargs DTI_ARG_* characters), the
  * field names (@nargs names, each a C identifier, separated by commas:
- * the word before the conversion in the template, blanks and one of
- * = : ' " ( [ { < in between allowed, else argN) and the template.
+ * the word that the template's text before the conversion ends in,
+ * blanks and one of = : ' " ( [ { < after it allowed, else argN) and
+ * the template.
  */
 struct dti_event_format {
 	__u16 id;
