@@ -74,12 +74,19 @@ def texts_by_key(text: str) -> dict[tuple[int, int], str]:
     return {(r.cpu, r.seq): r.text for r in parse_merged_ts(text)}
 
 
-LOG_EVERYWHERE = PRELUDE + """
-    NCPU=$(grep -c ^processor /proc/cpuinfo)
-    ctl register_sub ev 4096 8 7 0
-    ctl register_sub txt 65536 32 7 0
-    ctl evreg ev ints
-    ctl evreg ev mixed
+def event_channels(ev: str, ev_subbufs: int, txt: str, txt_subbufs: int) -> str:
+    """Shell: channel EV (4 KiB sub-buffers) with both event types, and
+    TXT (64 KiB sub-buffers) for their dti_printk twins; NCPU set."""
+    return f"""
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+ctl register_sub {ev} 4096 {ev_subbufs} 7 0
+ctl register_sub {txt} 65536 {txt_subbufs} 7 0
+ctl evreg {ev} ints
+ctl evreg {ev} mixed
+"""
+
+
+LOG_EVERYWHERE = PRELUDE + event_channels("ev", 8, "txt", 32) + """
     c=0
     while [ $c -lt $NCPU ]; do
         ctl evlog ev 6 700 $c process txt
@@ -173,12 +180,7 @@ def test_previous_boot_prints_its_events(modules, kernel, build_dir, dti_tool):
     assert lines and all(ln.startswith(("s8 ", "ptr ")) for ln in lines), lines
 
 
-DUMP_SCRIPT = PRELUDE + """
-NCPU=$(grep -c ^processor /proc/cpuinfo)
-ctl register_sub dev 4096 4 7 0
-ctl register_sub dtxt 65536 16 7 0
-ctl evreg dev ints
-ctl evreg dev mixed
+DUMP_SCRIPT = PRELUDE + event_channels("dev", 4, "dtxt", 16) + """
 c=0
 while [ $c -lt $NCPU ]; do ctl evlog dev 6 300 $c process dtxt; c=$((c + 1)); done
 echo "@@VIEW dev"
