@@ -98,11 +98,11 @@ static int dti_event_conv(const char *p, const char *end, char *arg)
 	if (end - q >= 3 && !memcmp(q, "*ph", 3)) {
 		*arg = DTI_ARG_HEX;
 		q += 3;
-		if (q < end && strchr("CDN", *q))
+		if (q < end && *q && strchr("CDN", *q))
 			q++;
 		return q - p;
 	}
-	while (q < end && strchr("-+ #0", *q)) {
+	while (q < end && *q && strchr("-+ #0", *q)) {
 		flags = true;
 		q++;
 	}

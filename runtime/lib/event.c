@@ -74,14 +74,14 @@ static int dti_conv_parse(const char *p, const char *end, unsigned int long_size
 		c->arg = DTI_ARG_HEX;
 		c->conv = 'h';
 		c->hexsep = ' ';
-		if (q < end && strchr("CDN", *q)) {
+		if (q < end && *q && strchr("CDN", *q)) {
 			c->hexsep = *q == 'C' ? ':' : *q == 'D' ? '-' : 0;
 			q++;
 		}
 		c->len = q - p;
 		return 0;
 	}
-	for (; q < end && strchr("-+ #0", *q); q++) {
+	for (; q < end && *q && strchr("-+ #0", *q); q++) {
 		c->left |= *q == '-';
 		c->plus |= *q == '+';
 		c->space |= *q == ' ';
@@ -203,9 +203,9 @@ static int dti_evfmt_parse(const unsigned char *p, size_t len, bool swapped,
 	f->long_size = long_size;
 	/* nargs names, C identifiers separated by commas */
 	for (i = 0, q = fields; i < h.nargs; i++) {
-		n = strcspn(q, ",");
-		if (q + n > fields + h.fields_len)
-			n = fields + h.fields_len - q;
+		const char *comma = memchr(q, ',', fields + h.fields_len - q);
+
+		n = (comma ? comma : fields + h.fields_len) - q;
 		if (!n || n >= sizeof(f->fields[i]) || isdigit((unsigned char)*q))
 			return -1;
 		memcpy(f->fields[i], q, n);
