@@ -666,6 +666,9 @@ err_free:
 /**
  * dti_free_channel - free a channel no one can reach any more
  * @ch: channel from dti_alloc_channel()
+ *
+ * Context: any for a channel that never had event types (the one
+ * dti_ctl_create() could not add); process context otherwise.
  */
 void dti_free_channel(struct dti_channel *ch)
 {

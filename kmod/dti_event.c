@@ -19,7 +19,9 @@
  * dti_event_show(), with the formats found in the snapshot), a dump, a
  * previous boot.
  *
- * Lock order: dti_event_mutex is taken alone, in process context.
+ * Lock order: dti_event_mutex is taken alone, in process context, by
+ * registration, the formats file and the release of a channel that has
+ * types; writers take no lock (RCU-sched, interrupts off).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -362,15 +364,20 @@ EXPORT_SYMBOL_GPL(dti_event_register);
  * dti_event_release - forget a channel's event types
  * @ch: channel no writer can reach any more
  *
- * The types can be registered again, on this channel's successor.
+ * The types can be registered again, on this channel's successor.  A
+ * channel without types takes no lock: dti_ctl_create() frees the
+ * channel it could not add from any context, and such a channel never
+ * had types (drivers register them on channels they own).
  *
- * Context: process context.
+ * Context: process context if @ch has event types; any context if not.
  */
 void dti_event_release(struct dti_channel *ch)
 {
 	struct dti_event_table *t;
 	unsigned int i;
 
+	if (!rcu_access_pointer(ch->events))
+		return;
 	mutex_lock(&dti_event_mutex);
 	t = rcu_dereference_protected(ch->events, lockdep_is_held(&dti_event_mutex));
 	RCU_INIT_POINTER(ch->events, NULL);
