@@ -410,6 +410,10 @@ void dti_event_release(struct dti_channel *ch)
 unsigned int dti_event_frame(struct dti_channel *ch, struct rchan_buf *buf,
 			     void *at, u64 ts_ns, size_t *bytes)
 {
+	/* level 0, seq 0, no caller: a format is no trace record */
+	const struct dti_meta meta = {
+		.ts_ns = ts_ns, .cpu = buf->cpu, .flags = DTI_REC_FORMAT,
+	};
 	struct dti_event_table *t;
 	struct dti_record *rec;
 	unsigned int i, n = 0;
@@ -422,14 +426,7 @@ unsigned int dti_event_frame(struct dti_channel *ch, struct rchan_buf *buf,
 
 		rec = at + *bytes;
 		memset(rec, 0, DTI_RECORD_SIZE(type->format_len));
-		rec->magic = DTI_RECORD_MAGIC;
-		rec->version = DTI_RECORD_VERSION;
-		rec->flags = DTI_REC_FORMAT;
-		rec->hdr_len = sizeof(*rec);
-		rec->cpu = buf->cpu;
-		rec->log_cpu = buf->cpu;
-		rec->len = type->format_len;
-		rec->ts_ns = ts_ns;
+		dti_fill_record(rec, &meta, buf->cpu, type->format_len, 0);
 		memcpy(rec + 1, type->format, type->format_len);
 		*bytes += DTI_RECORD_SIZE(type->format_len);
 		n++;
@@ -669,15 +666,13 @@ int dti_event_show(struct seq_file *m, const void *fmt, size_t fmt_len,
 		} else {
 			n = get_unaligned((const u16 *)(data + pos));
 			pos += sizeof(u16);
+			memcpy(spec, p, k);
+			spec[k] = '\0';
 			if (arg == DTI_ARG_STR) {
 				memcpy(sbuf, data + pos, min_t(size_t, n, DTI_EVENT_STR_MAX));
 				sbuf[min_t(size_t, n, DTI_EVENT_STR_MAX)] = '\0';
-				memcpy(spec, p, k);
-				spec[k] = '\0';
 				seq_printf(m, spec, sbuf);
 			} else {
-				memcpy(spec, p, k);
-				spec[k] = '\0';
 				seq_printf(m, spec, (int)min_t(size_t, n, DTI_EVENT_HEX_MAX),
 					   data + pos);
 			}

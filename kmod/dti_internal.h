@@ -236,6 +236,23 @@ struct dti_meta {
 	u8 flags;
 };
 
+/* Write the header of a record of @len bytes of payload held by @cpu's buffer. */
+static inline void dti_fill_record(struct dti_record *rec, const struct dti_meta *meta,
+				   unsigned int cpu, size_t len, u64 seq)
+{
+	rec->magic = DTI_RECORD_MAGIC;
+	rec->version = DTI_RECORD_VERSION;
+	rec->flags = meta->flags;
+	rec->level = meta->level;
+	rec->hdr_len = sizeof(*rec);
+	rec->cpu = cpu;
+	rec->len = len;
+	rec->log_cpu = meta->cpu;
+	rec->seq = seq;
+	rec->ts_ns = meta->ts_ns;
+	rec->caller = meta->caller;
+}
+
 /*
  * Probe points for SystemTap: never inlined, never cloned or given fewer
  * arguments by interprocedural optimisation, so a probe on the function

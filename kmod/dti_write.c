@@ -108,22 +108,6 @@ static struct dti_subbuf_info *dti_subbuf_info(void *subbuf)
 	return subbuf + sizeof(struct dti_record);
 }
 
-static void dti_fill_record(struct dti_record *rec, const struct dti_meta *meta,
-			    unsigned int cpu, size_t len, u64 seq)
-{
-	rec->magic = DTI_RECORD_MAGIC;
-	rec->version = DTI_RECORD_VERSION;
-	rec->flags = meta->flags;
-	rec->level = meta->level;
-	rec->hdr_len = sizeof(*rec);
-	rec->cpu = cpu;
-	rec->len = len;
-	rec->log_cpu = meta->cpu;
-	rec->seq = seq;
-	rec->ts_ns = meta->ts_ns;
-	rec->caller = meta->caller;
-}
-
 static void dti_write_subbuf_header(struct dti_channel *ch,
 				    struct rchan_buf *buf, void *subbuf)
 {
