@@ -485,12 +485,31 @@ static bool dti_crc_ok(const unsigned char *raw, size_t size, size_t crc_at,
 	return dti_crc32(copy, size) == want;
 }
 
+/* Why rings of @n_subbufs sub-buffers of @subbuf_size bytes are impossible, or NULL */
+static const char *dti_geometry_why(uint32_t subbuf_size, uint32_t n_subbufs)
+{
+	if (subbuf_size < DTI_SUBBUF_MIN || subbuf_size > DTI_SUBBUF_MAX ||
+	    subbuf_size % DTI_RECORD_ALIGN)
+		return "impossible sub-buffer size";
+	if (n_subbufs < DTI_NSUB_MIN || n_subbufs > DTI_NSUB_MAX ||
+	    (uint64_t)subbuf_size * n_subbufs > DTI_RING_MAX)
+		return "impossible number of sub-buffers";
+	return NULL;
+}
+
+/* Whether @page_size is one a dumped machine may have */
+static bool dti_page_size_ok(uint32_t page_size)
+{
+	return page_size >= DTI_DUMP_PAGE_MIN && page_size <= DTI_DUMP_PAGE_MAX &&
+	       !(page_size & (page_size - 1));
+}
+
 /* Host-order fields of a channel descriptor; why it is not valid, or NULL. */
 static const char *dti_channel_why(struct dti_found *f, const unsigned char *raw)
 {
 	struct dti_dump_desc *c = &f->d.c;
 	bool sw = f->swapped;
-	uint64_t ring;
+	const char *why;
 
 	memcpy(c, raw, sizeof(*c));
 	c->size = dti_d32(c->size, sw);
@@ -510,17 +529,12 @@ static const char *dti_channel_why(struct dti_found *f, const unsigned char *raw
 		return "impossible number of CPUs";
 	if (!(c->flags & DTI_DUMP_F_BUFFERS))
 		return NULL;
-	ring = (uint64_t)c->subbuf_size * c->n_subbufs;
 	if (!c->generation)
 		return "buffers of generation 0";
-	if (c->subbuf_size < DTI_SUBBUF_MIN || c->subbuf_size > DTI_SUBBUF_MAX ||
-	    c->subbuf_size % DTI_RECORD_ALIGN)
-		return "impossible sub-buffer size";
-	if (c->n_subbufs < DTI_NSUB_MIN || c->n_subbufs > DTI_NSUB_MAX ||
-	    ring > DTI_RING_MAX)
-		return "impossible number of sub-buffers";
-	if (c->page_size < DTI_DUMP_PAGE_MIN || c->page_size > DTI_DUMP_PAGE_MAX ||
-	    (c->page_size & (c->page_size - 1)))
+	why = dti_geometry_why(c->subbuf_size, c->n_subbufs);
+	if (why)
+		return why;
+	if (!dti_page_size_ok(c->page_size))
 		return "impossible page size";
 	if (!c->cpu_table || c->cpu_table % DTI_RECORD_ALIGN)
 		return "impossible CPU table address";
@@ -777,6 +791,21 @@ static void dti_chan_level(struct dti_dump *d, struct dti_dump_chan *c)
 		 (unsigned long long)desc->level_addr, why);
 }
 
+/* Make @f (a channel descriptor, read or made of a region's area) @c's. */
+static void dti_chan_use(struct dti_dump_chan *c, const struct dti_found *f)
+{
+	const struct dti_dump_desc *desc = &f->d.c;
+
+	c->desc = f;
+	c->pub.flags = desc->flags;
+	c->pub.generation = desc->generation;
+	c->pub.subbuf_size = desc->subbuf_size;
+	c->pub.n_subbufs = desc->n_subbufs;
+	c->pub.nr_cpu_ids = desc->nr_cpu_ids;
+	c->pub.page_size = desc->page_size;
+	c->pub.swapped = f->swapped;
+}
+
 /*
  * Describe @c's channel by descriptor @f: its level, CPU table, rings.
  * 0, or -1 (ENOMEM).  A problem of the dump sets c->error or c->damage.
@@ -791,15 +820,8 @@ static int dti_chan_desc(struct dti_dump *d, struct dti_dump_chan *c,
 	unsigned int cpu;
 	int ret = 0;
 
-	c->desc = f;
+	dti_chan_use(c, f);
 	c->pub.desc_addr = f->addr;
-	c->pub.flags = desc->flags;
-	c->pub.generation = desc->generation;
-	c->pub.subbuf_size = desc->subbuf_size;
-	c->pub.n_subbufs = desc->n_subbufs;
-	c->pub.nr_cpu_ids = desc->nr_cpu_ids;
-	c->pub.page_size = desc->page_size;
-	c->pub.swapped = f->swapped;
 	dti_chan_level(d, c);
 	if (desc->flags & ~DTI_DUMP_FLAGS_KNOWN)
 		dti_addf(&c->notes, "%s at physical 0x%llx: unknown flags %#x",
@@ -1242,8 +1264,7 @@ static const char *dti_region_why(struct dti_dump *d, struct dti_region *g,
 		return "impossible header size";
 	if (!dti_crc_ok(raw, sizeof(*h), offsetof(struct dti_persist_header, crc), h->crc))
 		return "CRC mismatch (damaged, or caught in the middle of an update)";
-	if (h->page_size < DTI_DUMP_PAGE_MIN || h->page_size > DTI_DUMP_PAGE_MAX ||
-	    (h->page_size & (h->page_size - 1)) || g->addr % h->page_size)
+	if (!dti_page_size_ok(h->page_size) || g->addr % h->page_size)
 		return "impossible page size";
 	/*
 	 * Not checked against the end of the dump's memory: an excerpt ends
@@ -1267,7 +1288,6 @@ static const char *dti_area_why(const struct dti_region *g, uint64_t area_size,
 {
 	const bool sw = g->swapped;
 	const uint64_t end = g->h.next_free;
-	uint64_t ring;
 
 	a->offset = dti_d64(a->offset, sw);
 	a->generation = dti_d32(a->generation, sw);
@@ -1283,12 +1303,9 @@ static const char *dti_area_why(const struct dti_region *g, uint64_t area_size,
 		return NULL;
 	if (a->state != DTI_PERSIST_AREA_USED)
 		return "an area of unknown state";
-	ring = (uint64_t)a->subbuf_size * a->n_subbufs;
 	if (!a->generation)
 		return "an area of generation 0";
-	if (a->subbuf_size < DTI_SUBBUF_MIN || a->subbuf_size > DTI_SUBBUF_MAX ||
-	    a->subbuf_size % DTI_RECORD_ALIGN || a->n_subbufs < DTI_NSUB_MIN ||
-	    a->n_subbufs > DTI_NSUB_MAX || ring > DTI_RING_MAX)
+	if (dti_geometry_why(a->subbuf_size, a->n_subbufs))
 		return "an area of impossible geometry";
 	if (!a->nr_cpus || a->nr_cpus > DTI_CPU_LIMIT ||
 	    dti_area_stride(g, a) * a->nr_cpus > area_size)
@@ -1455,15 +1472,8 @@ static int dti_area_chan(struct dti_dump *d, const struct dti_region *g,
 	desc->n_subbufs = a->n_subbufs;
 	desc->nr_cpu_ids = a->nr_cpus;
 	desc->page_size = ps;
-	c->desc = c->own;
-	c->pub.flags = desc->flags;
+	dti_chan_use(c, c->own);
 	c->pub.level = DTI_DUMP_NO_LEVEL;
-	c->pub.generation = a->generation;
-	c->pub.subbuf_size = a->subbuf_size;
-	c->pub.n_subbufs = a->n_subbufs;
-	c->pub.nr_cpu_ids = a->nr_cpus;
-	c->pub.page_size = ps;
-	c->pub.swapped = g->swapped;
 	c->pub.region_addr = g->addr;
 	c->pub.boot = a->boot;
 	for (cpu = 0; cpu < a->nr_cpus; cpu++) {
