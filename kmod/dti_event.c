@@ -190,7 +190,7 @@ static void dti_event_field(const char *fmt, const char *conv, unsigned int i,
 {
 	const char *e = conv, *b;
 	size_t n;
-	char want[DTI_EVENT_FIELD_MAX + 2];
+	char want[DTI_EVENT_FIELD_MAX + 3];	/* ",name," and its NUL */
 
 	while (e > fmt && strchr(DTI_EVENT_FIELD_SEP, e[-1]))
 		e--;
