@@ -317,6 +317,24 @@ static void dti_close_buffers(struct dti_channel *ch, struct rchan *rchan)
 		relay_close(rchan);
 }
 
+/*
+ * After relay_open() failed: when relay's own allocation of a CPU's file
+ * name fails after its buffer was made, relay_open_buf() forgets CPU 0's
+ * buffer as dti_create_buf_file() explains, and that buffer's file stays
+ * (its pages are relay's to leak).  A file left would make every later
+ * relay_open() of the channel fail: remove it.  CPU hotplug is held off.
+ */
+static void dti_remove_orphans(struct dti_channel *ch)
+{
+	char name[sizeof(DTI_TRACE_FILE_BASE) + 10];
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		snprintf(name, sizeof(name), DTI_TRACE_FILE_BASE "%u", cpu);
+		debugfs_lookup_and_remove(name, ch->dir);
+	}
+}
+
 static int dti_create_buffers(struct dti_channel *ch)
 {
 	struct rchan *rchan;
@@ -338,6 +356,8 @@ static int dti_create_buffers(struct dti_channel *ch)
 		cpus_read_lock();
 		rchan = relay_open(DTI_TRACE_FILE_BASE, ch->dir, ch->subbuf_size,
 				   ch->n_subbufs, &dti_relay_callbacks, ch);
+		if (!rchan)
+			dti_remove_orphans(ch);
 		cpus_read_unlock();
 		if (!rchan)
 			rchan = ERR_PTR(-ENOMEM);
@@ -346,16 +366,35 @@ static int dti_create_buffers(struct dti_channel *ch)
 		dti_dump_buffers_gone(ch);
 		return PTR_ERR(rchan);
 	}
+	/*
+	 * The views are made before the buffers are published, under
+	 * buf_lock, which their open takes: a reader who finds a view finds
+	 * the buffers, and a failure to make them leaves the records still
+	 * pending, not replayed into buffers about to be freed.  Creating a
+	 * file takes the directory's inode lock inside buf_lock, as
+	 * reset_consumed takes a trace file's; no one holding an inode lock
+	 * of the channel's directory waits for buf_lock.
+	 */
 	mutex_lock(&ch->buf_lock);
-	ret = dti_publish_buffers(ch, rchan);
-	mutex_unlock(&ch->buf_lock);
-	if (ret) {
-		dti_dump_buffers_gone(ch);
-		dti_close_buffers(ch, rchan);
-		return ret;
+	ret = dti_fs_create_views(ch);
+	if (!ret) {
+		ret = dti_publish_buffers(ch, rchan);
+		if (ret)
+			goto err_unlock_views;
 	}
-	dti_fs_create_views(ch);
+	mutex_unlock(&ch->buf_lock);
+	if (ret)
+		goto err_close;
 	return 0;
+
+err_unlock_views:
+	mutex_unlock(&ch->buf_lock);
+	/* Without buf_lock: removal waits for opens, which take it. */
+	dti_fs_remove_views(ch);
+err_close:
+	dti_dump_buffers_gone(ch);
+	dti_close_buffers(ch, rchan);
+	return ret;
 }
 
 /*
@@ -423,7 +462,13 @@ void dti_create_work(struct work_struct *work)
 			ch->dir = NULL;
 			goto out_unlock;
 		}
-		dti_fs_create_control(ch);
+		ret = dti_fs_create_control(ch);
+		if (ret) {
+			/* The next record's work tries again. */
+			debugfs_remove_recursive(ch->dir);
+			ch->dir = NULL;
+			goto out_unlock;
+		}
 	}
 	/* Bring the buffers in line with a level set in atomic context. */
 	level = READ_ONCE(ch->info->level);
@@ -569,13 +614,17 @@ int dti_parse_level(const char *buf, int *level)
  * initialised yet only the level is set.
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL for a bad level, -ENOMEM if new buffers could not
- * be allocated (the level is then unchanged).
+ * Return: 0, -EINVAL for a bad level or a NULL or error-pointer @trace,
+ * -ENOMEM if new buffers could not be allocated (the level is then
+ * unchanged).
  */
 int dti_set_level(struct dti_info *trace, int level)
 {
-	struct dti_channel *ch = rcu_dereference_protected(trace->chan, true);
+	struct dti_channel *ch;
 
+	if (IS_ERR_OR_NULL(trace))
+		return -EINVAL;
+	ch = rcu_dereference_protected(trace->chan, true);
 	if (!ch) {
 		/* A handle not initialised yet: only the level changes. */
 		if (!dti_level_valid(level))
@@ -647,6 +696,7 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 	ch->n_subbufs = n_subbufs;
 	ch->flags = flags;
 	ch->panic_records = dti_panic_default_records();
+	ch->mark_level = DTI_LEVEL_DEFAULT;
 	dti_dump_init(ch, name);
 	ch->name = ch->dump.marker + DTI_MARKER_PREFIX_LEN;
 	mutex_init(&ch->ctl_lock);
@@ -700,6 +750,9 @@ static struct dti_info *dti_register_info(const char *name,
 		ret = dti_check_geometry(subbuf_size, n_subbufs);
 	if (!ret && !dti_level_valid(init_level))
 		ret = -EINVAL;
+	/* A handle's buffers come later: the region must be there now. */
+	if (!ret && (flags & DTI_F_PERSIST) && !dti_persist_ready())
+		ret = -ENODEV;
 	if (ret)
 		goto err_report;
 	ch = dti_alloc_channel(name, subbuf_size, n_subbufs, flags, info,
@@ -723,7 +776,9 @@ static struct dti_info *dti_register_info(const char *name,
 		ch->dir = NULL;
 		goto err_unlist;
 	}
-	dti_fs_create_control(ch);
+	ret = dti_fs_create_control(ch);
+	if (ret)
+		goto err_unpublish;	/* a level write may have come meanwhile */
 
 	/*
 	 * From here on, logging calls on a handle reach the channel; until
@@ -926,13 +981,16 @@ void __dti_unregister(struct dti_channel *ch)
  * logged before this call are waiting to be replayed.
  *
  * Context: process context; may sleep.
- * Return: 0, or a negative errno as for dti_register_flags().
+ * Return: 0, -EINVAL for a NULL @handle, -EBUSY if it is initialised
+ * already, or a negative errno as for dti_register_flags().
  */
 int dti_handle_init(struct dti_handle *handle)
 {
 	struct dti_info *info;
 
 	might_sleep();
+	if (!handle)
+		return -EINVAL;
 	dti_dump_pending_seal(&handle->pending);
 	if (rcu_access_pointer(handle->info.chan)) {
 		dti_probe_register(handle->name, NULL, -EBUSY);
@@ -950,7 +1008,8 @@ EXPORT_SYMBOL_GPL(dti_handle_init);
 
 /**
  * dti_handle_cleanup - unregister the channel of a handle
- * @handle: handle; use CLEANUP_DTI_HANDLE()
+ * @handle: handle; use CLEANUP_DTI_HANDLE().  A handle never initialised,
+ *	    cleaned up already, or NULL is left as it is.
  *
  * Unlike dti_unregister() on a channel of its own, this may run while
  * other CPUs are still logging to @handle: their records are refused or
@@ -962,6 +1021,8 @@ EXPORT_SYMBOL_GPL(dti_handle_init);
  */
 void dti_handle_cleanup(struct dti_handle *handle)
 {
+	if (!handle)
+		return;
 	dti_unregister(&handle->info);
 	dti_dump_pending_wipe(&handle->pending);
 }
@@ -972,6 +1033,7 @@ static int __init dti_init(void)
 	int ret;
 
 	dti_dump_setup();
+	dti_read_init();
 	dti_wq = alloc_ordered_workqueue("dti", 0);
 	if (!dti_wq)
 		return -ENOMEM;

@@ -28,6 +28,7 @@
 #include <linux/crc32.h>
 #include <linux/io.h>
 #include <linux/kernel.h>
+#include <linux/kmemleak.h>
 #include <linux/mm.h>
 #include <linux/random.h>
 #include <linux/relay.h>
@@ -189,6 +190,11 @@ void dti_dump_add_ring(struct dti_channel *ch, unsigned int cpu, struct page **p
 	}
 	for (i = 0; i < n_pages; i++)
 		pfns[i] = pages ? page_to_pfn(pages[i]) : first_pfn + i;
+	/*
+	 * Only the descriptor's physical address points at it, which
+	 * kmemleak does not follow; it holds no pointers to scan.
+	 */
+	kmemleak_ignore(pfns);
 
 	mutex_lock(&ch->dump_lock);
 	if (!ch->dump_cpus || ch->dump_cpus[cpu].pfns) {

@@ -281,8 +281,9 @@ static struct dti_channel *dti_event_channel(struct dti_info *trace)
  *
  * Context: process context; sleeps.  Must not race with the channel's
  * unregistration.
- * Return: 0, or -ENODEV if @trace has no channel (a handle not yet
- * initialised), -EBUSY if @type is registered already, -EEXIST if the
+ * Return: 0, or -EINVAL for a NULL @type or a NULL or error-pointer
+ * @trace, -ENODEV if @trace has no channel (a handle not yet
+ * initialised, or cleaned up), -EBUSY if @type is registered already, -EEXIST if the
  * channel has a type of the same id or name, -EINVAL for a bad name or a
  * conversion DTI does not support, -E2BIG for more than
  * DTI_EVENT_ARGS_MAX values, -ENAMETOOLONG for a template over
@@ -299,7 +300,8 @@ int dti_event_register(struct dti_info *trace, struct dti_event_type *type)
 	unsigned int i;
 	int n, ret;
 
-	if (!type->name || dti_check_name(type->name) || !type->fmt)
+	if (IS_ERR_OR_NULL(trace) || !type || !type->name ||
+	    dti_check_name(type->name) || !type->fmt)
 		return -EINVAL;
 	name_len = strlen(type->name);
 	fmt_len = strnlen(type->fmt, DTI_EVENT_FMT_MAX + 1);

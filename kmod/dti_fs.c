@@ -7,6 +7,9 @@
  *   stats           per-CPU counters
  *   info            buffer geometry, mode and record format
  *   dump_on_panic   newest records per CPU printed at panic (0: none)
+ *   marker          write: one text record per write(2) (dti_usermark.c)
+ *   marker_raw      write: one binary record per write(2)
+ *   marker_level    level of markers that give none: 0..7
  *   trace0..N       raw per-CPU relay files        (while buffers exist)
  *   merged          records merged by time         (while buffers exist)
  *   merged-ts       the same with time, CPU, level (while buffers exist)
@@ -50,33 +53,80 @@ static int dti_ctl_copy(char *kbuf, const char __user *ubuf, size_t count,
 	return 0;
 }
 
+/* A control file's read: @val and a newline. */
+static ssize_t dti_ctl_read_int(char __user *ubuf, size_t count, loff_t *ppos,
+				int val)
+{
+	char kbuf[16];
+	int len;
+
+	len = scnprintf(kbuf, sizeof(kbuf), "%d\n", val);
+	return simple_read_from_buffer(ubuf, count, ppos, kbuf, len);
+}
+
 static ssize_t dti_level_read(struct file *file, char __user *ubuf,
 			      size_t count, loff_t *ppos)
 {
 	struct dti_channel *ch = file->private_data;
-	char kbuf[16];
-	int len;
 
-	len = scnprintf(kbuf, sizeof(kbuf), "%d\n", READ_ONCE(ch->info->level));
-	return simple_read_from_buffer(ubuf, count, ppos, kbuf, len);
+	return dti_ctl_read_int(ubuf, count, ppos, READ_ONCE(ch->info->level));
+}
+
+/* A control file's write of a level, as dti_parse_level() reads it. */
+static int dti_ctl_level(const char __user *ubuf, size_t count, loff_t *ppos,
+			 int *level)
+{
+	char kbuf[DTI_CTL_WRITE_MAX + 1];
+	int ret;
+
+	ret = dti_ctl_copy(kbuf, ubuf, count, ppos);
+	return ret ? ret : dti_parse_level(kbuf, level);
 }
 
 static ssize_t dti_level_write(struct file *file, const char __user *ubuf,
 			       size_t count, loff_t *ppos)
 {
 	struct dti_channel *ch = file->private_data;
-	char kbuf[DTI_CTL_WRITE_MAX + 1];
 	int level, ret;
 
-	ret = dti_ctl_copy(kbuf, ubuf, count, ppos);
-	if (ret)
-		return ret;
-	ret = dti_parse_level(kbuf, &level);
+	ret = dti_ctl_level(ubuf, count, ppos, &level);
 	if (ret)
 		return ret;
 	ret = dti_change_level(ch, level, DTI_SRC_FILE);
 	return ret ? ret : count;
 }
+
+static ssize_t dti_mark_level_read(struct file *file, char __user *ubuf,
+				   size_t count, loff_t *ppos)
+{
+	struct dti_channel *ch = file->private_data;
+
+	return dti_ctl_read_int(ubuf, count, ppos, READ_ONCE(ch->mark_level));
+}
+
+/* A record's level only: "off" and "destroy" are channel levels. */
+static ssize_t dti_mark_level_write(struct file *file, const char __user *ubuf,
+				    size_t count, loff_t *ppos)
+{
+	struct dti_channel *ch = file->private_data;
+	int level, ret;
+
+	ret = dti_ctl_level(ubuf, count, ppos, &level);
+	if (ret)
+		return ret;
+	if (level < 0 || level > DTI_LEVEL_MAX)
+		return -EINVAL;
+	WRITE_ONCE(ch->mark_level, level);
+	return count;
+}
+
+static const struct file_operations dti_mark_level_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= dti_mark_level_read,
+	.write	= dti_mark_level_write,
+	.llseek	= default_llseek,
+};
 
 static const struct file_operations dti_level_fops = {
 	.owner	= THIS_MODULE,
@@ -139,6 +189,27 @@ out_unlock:
 	mutex_unlock(&ch->buf_lock);
 	return ret ? ret : count;
 }
+
+/*
+ * dump_on_panic: the newest records per CPU printed at panic.  As
+ * debugfs_create_u32() would, but a value over U32_MAX is refused, and
+ * creating it reports failure.
+ */
+static int dti_panic_records_get(void *data, u64 *val)
+{
+	*val = READ_ONCE(*(u32 *)data);
+	return 0;
+}
+
+static int dti_panic_records_set(void *data, u64 val)
+{
+	if (val > U32_MAX)
+		return -EINVAL;
+	WRITE_ONCE(*(u32 *)data, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(dti_panic_records_fops, dti_panic_records_get,
+			 dti_panic_records_set, "%llu\n");
 
 static const struct file_operations dti_reset_consumed_fops = {
 	.owner	= THIS_MODULE,
@@ -245,32 +316,78 @@ static int dti_formats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(dti_formats);
 
+/*
+ * The control files.  A channel missing one could not be controlled or
+ * read as documented, so each is checked: debugfs fails only without
+ * memory.
+ */
+static const struct {
+	const char *name;
+	umode_t mode;
+	const struct file_operations *fops;
+} dti_control_files[] = {
+	{ "level",		0600, &dti_level_fops },
+	{ "reset_consumed",	0200, &dti_reset_consumed_fops },
+	{ "stats",		0444, &dti_stats_fops },
+	{ "info",		0444, &dti_info_fops },
+	{ "formats",		0444, &dti_formats_fops },
+	{ "marker_level",	0600, &dti_mark_level_fops },
+};
+
 /**
  * dti_fs_create_control - create the files a channel always has
  * @ch: channel with @ch->dir set
+ *
+ * Context: process context; may sleep.
+ * Return: 0, or -ENOMEM if a file could not be created; the caller
+ * removes @ch->dir with whatever it holds.
  */
-void dti_fs_create_control(struct dti_channel *ch)
+int dti_fs_create_control(struct dti_channel *ch)
 {
-	debugfs_create_file("level", 0600, ch->dir, ch, &dti_level_fops);
-	debugfs_create_file("reset_consumed", 0200, ch->dir, ch,
-			    &dti_reset_consumed_fops);
-	debugfs_create_file("stats", 0444, ch->dir, ch, &dti_stats_fops);
-	debugfs_create_file("info", 0444, ch->dir, ch, &dti_info_fops);
-	debugfs_create_file("formats", 0444, ch->dir, ch, &dti_formats_fops);
-	debugfs_create_u32("dump_on_panic", 0600, ch->dir, &ch->panic_records);
+	struct dentry *d;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dti_control_files); i++) {
+		d = debugfs_create_file(dti_control_files[i].name,
+					dti_control_files[i].mode, ch->dir, ch,
+					dti_control_files[i].fops);
+		if (IS_ERR(d))
+			return PTR_ERR(d);
+	}
+	d = debugfs_create_file_unsafe("dump_on_panic", 0600, ch->dir,
+				       &ch->panic_records,
+				       &dti_panic_records_fops);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	return dti_user_mark_create_files(ch);
 }
 
 /**
  * dti_fs_create_views - create the merged views of a channel's buffers
- * @ch: channel whose buffers were just created
+ * @ch: channel whose buffers are being created, not yet published
+ *
+ * Context: process context, @ch->ctl_lock and @ch->buf_lock held (an
+ * open of a view waits for the buffers).
+ * Return: 0, or -ENOMEM with neither view left.
  */
-void dti_fs_create_views(struct dti_channel *ch)
+int dti_fs_create_views(struct dti_channel *ch)
 {
+	struct dentry *merged, *merged_ts;
+
 	lockdep_assert_held(&ch->ctl_lock);
-	ch->merged = debugfs_create_file("merged", 0444, ch->dir, ch,
-					 &dti_merged_fops);
-	ch->merged_ts = debugfs_create_file("merged-ts", 0444, ch->dir, ch,
-					    &dti_merged_ts_fops);
+	merged = debugfs_create_file("merged", 0444, ch->dir, ch,
+				     &dti_merged_fops);
+	if (IS_ERR(merged))
+		return PTR_ERR(merged);
+	merged_ts = debugfs_create_file("merged-ts", 0444, ch->dir, ch,
+					&dti_merged_ts_fops);
+	if (IS_ERR(merged_ts)) {
+		debugfs_remove(merged);
+		return PTR_ERR(merged_ts);
+	}
+	ch->merged = merged;
+	ch->merged_ts = merged_ts;
+	return 0;
 }
 
 /**

@@ -103,6 +103,7 @@ static inline bool dti_record_whole(const struct dti_record *rec, size_t room, u
  * @list:	entry in the list of all channels
  * @panic_records: newest records per CPU printed at panic (the
  *		dump_on_panic file; 0: none); read locklessly by dti_panic.c
+ * @mark_level: level of user-space markers that give none (dti_usermark.c)
  * @events:	its event types (dti_event.c), or NULL
  */
 struct dti_channel {
@@ -134,6 +135,7 @@ struct dti_channel {
 	struct dentry *merged_ts;
 	struct list_head list;
 	u32 panic_records;
+	int mark_level;
 	struct dti_event_table __rcu *events;
 };
 
@@ -355,12 +357,20 @@ void dti_probe_unregister(struct dti_channel *ch);
 int dti_parse_level(const char *buf, int *level);
 void dti_create_work(struct work_struct *work);
 
+/* dti_trace.c */
+void dti_trace_record(const struct dti_channel *ch, const struct dti_record *rec);
+
+/* dti_usermark.c */
+int dti_user_mark_create_files(struct dti_channel *ch);
+
 /* dti_write.c */
 void dti_write_exit(void);
 void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec);
 void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
 		    size_t len, int err, const char *reason);
 extern const struct rchan_callbacks dti_relay_callbacks;
+extern struct file_operations dti_trace_fops;
+void dti_read_init(void);
 int dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
 void dti_ring_start(struct rchan_buf *buf);
 void dti_pending_lock(struct dti_info *info, unsigned long *flags)
@@ -379,8 +389,8 @@ void dti_ctl_free_owned(struct dti_channel *ch);
 int dti_fs_init(void);
 void dti_fs_exit(void);
 struct dentry *dti_fs_root(void);
-void dti_fs_create_control(struct dti_channel *ch);
-void dti_fs_create_views(struct dti_channel *ch);
+int dti_fs_create_control(struct dti_channel *ch);
+int dti_fs_create_views(struct dti_channel *ch);
 void dti_fs_remove_views(struct dti_channel *ch);
 
 /* dti_dump.c */
@@ -389,6 +399,7 @@ void dti_dump_setup(void);
 /* dti_persist.c */
 int __init dti_persist_init(void);
 void dti_persist_exit(void);
+bool dti_persist_ready(void);
 struct rchan *dti_persist_open(struct dti_channel *ch);
 void dti_persist_close(struct rchan *rchan);
 bool dti_prev_get(struct dti_prev *prev);

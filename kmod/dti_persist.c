@@ -509,9 +509,12 @@ static ssize_t dti_prev_clear_write(struct file *file, const char __user *ubuf,
 	struct dti_persist_slot *slot;
 	char kbuf[4] = "";
 
-	if (*ppos || !count || count >= sizeof(kbuf) || copy_from_user(kbuf, ubuf, count))
+	if (*ppos || !count || count >= sizeof(kbuf))
 		return -EINVAL;
-	if (strcmp(strim(kbuf), "1"))
+	if (copy_from_user(kbuf, ubuf, count))
+		return -EFAULT;
+	/* "1" and an optional newline, as every control file takes it */
+	if (!sysfs_streq(kbuf, "1"))
 		return -EINVAL;
 	mutex_lock(&p->lock);
 	if (!prev->cleared) {
@@ -757,6 +760,21 @@ static struct rchan *dti_persist_rings(struct dti_channel *ch, void *rings,
 err:
 	dti_persist_close(rchan);
 	return NULL;
+}
+
+/**
+ * dti_persist_ready - does dti.ko have a persistent region?
+ *
+ * Registration asks before it takes a persistent channel, so that a
+ * handle's channel, whose buffers come later, fails as a channel
+ * registered directly does.
+ *
+ * Context: any.
+ * Return: true if dti.ko was loaded with a region (persist=SIZE@ADDR).
+ */
+bool dti_persist_ready(void)
+{
+	return READ_ONCE(dti_persist.hdr) != NULL;
 }
 
 /**

@@ -44,6 +44,14 @@
 #include <asm/unaligned.h>
 
 #include "dti_internal.h"
+#include "dti_trace.h"
+
+/* dti:dti_record while attached; never with make DTI_NO_TRACEPOINT=y. */
+#ifdef DTI_NO_TRACEPOINT
+#define dti_trace_attached()	false
+#else
+#define dti_trace_attached()	trace_dti_record_enabled()
+#endif
 
 /*
  * Formatting space for dti_printk_raw(), one per nesting level: a
@@ -143,19 +151,25 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf,
 	struct dti_subbuf_info *info;
 	size_t formats;
 
+	/*
+	 * relay counted the new sub-buffer in subbufs_produced already; a
+	 * trace file reader that sees a byte of it sees that count too
+	 * (dti_read_lapped()).
+	 */
+	smp_wmb();
 	if (prev_subbuf) {
 		info = dti_subbuf_info(prev_subbuf);
 		info->padding = prev_padding;
 		info->state = DTI_SUBBUF_CLOSED;
 	}
 
-	if (ch->flags & DTI_F_NO_OVERWRITE) {
-		/* Unread sub-buffers are kept; the new record is dropped. */
-		if (relay_buf_full(buf))
-			return 0;
-	} else if (buf->subbufs_produced >= ch->n_subbufs) {
+	/* A full no-overwrite ring keeps its unread sub-buffers: drop. */
+	if ((ch->flags & DTI_F_NO_OVERWRITE) && relay_buf_full(buf))
+		return 0;
+	if (buf->subbufs_produced >= ch->n_subbufs) {
 		/*
-		 * The ring wrapped: this sub-buffer holds the oldest records.
+		 * The ring wrapped: this sub-buffer holds the oldest records
+		 * (in a no-overwrite ring, read ones), which it writes over.
 		 * Only the writer of buf->cpu gets here, on that CPU and under
 		 * its write guard, so no one else updates the counter.
 		 */
@@ -189,10 +203,20 @@ static struct dentry *dti_create_buf_file(const char *filename,
 	unsigned int cpu;
 
 	dentry = debugfs_create_file(filename, mode, parent, buf,
-				     &relay_file_operations);
-	if (!IS_ERR(dentry) &&
-	    !kstrtouint(filename + strlen(DTI_TRACE_FILE_BASE), 10, &cpu))
-		dti_dump_add_buf(ch, buf, cpu);
+				     &dti_trace_fops);
+	if (kstrtouint(filename + strlen(DTI_TRACE_FILE_BASE), 10, &cpu))
+		return dentry;
+	if (IS_ERR(dentry)) {
+		/*
+		 * relay_open_buf() frees a buffer whose file failed with
+		 * relay_destroy_buf(), which clears the channel's slot of
+		 * buf->cpu, still 0 then: CPU 0's buffer would be forgotten,
+		 * its file and pages left behind.  Name the right slot (NULL).
+		 */
+		buf->cpu = cpu;
+		return dentry;
+	}
+	dti_dump_add_buf(ch, buf, cpu);
 	return dentry;
 }
 
@@ -623,10 +647,11 @@ static noinline void dti_switch_now(struct dti_channel *ch, struct rchan_buf *bu
  *	     (dti_reserve_raw())
  * @len: payload length, at most dti_max_payload()
  *
- * Fills in the header, accounts for the record and calls the stored-record
- * probe point.  While a halt trigger is armed, a record is stored only if
- * the trigger lets it through; the writer that completes the last such
- * record switches the channel off.
+ * Fills in the header, accounts for the record, and calls the stored-record
+ * probe point and the dti:dti_record tracepoint while they have listeners.
+ * While a halt trigger is armed, a record is stored only if the trigger
+ * lets it through; the writer that completes the last such record
+ * switches the channel off.
  *
  * Context: interrupts disabled, the channel's write guard held.
  * Return: the payload area, or an ERR_PTR() from dti_lose().
@@ -676,6 +701,8 @@ static __always_inline void *dti_store(struct dti_channel *ch,
 	this_cpu_inc(info->stats->written);
 	if (static_branch_unlikely(&dti_stored_probe_key))
 		dti_probe_stored(ch, rec);
+	if (dti_trace_attached())
+		dti_trace_record(ch, rec);
 	if (unlikely(left >= 0))
 		dti_halt_account(ch, seq);
 	return rec + 1;
@@ -1037,7 +1064,8 @@ static void dti_text_put(void)
  * Context: any, NMI included (vsnprintf() must then be safe for the
  * conversions used, as for trace_printk()).
  * Return: 0 if stored (or kept for replay into buffers being created);
- * -EINVAL for a bad level; -EBUSY if it would nest inside a write of the
+ * -EINVAL for a bad level, a NULL @fmt or a NULL or error-pointer @trace
+ * (which no stats count); -EBUSY if it would nest inside a write of the
  * same channel on this CPU; -EMSGSIZE if the text cannot fit a
  * sub-buffer; -ENOSPC if there is no room (no-overwrite buffer full, or
  * pending store full); -ENODEV if there is no buffer (being destroyed).
@@ -1051,8 +1079,15 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 	void *data;
 	int len;
 
+	if (unlikely(IS_ERR_OR_NULL(trace)))
+		return -EINVAL;
 	local_irq_save(flags);
 	dti_meta_init(&meta, level, DTI_REC_TEXT, _RET_IP_);
+	if (unlikely(!fmt)) {
+		data = dti_lose(trace, rcu_dereference_sched(trace->chan),
+				&meta, 0, DTI_LOSS_BAD_ARG);
+		goto out;
+	}
 	text = dti_text_get();
 	if (unlikely(!text)) {
 		data = dti_lose(trace, rcu_dereference_sched(trace->chan),
@@ -1099,7 +1134,7 @@ static __always_inline int __dti_write_record(struct dti_info *info,
  * dti_write_record - store a record whose payload is ready
  * @info: channel
  * @level: record level, 0..DTI_LEVEL_MAX
- * @flags: DTI_REC_TEXT or 0
+ * @flags: DTI_REC_TEXT and DTI_REC_TRUNCATED, or 0
  * @buf: payload
  * @len: payload length, any value: checked before use
  * @caller: address to record as the caller
@@ -1130,6 +1165,8 @@ int dti_write_record(struct dti_info *info, int level, u8 flags,
 int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len)
 {
+	if (unlikely(IS_ERR_OR_NULL(trace)))
+		return -EINVAL;
 	return __dti_write_record(trace, level, 0, buf, len, _RET_IP_);
 }
 EXPORT_SYMBOL_GPL(dti_event_raw);
@@ -1148,8 +1185,8 @@ EXPORT_SYMBOL_GPL(dti_event_raw);
  * template.
  *
  * Context: any, NMI included (strings are read as printk reads them).
- * Return: as dti_printk_raw(); -EINVAL also for a type not registered
- * on @trace.
+ * Return: as dti_printk_raw(); -EINVAL also for a NULL @type or one not
+ * registered on @trace.
  */
 int dti_event_log_raw(struct dti_info *trace, int level,
 		      const struct dti_event_type *type, ...)
@@ -1162,9 +1199,11 @@ int dti_event_log_raw(struct dti_info *trace, int level,
 	void *data;
 	u8 *out;
 
+	if (unlikely(IS_ERR_OR_NULL(trace)))
+		return -EINVAL;
 	local_irq_save(flags);
 	dti_meta_init(&meta, level, DTI_REC_TYPED, _RET_IP_);
-	if (unlikely(READ_ONCE(type->owner) != trace)) {
+	if (unlikely(!type || READ_ONCE(type->owner) != trace)) {
 		data = dti_lose(trace, rcu_dereference_sched(trace->chan),
 				&meta, 0, DTI_LOSS_BAD_ARG);
 		goto out;
@@ -1203,13 +1242,16 @@ EXPORT_SYMBOL_GPL(dti_event_log_raw);
  *
  * Context: interrupts disabled; any context, NMI included.
  * Return: pointer to @len bytes of payload, or NULL if not stored (the
- * reason is counted in the channel's stats).
+ * reason is counted in the channel's stats; a NULL or error-pointer
+ * @trace is counted nowhere).
  */
 void *dti_reserve_raw(struct dti_info *trace, int level, size_t len)
 {
 	struct dti_meta meta;
 	void *data;
 
+	if (unlikely(IS_ERR_OR_NULL(trace)))
+		return NULL;
 	if (WARN_ON_ONCE(!irqs_disabled()))
 		return NULL;
 	dti_meta_init(&meta, level, DTI_REC_RESERVED, _RET_IP_);

@@ -443,7 +443,9 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
  * dti.ko's persist= parameter names (DTI_F_PERSIST): after a reset that
  * keeps RAM, the next load of dti.ko shows this boot's records under
  * /sys/kernel/debug/dti/.previous/<name>/.  INIT_DTI_HANDLE() fails with
- * -ENODEV without a region and -ENOSPC when the region is full.
+ * -ENODEV without a region.  Room in the region is taken when the
+ * buffers are created, with the first record at a stored level: without
+ * room they are not created, and why is logged.
  */
 #define DEFINE_DTI_PERSIST_HANDLE(handle, name, size, init_level)	   \
 	static u64 handle##__dti_buf[DTI_PENDING_DEFAULT_SIZE / sizeof(u64)]; \

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DTI trace files: relay's file operations with a read() that returns
+ * whole records only, never bytes of a record a writer is changing.
+ *
+ * relay_file_read() copies from the ring straight to the reader with
+ * nothing between it and the writer, which can change what it copies:
+ *   - in the sub-buffer being written, relay's offset already counts a
+ *     record the writer has reserved but not filled in yet;
+ *   - in an overwrite channel, a writer that laps the ring comes back to
+ *     the sub-buffer being copied and writes over it.
+ * A reader then gets the start of one record and the rest of another,
+ * which can even look like a valid header (the stress run found one).
+ *
+ * dti_trace_read() reads the positions relay's read uses (the consumed
+ * counters of struct rchan_buf, so poll, relay_buf_full() and
+ * reset_consumed work as before), through a bounce buffer:
+ *   - a closed sub-buffer is copied while tracing goes on; the copy is
+ *     kept if the writer has not come back to its slot meanwhile, else
+ *     the sub-buffer is skipped whole: its records were overwritten (the
+ *     writer counted them) and the reader sees a gap in sequence numbers.
+ *     relay raises subbufs_produced before it writes a sub-buffer and
+ *     dti_subbuf_start() orders that before the first byte (smp_wmb()),
+ *     so a copy that holds a byte of the new lap sees the new count.
+ *   - the sub-buffer being written is copied on its CPU, where writers
+ *     run with interrupts off, so the copy ends after a whole record.  A
+ *     record an NMI adds meanwhile comes after the copied bytes.
+ *
+ * Locking: the trace file's inode lock serialises readers, as in relay.
+ * The copy on the writer's CPU runs in an IPI, interrupts off, and takes
+ * no lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/relay.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/uaccess.h>
+
+#include "dti_internal.h"
+
+/* Most bytes one step copies, and so keeps the writer's CPU waiting for */
+#define DTI_READ_STEP_MAX	(64 * 1024)
+
+/**
+ * struct dti_read_step - one copy of part of a sub-buffer
+ * @buf:	the buffer
+ * @bounce:	where the bytes go
+ * @subbuf:	number of the sub-buffer (counted as subbufs_consumed is)
+ * @from:	offset in it of the first byte
+ * @max:	most bytes to copy
+ * @len:	bytes copied
+ * @end:	end of its data, for a closed sub-buffer
+ * @closed:	the sub-buffer is closed (else it is the one being written)
+ */
+struct dti_read_step {
+	struct rchan_buf *buf;
+	void *bounce;
+	size_t subbuf;
+	size_t from;
+	size_t max;
+	size_t len;
+	size_t end;
+	bool closed;
+};
+
+static void *dti_read_slot(const struct rchan_buf *buf, size_t subbuf)
+{
+	return buf->start + (subbuf % buf->chan->n_subbufs) * buf->chan->subbuf_size;
+}
+
+/*
+ * Has the writer come back to the slot of sub-buffer @subbuf?  In a
+ * no-overwrite channel it never does before the reader consumed it:
+ * dti_subbuf_start() writes nothing into a full ring (whose offset is
+ * meanwhile 0 for a moment, then subbuf_size + 1).
+ */
+static bool dti_read_lapped(const struct rchan_buf *buf, size_t subbuf)
+{
+	const struct dti_channel *ch = buf->chan->private_data;
+
+	if (ch->flags & DTI_F_NO_OVERWRITE)
+		return false;
+	return READ_ONCE(buf->subbufs_produced) - subbuf >= buf->chan->n_subbufs;
+}
+
+/*
+ * Runs on the buffer's CPU with interrupts off: copy what the writer
+ * finished of the sub-buffer it writes, if that is still @st->subbuf.
+ */
+static void dti_read_current(void *arg)
+{
+	struct dti_read_step *st = arg;
+	struct rchan_buf *buf = st->buf;
+	size_t offset = buf->offset;
+
+	if (buf->subbufs_produced != st->subbuf ||
+	    offset > buf->chan->subbuf_size) {
+		st->closed = true;	/* closed meanwhile: read it as such */
+		return;
+	}
+	if (offset > st->from) {
+		st->len = min(offset - st->from, st->max);
+		memcpy(st->bounce, dti_read_slot(buf, st->subbuf) + st->from,
+		       st->len);
+	}
+}
+
+/*
+ * Run dti_read_current() on the buffer's CPU.  An offline CPU has no
+ * writer: copy here, with CPU hotplug held off so that it stays so.
+ */
+static void dti_read_on_cpu(struct dti_read_step *st)
+{
+	unsigned int cpu = st->buf->cpu;
+
+	if (!smp_call_function_single(cpu, dti_read_current, st, 1))
+		return;
+	cpus_read_lock();
+	if (cpu_online(cpu))
+		smp_call_function_single(cpu, dti_read_current, st, 1);
+	else
+		dti_read_current(st);
+	cpus_read_unlock();
+}
+
+/* A reader the writer lapped goes on at the oldest sub-buffer kept. */
+static void dti_read_catch_up(struct rchan_buf *buf, size_t produced)
+{
+	size_t n = buf->chan->n_subbufs;
+
+	if (buf->offset <= buf->chan->subbuf_size &&
+	    produced - buf->subbufs_consumed >= n) {
+		buf->subbufs_consumed = produced - n + 1;
+		buf->bytes_consumed = 0;
+	}
+}
+
+static void dti_read_next_subbuf(struct rchan_buf *buf)
+{
+	buf->subbufs_consumed++;
+	buf->bytes_consumed = 0;
+}
+
+/*
+ * Copy the next unread bytes, up to @max, into @st->bounce.  Returns the
+ * bytes copied, 0 if there are none now.
+ */
+static size_t dti_read_step(struct dti_read_step *st, size_t max)
+{
+	struct rchan_buf *buf = st->buf;
+	size_t size = buf->chan->subbuf_size, produced;
+
+	for (;;) {
+		produced = READ_ONCE(buf->subbufs_produced);
+		dti_read_catch_up(buf, produced);
+		st->subbuf = buf->subbufs_consumed;
+		st->from = buf->bytes_consumed;
+		st->max = max;
+		st->len = 0;
+		st->closed = st->subbuf != produced ||
+			     READ_ONCE(buf->offset) > size;
+		if (!st->closed) {
+			if (READ_ONCE(buf->offset) <= st->from)
+				return 0;
+			dti_read_on_cpu(st);
+			if (!st->closed)
+				return st->len;
+			continue;
+		}
+		if (st->subbuf == produced)
+			return 0;	/* full no-overwrite ring, all read */
+		/* subbufs_produced was raised after the padding was set. */
+		smp_rmb();
+		st->end = size - READ_ONCE(buf->padding[st->subbuf % buf->chan->n_subbufs]);
+		if (st->from < st->end) {
+			st->len = min(st->end - st->from, max);
+			memcpy(st->bounce, dti_read_slot(buf, st->subbuf) + st->from,
+			       st->len);
+			/* Pairs with smp_wmb() in dti_subbuf_start(). */
+			smp_rmb();
+			if (!dti_read_lapped(buf, st->subbuf))
+				return st->len;
+		}
+		/* Read to its end, or written over: on to the next one. */
+		dti_read_next_subbuf(buf);
+	}
+}
+
+/* The bytes of @st reached the reader. */
+static void dti_read_consume(struct rchan_buf *buf, const struct dti_read_step *st)
+{
+	buf->bytes_consumed = st->from + st->len;
+	if (st->closed && buf->bytes_consumed >= st->end)
+		dti_read_next_subbuf(buf);
+}
+
+static ssize_t dti_trace_read(struct file *filp, char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	struct dti_read_step st = { .buf = filp->private_data };
+	size_t step = min3(count, st.buf->chan->subbuf_size,
+			   (size_t)DTI_READ_STEP_MAX);
+	ssize_t copied = 0;
+
+	if (!count)
+		return 0;
+	st.bounce = kvmalloc(step, GFP_KERNEL);
+	if (!st.bounce)
+		return -ENOMEM;
+	inode_lock(file_inode(filp));
+	while (count && dti_read_step(&st, min(count, step))) {
+		if (copy_to_user(ubuf, st.bounce, st.len)) {
+			if (!copied)
+				copied = -EFAULT;
+			break;
+		}
+		dti_read_consume(st.buf, &st);
+		ubuf += st.len;
+		count -= st.len;
+		copied += st.len;
+	}
+	inode_unlock(file_inode(filp));
+	kvfree(st.bounce);
+	if (copied > 0)
+		*ppos += copied;
+	return copied;
+}
+
+/* relay's operations with dti_trace_read(); set up by dti_read_init() */
+struct file_operations dti_trace_fops;
+
+/**
+ * dti_read_init - set up the file operations of the per-CPU trace files
+ *
+ * relay's own, but for read() (see above) and splice, which would copy
+ * unchecked as relay's read does.  The owner pins dti.ko while a trace
+ * file is open, since its read() is here.
+ *
+ * Context: process context, at module load.
+ */
+void dti_read_init(void)
+{
+	dti_trace_fops = relay_file_operations;
+	dti_trace_fops.owner = THIS_MODULE;
+	dti_trace_fops.read = dti_trace_read;
+	dti_trace_fops.splice_read = NULL;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dti:dti_record, a kernel tracepoint that every stored DTI record
+ * crosses: ftrace (events/dti/dti_record, with filters and triggers),
+ * perf and bpftrace can attach to DTI's records without SystemTap.
+ *
+ * Behind the tracepoint's static key: while nothing is attached the write
+ * path has one patched-out jump and computes nothing for it.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM dti
+
+#if !defined(_DTI_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _DTI_TRACE_H
+
+#include <linux/minmax.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <uapi/linux/dti_record.h>
+
+/* Read once: define_trace.h reads the rest of this file many times. */
+#ifndef _DTI_TRACE_HELPERS
+#define _DTI_TRACE_HELPERS
+
+/* Most payload bytes an event carries; a record's len says how many it had. */
+#define DTI_TP_PAYLOAD_MAX	256
+
+/*
+ * Payload bytes the event carries for @rec: none for a dti_reserve()
+ * record, whose payload its caller writes after it is stored; a text
+ * record's are followed by a NUL, so they print and filter as a string.
+ */
+static inline u32 dti_tp_payload_len(const struct dti_record *rec)
+{
+	if (rec->flags & DTI_REC_RESERVED)
+		return 0;
+	return min_t(u32, rec->len, DTI_TP_PAYLOAD_MAX) +
+	       !!(rec->flags & DTI_REC_TEXT);
+}
+
+#define DTI_TP_FLAGS							\
+	{ DTI_REC_TEXT,		"text" },				\
+	{ DTI_REC_TRUNCATED,	"truncated" },				\
+	{ DTI_REC_RESERVED,	"reserved" },				\
+	{ DTI_REC_REPLAYED,	"replayed" },				\
+	{ DTI_REC_TYPED,	"typed" }
+
+#endif /* _DTI_TRACE_HELPERS */
+
+/**
+ * dti_record - a record was stored in a DTI channel
+ * @name: the channel's name
+ * @rec: the record, header and payload (see dti_tp_payload_len())
+ *
+ * Fields: channel, cpu (whose buffer holds the record), log_cpu (that
+ * logged it: another only for a DTI_REC_REPLAYED record), level, seq (per
+ * CPU and channel), flags (DTI_REC_*), len (the whole payload's length)
+ * and payload (its first DTI_TP_PAYLOAD_MAX bytes at most).
+ */
+TRACE_EVENT(dti_record,
+
+	TP_PROTO(const char *name, const struct dti_record *rec),
+
+	TP_ARGS(name, rec),
+
+	TP_STRUCT__entry(
+		__string(channel, name)
+		__field(u32, cpu)
+		__field(u32, log_cpu)
+		__field(s32, level)
+		__field(u64, seq)
+		__field(u32, flags)
+		__field(u32, len)
+		__dynamic_array(char, payload, dti_tp_payload_len(rec))
+	),
+
+	TP_fast_assign(
+		u32 n = __get_dynamic_array_len(payload);
+		bool text = (rec->flags & DTI_REC_TEXT) && n;
+		char *p = __get_dynamic_array(payload);
+
+		__assign_str(channel, name);
+		__entry->cpu = rec->cpu;
+		__entry->log_cpu = rec->log_cpu;
+		__entry->level = rec->level;
+		__entry->seq = rec->seq;
+		__entry->flags = rec->flags;
+		__entry->len = rec->len;
+		memcpy(p, rec + 1, n - text);
+		if (text)
+			p[n - 1] = '\0';
+	),
+
+	TP_printk("%s cpu=%u log_cpu=%u level=%d seq=%llu flags=%s len=%u %s",
+		  __get_str(channel), __entry->cpu, __entry->log_cpu, __entry->level,
+		  __entry->seq, __print_flags(__entry->flags, "|", DTI_TP_FLAGS),
+		  __entry->len,
+		  (__entry->flags & DTI_REC_TEXT) ? __get_str(payload) :
+		  __print_hex(__get_dynamic_array(payload),
+			      __get_dynamic_array_len(payload)))
+);
+
+#endif /* _DTI_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE dti_trace
+#include <trace/define_trace.h>
