@@ -47,13 +47,20 @@ const char usage_console_log[] =
 #define DTI_BIN_MARK		"<bin>"
 /* Most CPUs a console section can name */
 #define DTI_CON_CPUS		4096
+/*
+ * Longest payload a record can have: what a sub-buffer of dti.ko's
+ * largest (4 MiB, DTI_SUBBUF_SIZE_MAX of <linux/dti.h>) holds.  A longer
+ * one is no record dti.ko printed, and a reader would take it for damage
+ * and drop what follows it.
+ */
+#define DTI_CON_PAYLOAD_MAX	((4u << 20) - DTI_SUBBUF_HEADER_SIZE - sizeof(struct dti_record))
 
 /* One channel's records, one growing stream per CPU */
 struct dti_con_chan {
 	char name[DTI_NAME_MAX + 1];
 	unsigned char *buf[DTI_CON_CPUS];
 	size_t len[DTI_CON_CPUS], cap[DTI_CON_CPUS];
-	unsigned int n_cpus;		/* highest CPU with records + 1 */
+	unsigned int n_cpus;		/* highest CPU with a buffer + 1 */
 	uint64_t records;
 	unsigned int damage;		/* damaged places reported */
 	bool open;			/* inside its begin and end lines */
@@ -218,9 +225,11 @@ static int dti_con_record(struct dti_con *c, struct dti_con_chan *ch, const char
 	if (!payload)
 		return -1;
 	n = dti_con_payload(s + used, payload, &text, &cut);
-	if (n < 0) {
+	if (n < 0 || (size_t)n > DTI_CON_PAYLOAD_MAX) {
 		free(payload);
-		dti_con_damage(c, ch, "a record of channel %s has a payload that does not parse; skipped",
+		dti_con_damage(c, ch, n < 0 ?
+			       "a record of channel %s has a payload that does not parse; skipped" :
+			       "a record of channel %s is longer than any record can be; skipped",
 			       ch->name);
 		return 1;
 	}
@@ -259,8 +268,8 @@ static int dti_con_begin(struct dti_con *c, const char *s)
 		if (!ch->open && !c->quiet && (!c->only || !strcmp(ch->name, c->only)))
 			dti_warn("%s:%lu: channel %s is printed again; its records from line %lu are replaced",
 				 c->path, c->line, ch->name, ch->begin_line);
+		/* n_cpus stays: the buffers up to it are reused, then freed */
 		memset(ch->len, 0, sizeof(ch->len));
-		ch->n_cpus = 0;
 		ch->records = 0;
 	} else {
 		ch = calloc(1, sizeof(*ch));

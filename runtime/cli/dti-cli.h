@@ -37,6 +37,11 @@ int dti_usage(const char *cmd, bool error, const char *msg);
 /* Parse a decimal number; false if @s is not one. */
 bool dti_parse_uint(const char *s, unsigned long *v);
 /*
+ * Parse a record's level, 0..7 or a name as 'dti level' takes it (not
+ * off or destroy), into @level; false if @text is none.
+ */
+bool dti_parse_rec_level(const char *text, int *level);
+/*
  * getopt_long() over @argv for command @cmd, errors printed by getopt
  * itself (they name the option) followed by the usage.  Returns the option,
  * -1 at the end, or DTI_OPT_EXIT with *@ret set: an exit code (--help,
@@ -112,9 +117,10 @@ int cmd_decode(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_console_log(int argc, char **argv);
+int cmd_write(int argc, char **argv);
 
 extern const char usage_list[], usage_level[], usage_reset[], usage_stats[];
 extern const char usage_read[], usage_decode[], usage_snapshot[], usage_dump[];
-extern const char usage_console_log[];
+extern const char usage_console_log[], usage_write[];
 
 #endif /* _DTI_CLI_H */

@@ -7,6 +7,7 @@
  *   snapshot.c  snapshot
  *   dump.c      dump
  *   console.c   console-log
+ *   write.c     write
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +26,7 @@ const struct dti_cmd dti_cmds[] = {
 	{ "list",     cmd_list,     usage_list,     "list channels with level, size and counters" },
 	{ "level",    cmd_level,    usage_level,    "show or set a channel's level" },
 	{ "read",     cmd_read,     usage_read,     "print a channel's records merged by time" },
+	{ "write",    cmd_write,    usage_write,    "add text records to a channel (user-space markers)" },
 	{ "snapshot", cmd_snapshot, usage_snapshot, "stop a channel, copy its per-CPU files, restore it" },
 	{ "decode",   cmd_decode,   usage_decode,   "print records from copied per-CPU files" },
 	{ "dump",     cmd_dump,     usage_dump,     "print or save the channels of a kernel memory dump" },
@@ -73,6 +75,11 @@ bool dti_parse_uint(const char *s, unsigned long *v)
 	errno = 0;
 	*v = strtoul(s, &end, 10);
 	return !errno && !*end;
+}
+
+bool dti_parse_rec_level(const char *text, int *level)
+{
+	return dti_level_parse(text, level) == 0 && *level >= 0;
 }
 
 int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,

@@ -57,6 +57,8 @@ const char usage_decode[] =
 	"\nPrint the records of per-CPU files copied by 'dti snapshot' (DIR holding\n"
 	"trace0..N) or given one file per CPU, merged by time; '-' is standard\n"
 	"input.  Copies of the whole ring (mmap, memory dumps) are read as well.\n"
+	"A snapshot's info and stats given as FILEs are read as DIR's are, so\n"
+	"'dti decode DIR/*' prints what 'dti decode DIR' prints.\n"
 	"\n"
 	DTI_READ_HELP;
 
@@ -171,12 +173,6 @@ static int dti_out_close(FILE *f, struct dti_out *out)
 	if (out->err)
 		return dti_err("writing %s: %s", out->name, strerror(out->err));
 	return DTI_EXIT_OK;
-}
-
-/* Parse a level option into @level; false if it is not 0..7 or a name. */
-static bool dti_parse_rec_level(const char *text, int *level)
-{
-	return dti_level_parse(text, level) == 0 && *level >= 0;
 }
 
 /*

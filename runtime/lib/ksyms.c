@@ -61,13 +61,19 @@ void dti_ksyms_free(struct dti_ksyms *ks)
 	free(ks);
 }
 
+/*
+ * Lines that are no symbol ("ADDR TYPE NAME [MODULE]") are skipped, of any
+ * length.  A file without one symbol line is no kallsyms file (EINVAL); a
+ * file whose addresses are all 0 was read without the right to see them
+ * (EACCES).
+ */
 struct dti_ksyms *dti_ksyms_load(const char *path)
 {
-	char line[1024], name[512], mod[256], type;
+	char name[512], mod[256], type, *line = NULL;
 	unsigned long long addr;
 	struct dti_ksyms *ks;
 	struct dti_ksym *ns;
-	size_t cap = 0;
+	size_t cap = 0, line_cap = 0;
 	bool nonzero = false;
 	FILE *f;
 	int n;
@@ -79,7 +85,7 @@ struct dti_ksyms *dti_ksyms_load(const char *path)
 	ks = calloc(1, sizeof(*ks));
 	if (!ks)
 		goto nomem;
-	while (fgets(line, sizeof(line), f)) {
+	while (getline(&line, &line_cap, f) >= 0) {
 		mod[0] = '\0';
 		n = sscanf(line, "%llx %c %511s [%255[^]]]", &addr, &type, name, mod);
 		if (n < 3)
@@ -103,7 +109,13 @@ struct dti_ksyms *dti_ksyms_load(const char *path)
 			goto nomem;
 		ks->n++;
 	}
+	free(line);
 	fclose(f);
+	if (!ks->n) {
+		dti_ksyms_free(ks);
+		return dti_fail_null(EINVAL, "%s: no symbols in it (not a copy of /proc/kallsyms?)",
+				     path);
+	}
 	if (!nonzero) {
 		dti_ksyms_free(ks);
 		return dti_fail_null(EACCES, "%s: symbol addresses are hidden (kptr_restrict); run as root",
@@ -112,6 +124,7 @@ struct dti_ksyms *dti_ksyms_load(const char *path)
 	qsort(ks->sym, ks->n, sizeof(*ks->sym), dti_cmp_ksym);
 	return ks;
 nomem:
+	free(line);
 	fclose(f);
 	dti_ksyms_free(ks);
 	return dti_fail_null(ENOMEM, "out of memory");

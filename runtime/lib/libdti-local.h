@@ -330,13 +330,14 @@ struct dti_reader {
 	struct dti_cpu *cpus;
 	unsigned int n_cpus;
 	unsigned int ncpu;		/* CPUs of the machine if known, else DTI_CPU_LIMIT */
-	char *dir;			/* dti_open_dir(): checked at the first dti_next() */
+	char *info, *stats;		/* a snapshot's: checked at the first dti_next() */
 	struct dti_note *notes;		/* found when opening, told at the first dti_next() */
 	unsigned int n_notes;
 	struct dti_ident ident;		/* the channel the streams should be of */
 	struct dti_obuf ob;		/* dti_print() output not written yet */
 	struct dti_caller callers[DTI_CALLERS];
 	struct dti_events events;	/* formats of event types, as read */
+	bool warned_format;		/* of a format that does not hold together */
 };
 
 int dti_stream_init_fd(struct dti_stream *s, const char *name, int fd, bool live,

@@ -36,6 +36,9 @@
  * these are the traces a reused directory leaves.  A snapshot of a
  * memory dump (dti_dump_save()) has no stats; its info says how many CPUs
  * the machine had, and it may hold a pending store's records, "pending".
+ * The files of a snapshot given one by one to dti_open_files(), info and
+ * stats among them (`dti decode DIR/x` for every x), are read as the
+ * directory is (dti_snap_kind() says which is which).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -88,7 +91,8 @@ void dti_close(struct dti_reader *r)
 	free(r->s);
 	free(r->cpus);
 	dti_events_free(&r->events);
-	free(r->dir);
+	free(r->info);
+	free(r->stats);
 	free(r->ob.p);
 	free(r);
 }
@@ -135,12 +139,12 @@ static void dti_sort_streams(struct dti_reader *r)
 
 /*
  * Open @n files; @hint: the geometry of the channel they are of, if
- * known; @pending: the index of a pending store's file, or -1.
+ * known; the files from index @pending on hold pending stores' records.
  */
 static struct dti_reader *dti_open_paths(const char *const *paths,
 					 unsigned int n, unsigned int flags,
 					 bool live, const struct dti_ident *hint,
-					 int pending)
+					 unsigned int pending)
 {
 	struct dti_reader *r;
 	unsigned int i;
@@ -159,7 +163,7 @@ static struct dti_reader *dti_open_paths(const char *const *paths,
 					     err == EACCES ? " (debugfs and trace files are root-only)" : "");
 		}
 		if (dti_stream_init_fd(&r->s[i], paths[i], fd, live,
-				       (int)i == pending ? NULL : hint) < 0) {
+				       i >= pending ? NULL : hint) < 0) {
 			int err = errno;
 
 			dti_close(r);
@@ -167,18 +171,10 @@ static struct dti_reader *dti_open_paths(const char *const *paths,
 			return NULL;
 		}
 		r->s[i].cpu = dti_name_cpu(paths[i], i);
-		r->s[i].pending = (int)i == pending;
+		r->s[i].pending = i >= pending;
 	}
 	dti_sort_streams(r);
 	return r;
-}
-
-struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
-				  unsigned int flags)
-{
-	if (!n)
-		return dti_fail_null(EINVAL, "no files to read");
-	return dti_open_paths(paths, n, flags, false, NULL, -1);
 }
 
 struct dti_reader *dti_open_mem(const void *const *bufs, const size_t *lens,
@@ -214,38 +210,84 @@ static int dti_is_trace_name(const char *name)
 	return 1;
 }
 
-static void dti_parse_info(const char *path, struct dti_ident *id,
-			   unsigned int *ncpu);
+/* What a snapshot directory holds, by file name */
+enum dti_snap_kind {
+	DTI_SNAP_OTHER,		/* none of a snapshot's */
+	DTI_SNAP_TRACE,		/* trace0..N: a CPU's records */
+	DTI_SNAP_PENDING,	/* a pending store's records (dti_dump_save()) */
+	DTI_SNAP_INFO,		/* the channel's info: no records */
+	DTI_SNAP_STATS,		/* its per-CPU counters: no records */
+};
+
+static enum dti_snap_kind dti_snap_kind(const char *name)
+{
+	if (dti_is_trace_name(name))
+		return DTI_SNAP_TRACE;
+	if (!strcmp(name, DTI_PENDING_FILE))
+		return DTI_SNAP_PENDING;
+	if (!strcmp(name, "info"))
+		return DTI_SNAP_INFO;
+	return strcmp(name, "stats") ? DTI_SNAP_OTHER : DTI_SNAP_STATS;
+}
+
+static int dti_parse_info(const char *path, struct dti_ident *id,
+			  unsigned int *ncpu);
+
+/*
+ * Open @n files of records, those from index @pending on a pending
+ * store's, with their snapshot's @info and @stats (NULL: none): info
+ * gives the geometry, with which a copy of a whole ring is known for one
+ * even when its first slots are unused; both are checked against the
+ * records at the first dti_next() (dti_check_snapshot()).
+ */
+static struct dti_reader *dti_open_snapshot(const char *const *paths,
+					    unsigned int n, unsigned int pending,
+					    unsigned int flags, bool live,
+					    const char *info, const char *stats)
+{
+	struct dti_ident hint = { 0 };
+	struct dti_reader *r;
+	unsigned int ncpu;
+
+	if (info)
+		dti_parse_info(info, &hint, &ncpu);
+	r = dti_open_paths(paths, n, flags, live, &hint, pending);
+	if (r && ((info && !(r->info = strdup(info))) ||
+		  (stats && !(r->stats = strdup(stats))))) {
+		dti_close(r);
+		return dti_fail_null(ENOMEM, "out of memory");
+	}
+	return r;
+}
 
 /*
  * The files of directory @dir: trace0..N, and (not @live) a pending
- * store's records, "pending", as dti_dump_save() writes them, and the
- * geometry from a snapshot's info, with which a copy of a whole ring is
- * known for one even when its first slots are unused.
+ * store's records, "pending", as dti_dump_save() writes them, and a
+ * snapshot's info and stats.
  */
 static struct dti_reader *dti_open_dir_live(const char *dir, unsigned int flags,
 					    bool live)
 {
 	struct dti_reader *r = NULL;
-	struct dti_ident hint = { 0 };
 	struct dirent *de;
-	char **paths = NULL, **np, *pending = NULL, *info = NULL;
-	unsigned int n = 0, i, ncpu = 0;
-	int pending_at = -1;
+	char **paths = NULL, **np, *pending = NULL, *info = NULL, *stats = NULL;
+	enum dti_snap_kind kind;
+	unsigned int n = 0, i, first_pending;
 	DIR *d;
 
 	d = opendir(dir);
 	if (!d)
 		return dti_fail_null(errno, "%s: %s", dir, strerror(errno));
 	while ((de = readdir(d))) {
-		if (!live && !strcmp(de->d_name, DTI_PENDING_FILE) && !pending) {
+		kind = dti_snap_kind(de->d_name);
+		if (!live && kind == DTI_SNAP_PENDING && !pending) {
 			if (asprintf(&pending, "%s/%s", dir, de->d_name) < 0) {
 				pending = NULL;
 				goto nomem;
 			}
 			continue;
 		}
-		if (!dti_is_trace_name(de->d_name))
+		if (kind != DTI_SNAP_TRACE)
 			continue;
 		np = realloc(paths, (n + 2) * sizeof(*paths));
 		if (!np)
@@ -263,25 +305,21 @@ static struct dti_reader *dti_open_dir_live(const char *dir, unsigned int flags,
 	}
 	if (pending && !paths && !(paths = malloc(sizeof(*paths))))
 		goto nomem;
+	first_pending = n;
 	if (pending) {
-		pending_at = n;
 		paths[n++] = pending;
 		pending = NULL;
 	}
 	if (!live) {
-		if (asprintf(&info, "%s/info", dir) < 0) {
+		if (asprintf(&info, "%s/info", dir) < 0)
 			info = NULL;
+		if (asprintf(&stats, "%s/stats", dir) < 0)
+			stats = NULL;
+		if (!info || !stats)
 			goto nomem;
-		}
-		dti_parse_info(info, &hint, &ncpu);
 	}
-	r = dti_open_paths((const char *const *)paths, n, flags, live, &hint,
-			   pending_at);
-	if (r && !live && !(r->dir = strdup(dir))) {
-		dti_close(r);
-		r = NULL;
-		goto nomem;
-	}
+	r = dti_open_snapshot((const char *const *)paths, n, first_pending,
+			      flags, live, info, stats);
 	goto out;
 nomem:
 	dti_fail(ENOMEM, "out of memory");
@@ -293,6 +331,108 @@ out:
 	free(paths);
 	free(pending);
 	free(info);
+	free(stats);
+	return r;
+}
+
+/* Whether the directory of @path holds per-CPU files or a pending store */
+static bool dti_in_snapshot_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : 0;
+	enum dti_snap_kind kind;
+	char dir[PATH_MAX];
+	struct dirent *de;
+	bool found = false;
+	DIR *d;
+
+	if (len >= sizeof(dir))
+		return false;
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	d = opendir(!slash ? "." : len ? dir : "/");
+	if (!d)
+		return false;
+	while (!found && (de = readdir(d))) {
+		kind = dti_snap_kind(de->d_name);
+		found = kind == DTI_SNAP_TRACE || kind == DTI_SNAP_PENDING;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * What dti_open_dir() would take file @path for: a name of a snapshot's
+ * counts only in a snapshot directory (a file called info elsewhere is
+ * read for records, and what is wrong with it reported).
+ */
+static enum dti_snap_kind dti_path_kind(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	enum dti_snap_kind kind = dti_snap_kind(base ? base + 1 : path);
+
+	if (kind == DTI_SNAP_OTHER || kind == DTI_SNAP_TRACE ||
+	    dti_in_snapshot_dir(path))
+		return kind;
+	return DTI_SNAP_OTHER;
+}
+
+/*
+ * Files given one by one read as their directory would be: a snapshot's
+ * info and stats are not files of records but what dti_open_dir() checks
+ * its records against (the first of each: another is warned about and
+ * not read), a pending store's records are merged last.
+ */
+struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
+				  unsigned int flags)
+{
+	const char **recs, *side[2] = { NULL, NULL };	/* info, stats */
+	enum dti_snap_kind *kind;
+	struct dti_reader *r = NULL;
+	unsigned int i, k, n_recs = 0, first_pending;
+
+	if (!n)
+		return dti_fail_null(EINVAL, "no files to read");
+	recs = malloc(n * sizeof(*recs));
+	kind = malloc(n * sizeof(*kind));
+	if (!recs || !kind) {
+		dti_fail(ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		kind[i] = dti_path_kind(paths[i]);
+		if (kind[i] == DTI_SNAP_OTHER || kind[i] == DTI_SNAP_TRACE)
+			recs[n_recs++] = paths[i];
+	}
+	first_pending = n_recs;
+	for (i = 0; i < n; i++) {
+		if (kind[i] == DTI_SNAP_PENDING)
+			recs[n_recs++] = paths[i];
+		k = kind[i] == DTI_SNAP_STATS;
+		if ((kind[i] == DTI_SNAP_INFO || k) && !side[k])
+			side[k] = paths[i];
+	}
+	if (!n_recs) {
+		dti_fail(ENOENT, "%s: a snapshot's %s, not records: no per-CPU file given",
+			 paths[0], kind[0] == DTI_SNAP_INFO ? "info" : "stats");
+		goto out;
+	}
+	r = dti_open_snapshot(recs, n_recs, first_pending, flags, false,
+			      side[0], side[1]);
+	for (i = 0; r && i < n; i++) {
+		k = kind[i] == DTI_SNAP_STATS;
+		if ((kind[i] != DTI_SNAP_INFO && !k) || paths[i] == side[k])
+			continue;
+		if (dti_note_add(r, DTI_NOTICE_WARNING, 0, paths[i], 0, 0,
+				 "%s: not read: the snapshot's %s is %s (files of several snapshots?)",
+				 paths[i], k ? "stats" : "info", side[k]) < 0) {
+			dti_close(r);
+			r = NULL;
+		}
+	}
+out:
+	free(recs);
+	free(kind);
 	return r;
 }
 
@@ -512,27 +652,40 @@ static struct dti_cpu *dti_cpu(struct dti_reader *r, unsigned int cpu)
 	return &c[cpu];
 }
 
-/* "key: value" lines of a snapshot's info: the value of @key as a number. */
-static unsigned long dti_info_num(const char *info, const char *key)
+/*
+ * "key: value" lines of a snapshot's info: the value of @key as a 32-bit
+ * number, 0 if there is none (or it is no such number).
+ */
+static uint32_t dti_info_num(const char *info, const char *key)
 {
 	const char *p = strstr(info, key);
+	unsigned long long v;
+	char *end;
 
-	return p ? strtoul(p + strlen(key), NULL, 10) : 0;
+	if (!p)
+		return 0;
+	p += strlen(key);
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	return errno || end == p || !isdigit((unsigned char)*p) || v > UINT32_MAX ||
+	       (*end && *end != '\n') ? 0 : v;
 }
 
 /*
  * A snapshot's info: the channel, and (from dti_dump_save()) the number
- * of CPUs of the machine in *@ncpu (0 if not there).
+ * of CPUs of the machine in *@ncpu (0 if not there).  Returns -1 if there
+ * is no such file, 0 if it holds none of the fields, 1 if it does.
  */
-static void dti_parse_info(const char *path, struct dti_ident *id,
-			   unsigned int *ncpu)
+static int dti_parse_info(const char *path, struct dti_ident *id,
+			  unsigned int *ncpu)
 {
 	char *info = dti_read_file(path), *p;
 	unsigned long n;
+	int found;
 
 	*ncpu = 0;
 	if (!info)
-		return;
+		return -1;
 	p = strstr(info, "name: ");
 	id->subbuf_size = dti_info_num(info, "\nsubbuf_size: ");
 	id->n_subbufs = dti_info_num(info, "\nn_subbufs: ");
@@ -544,20 +697,29 @@ static void dti_parse_info(const char *path, struct dti_ident *id,
 	n = dti_info_num(info, "\nnr_cpu_ids: ");
 	if (n && n <= DTI_CPU_LIMIT)
 		*ncpu = n;
+	found = p == info || id->subbuf_size || id->n_subbufs || n;
 	free(info);
+	return found;
 }
 
-/* A snapshot's stats: the CPUs of the machine and their next numbers. */
-static void dti_read_stats(struct dti_reader *r, const char *path)
+/*
+ * A snapshot's stats: the CPUs of the machine and their next numbers.
+ * Returns -1 if there is no such file, 0 if it has no "cpu" header line,
+ * 1 if it has.
+ */
+static int dti_read_stats(struct dti_reader *r, const char *path)
 {
 	char *stats = dti_read_file(path), *line, *save = NULL, *tok, *ts;
 	unsigned int col = 0, i, cpu, ncpu = 0;
+	bool header = false;
 	struct dti_cpu *c;
 
-	for (line = stats ? strtok_r(stats, "\n", &save) : NULL; line;
-	     line = strtok_r(NULL, "\n", &save)) {
+	if (!stats)
+		return -1;
+	for (line = strtok_r(stats, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		tok = strtok_r(line, " \t", &ts);
 		if (tok && !strcmp(tok, "cpu")) {
+			header = true;
 			for (i = 1; (tok = strtok_r(NULL, " \t", &ts)); i++)
 				if (!strcmp(tok, "next_seq"))
 					col = i;
@@ -575,21 +737,41 @@ static void dti_read_stats(struct dti_reader *r, const char *path)
 	if (ncpu)
 		r->ncpu = ncpu;
 	free(stats);
+	return header;
 }
 
-/* Before the first record: check a snapshot directory against its info and stats. */
-static void dti_check_dir(struct dti_reader *r)
+/* A warning about a snapshot's info or stats file @path */
+static void __attribute__((format(printf, 3, 4)))
+dti_warn_file(struct dti_reader *r, const char *path, const char *fmt, ...)
 {
-	char path[PATH_MAX];
+	struct dti_notice n = { .type = DTI_NOTICE_WARNING, .source = path };
+	va_list ap;
+
+	va_start(ap, fmt);
+	dti_vnotify(r, &n, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Before the first record: check the files against their snapshot's info
+ * and stats.  An info or stats file that says nothing is warned about
+ * and not used.
+ */
+static void dti_check_snapshot(struct dti_reader *r)
+{
 	struct dti_stream *s;
 	unsigned int i, ncpu;
 
-	snprintf(path, sizeof(path), "%s/info", r->dir);
-	dti_parse_info(path, &r->ident, &ncpu);
-	if (ncpu)
-		r->ncpu = ncpu;
-	snprintf(path, sizeof(path), "%s/stats", r->dir);
-	dti_read_stats(r, path);
+	if (r->info) {
+		if (!dti_parse_info(r->info, &r->ident, &ncpu))
+			dti_warn_file(r, r->info, "%s: not read: no name, subbuf_size or n_subbufs line in it (not a snapshot's info file?)",
+				      r->info);
+		if (ncpu)
+			r->ncpu = ncpu;
+	}
+	if (r->stats && !dti_read_stats(r, r->stats))
+		dti_warn_file(r, r->stats, "%s: not read: no \"cpu ...\" header line in it (not a snapshot's stats file?)",
+			      r->stats);
 	for (i = 0; i < r->n && r->ncpu < DTI_CPU_LIMIT; i++) {
 		s = &r->s[i];
 		if (s->cpu < r->ncpu || s->pending)
@@ -782,8 +964,7 @@ static int __attribute__((noinline)) dti_next_slow(struct dti_reader *r,
 	if (!r->started) {
 		r->started = true;
 		dti_notes_tell(r);
-		if (r->dir)
-			dti_check_dir(r);
+		dti_check_snapshot(r);
 	}
 	best = dti_first(r, &err);
 	if (!best)

@@ -677,11 +677,27 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 	ret = dti_check_rec(r, s, off);
 	if (ret)
 		return ret;
-	/* An event format is learnt, and returned: raw output keeps it. */
-	if ((s->head.flags & DTI_REC_FORMAT) &&
-	    dti_events_learn(&r->events, s->data + s->start + DTI_HDR_SIZE,
-			     s->head.len, s->head.swapped) < 0)
-		return dti_read_failed(r, s);
+	/*
+	 * An event format is learnt, and returned: raw output keeps it.  One
+	 * that does not hold together is said once per reader (every
+	 * sub-buffer repeats it).
+	 */
+	if (s->head.flags & DTI_REC_FORMAT) {
+		ret = dti_events_learn(&r->events, s->data + s->start + DTI_HDR_SIZE,
+				       s->head.len, s->head.swapped);
+		if (ret < 0)
+			return dti_read_failed(r, s);
+		if (ret && !r->warned_format) {
+			struct dti_notice n = {
+				.type = DTI_NOTICE_WARNING, .cpu = s->head.cpu,
+				.source = s->name, .offset = off,
+			};
+
+			r->warned_format = true;
+			dti_notify(r, &n, "%s: event format at offset %llu does not hold together (its template, layout and field names disagree): events of its type print as hex",
+				   s->name, (unsigned long long)off);
+		}
+	}
 	s->head_pos = s->start;
 	s->head_off = off;
 	s->have_head = true;

@@ -5,6 +5,7 @@
  * fuzz_decode.c and fuzz_pipe.c.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "dti/libdti.h"

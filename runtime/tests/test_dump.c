@@ -856,20 +856,25 @@ static void test_duplicates(void)
 
 /*
  * dti_dump_save() writes what dti_open_dir() reads as dti_dump_open()
- * does, in every format; a second save into the same directory fails.
+ * does, in every format, and what dti_open_files() reads the same given
+ * its files in any order (info tells the geometry of cpu1's ring, pending
+ * is merged as a pending store's records); a second save into the same
+ * directory fails.
  */
 static void test_save(void)
 {
 	static const enum dti_format fmts[] = {
 		DTI_FMT_TEXT, DTI_FMT_TS, DTI_FMT_HEX, DTI_FMT_JSON, DTI_FMT_RAW,
 	};
+	static const char *const names[] = { "pending", "trace1", "info", "trace0" };
 	struct img m;
 	struct img_chan c;
 	struct mem mm = { .m = &m };
 	unsigned char recs[256];
 	struct dti_dump *d;
-	struct out a, b;
-	char dir[300], *info, path[400];
+	struct out a, b, fl;
+	char dir[300], *info, path[400], files[4][400];
+	const char *paths[4];
 	size_t used, i;
 	FILE *f;
 	int n;
@@ -897,15 +902,23 @@ static void test_save(void)
 	d = load(&mm, &n);
 	snprintf(dir, sizeof(dir), "%s/save", tmpdir);
 	CHECK(dti_dump_save(d, 0, dir) == 0);
+	for (i = 0; i < 4; i++) {
+		snprintf(files[i], sizeof(files[i]), "%s/%s", dir, names[i]);
+		paths[i] = files[i];
+	}
 	for (i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		print_reader(dti_dump_open(d, 0, 0), fmts[i], &a);
 		print_reader(dti_open_dir(dir, 0), fmts[i], &b);
+		print_reader(dti_open_files(paths, 4, 0), fmts[i], &fl);
 		CHECK(a.len > 50 && a.len == b.len && !memcmp(a.text, b.text, a.len));
+		CHECK(fl.len == b.len && !memcmp(fl.text, b.text, b.len));
 		if (cur_failed && getenv("VERBOSE"))
 			printf("format %zu:\n%s\n---\n%s\n", i, a.text, b.text);
 		CHECK(a.damage == 0 && b.damage == 0 && b.warning == 0);
+		CHECK(fl.damage == 0 && fl.warning == 0);
 		free(a.text);
 		free(b.text);
+		free(fl.text);
 	}
 	print_reader(dti_open_dir(dir, 0), DTI_FMT_TEXT, &b);
 	CHECK_STR(b.text, "p-first\na2-0\nb1-0\na2-1\np-late\nb1-1\nb1-2\na3-0\na3-1\n"

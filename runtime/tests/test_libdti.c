@@ -1733,7 +1733,7 @@ static void test_print_lengths(void)
 		wb_rec(&a, 0, flags, len % 8, seq++, 1000000000ull * len + len, pay, l);
 		if (len < 40)		/* text, some with their own newline */
 			wb_rec(&a, 0, DTI_REC_TEXT, 3, seq++, 1000000000ull * len + 500,
-			       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM\n" + 39 - len, len);
+			       &"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLM\n"[39 - len], len);
 	}
 	wb_save(&a, "len0");
 	for (fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_JSON; fmt++) {
@@ -1934,6 +1934,73 @@ static void test_ksyms(void)
 	CHECK(dti_ksyms_load(tpath("missing")) == NULL && errno == ENOENT);
 }
 
+/*
+ * A file with no symbol line is no kallsyms file, not one whose addresses
+ * are hidden; a line longer than any buffer is one line, skipped if it
+ * is no symbol (it was read as two, its tail as a symbol of its own).
+ */
+static void test_ksyms_bad_files(void)
+{
+	static char line[3000];
+	struct dti_ksyms *ks;
+	char buf[128], want[300];
+
+	write_file(tpath("ksyms-empty"), "");
+	CHECK(dti_ksyms_load(tpath("ksyms-empty")) == NULL && errno == EINVAL);
+	snprintf(want, sizeof(want), "%s: no symbols in it (not a copy of /proc/kallsyms?)",
+		 tpath("ksyms-empty"));
+	CHECK_STR(dti_errmsg(), want);
+	write_file(tpath("ksyms-text"), "hello\nworld\n");
+	CHECK(dti_ksyms_load(tpath("ksyms-text")) == NULL && errno == EINVAL);
+	memset(line, 'x', sizeof(line) - 1);
+	memcpy(line + 1023, "ffffffff81000180 t tail_func ", 29);
+	write_file(tpath("ksyms-long"), "ffffffff81000000 T _stext\n");
+	{
+		FILE *f = fopen(tpath("ksyms-long"), "a");
+
+		fputs(line, f);
+		fputs("\nffffffff81000200 T last_func\n", f);
+		fclose(f);
+	}
+	ks = dti_ksyms_load(tpath("ksyms-long"));
+	CHECK(ks != NULL);
+	CHECK(dti_ksyms_format(ks, 0xffffffff81000190ull, buf, sizeof(buf)) == 0);
+	CHECK_STR(buf, "_stext+0x190/0x200");
+	dti_ksyms_free(ks);
+}
+
+/*
+ * A snapshot's info or stats that say nothing (empty, garbage) are
+ * warned about and not used; an info field too large for its 32 bits is
+ * no value (it was cut to its low bits: 4294971392 read as 4096).
+ */
+static void test_snapshot_bad_info_stats(void)
+{
+	struct wbuf a = {0};
+	struct seen s;
+	char want[1024], d[300];
+
+	snprintf(d, sizeof(d), "%s", tpath("badside"));
+	mkdir(d, 0755);
+	write_file(tpath("badside/info"), "\x01\x02garbage\n");
+	write_file(tpath("badside/stats"), "");
+	wb_cpu(&a, 0, 1, 10);
+	wb_save(&a, "badside/trace0");
+	CHECK(read_dir(&s, DTI_FMT_TEXT, "badside") == 0);
+	CHECK(s.n == 10);
+	snprintf(want, sizeof(want),
+		 "%s/info: not read: no name, subbuf_size or n_subbufs line in it (not a snapshot's info file?)\n"
+		 "%s/stats: not read: no \"cpu ...\" header line in it (not a snapshot's stats file?)\n",
+		 d, d);
+	CHECK_STR(s.notices, want);
+	CHECK(s.warning == 2 && s.damage == 0);
+	write_file(tpath("badside/info"), "name: test\nsubbuf_size: 4294971392\nn_subbufs: 8\n");
+	unlink(tpath("badside/stats"));
+	CHECK(read_dir(&s, DTI_FMT_TEXT, "badside") == 0);
+	CHECK(s.n == 10 && s.warning == 0 && s.damage == 0);
+	CHECK_STR(s.notices, "");
+}
+
 /* Run @cmd through the shell; its stdout+stderr in @out, exit status returned. */
 static int run_cmd(const char *cmd, char *out, size_t size)
 {
@@ -2103,15 +2170,22 @@ static void test_events(void)
 	}
 	CHECK(read_mem(&s, DTI_FMT_TEXT, &raw) == 0);
 	CHECK_STR(s.out, EV_TEXT);
-	/* a format whose template does not give its layout is not learnt */
+	/*
+	 * A format whose template does not give its layout is not learnt,
+	 * and said once (not at each sub-buffer that repeats it).
+	 */
 	a.len = 0;
-	wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
-	wb_format(&a, 0, 7, "ev", "bHIsapqQ", "v,arg1,x,s,h,p,arg6,n", EV_FMT);
-	n = ev_pack(p, 7, -5, 65535, 0, "ab", h, 3, 0, 0, 42);
-	wb_rec(&a, 0, DTI_REC_TYPED, 6, 0, 10, p, n);
+	for (unsigned int k = 0; k < 2; k++) {
+		wb_sub(&a, 0, k, 4096, 4, 0, 2, k ? DTI_SUBBUF_OPEN : DTI_SUBBUF_CLOSED);
+		wb_format(&a, 0, 7, "ev", "bHIsapqQ", "v,arg1,x,s,h,p,arg6,n", EV_FMT);
+		n = ev_pack(p, 7, -5, 65535, 0, "ab", h, 3, 0, 0, 42);
+		wb_rec(&a, 0, DTI_REC_TYPED, 6, k, 10 + k, p, n);
+	}
 	wb_save(&a, "ev1");
 	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ev1") == 0);
 	CHECK(!strncmp(s.out, "07 00 fb ff ff 00 00 00 00", 26));
+	CHECK(s.n == 4 && s.warning == 1 && s.damage == 0);
+	CHECK(strstr(s.notices, "/ev1: event format at offset 96 does not hold together (its template, layout and field names disagree): events of its type print as hex\n"));
 	free(a.p);
 	free(raw.p);
 }
@@ -2153,6 +2227,8 @@ static const struct unit_test tests[] = {
 	{ "directories and memory sources", test_open_dir_and_mem },
 	{ "channel control on a fake debugfs", test_control_fake_debugfs },
 	{ "kernel symbols", test_ksyms },
+	{ "kallsyms files with no symbol, long lines", test_ksyms_bad_files },
+	{ "snapshot info and stats that say nothing or too much", test_snapshot_bad_info_stats },
 	{ "dti decode on the command line", test_cli_decode },
 };
 

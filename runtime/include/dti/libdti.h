@@ -187,7 +187,13 @@ struct dti_reader *dti_open_previous(const char *name, unsigned int flags);
 struct dti_reader *dti_open_dir(const char *dir, unsigned int flags);
 /*
  * Open @n files, one per CPU (any order; "/dev/stdin" and FIFOs are read
- * as they come).  NULL on error (errno from open()).
+ * as they come).  Files of a snapshot directory (one holding trace0..N or
+ * pending) are read as dti_open_dir() reads them: its info and stats are
+ * no records but are checked against them as the directory's are (the
+ * first of each given; another is not read, with a warning), and pending
+ * holds a pending store's records.  So all the files of a directory give
+ * what the directory gives.  NULL on error (errno from open(); ENOENT if
+ * only info and stats are given).
  */
 struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
 				  unsigned int flags);
@@ -482,7 +488,10 @@ void dti_dump_free(struct dti_dump *d);
 
 /* ---- kernel symbols ---- */
 
-/* Load @path (NULL: /proc/kallsyms).  NULL on error (EACCES if addresses are hidden). */
+/*
+ * Load @path (NULL: /proc/kallsyms).  NULL on error: EACCES if addresses
+ * are hidden, EINVAL if @path holds no symbol line, or the errno of fopen().
+ */
 struct dti_ksyms *dti_ksyms_load(const char *path);
 /*
  * Write @addr as the kernel's %pS does ("func+0x1c/0x80 [mod]") into @buf.
