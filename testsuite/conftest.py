@@ -3,7 +3,9 @@
 Fixtures:
   kernel     (session) harness.Kernel: the newest installed kernel with headers
   build_dir  (session) Path: $DTI_BUILD_DIR or testsuite/.build
-  modules    (session) list[Path]: .ko files built from MODULE_DIRS
+  modules    (session) list[Path]: .ko files built from MODULE_DIRS; env
+             DTI_KO=/path/to/dti.ko puts that dti.ko in place of kmod's
+             (test_packages.py: the one DKMS built from the dti-dkms package)
   guest      (function) harness.Guest: guest.run(script, smp=2, ...) -> Result
   dti_guest  (function) the same Guest, with `modules` installed by default
   dti_tool   (session) Path: the `dti` command, built by `make -C runtime`
@@ -99,6 +101,13 @@ def modules(kernel) -> list[Path]:
         path = REPO / d
         if (path / "Makefile").is_file():
             kos.extend(build_module_dir(path, kernel))
+    # kmod/ is still built: the client modules link against its Module.symvers
+    override = os.environ.get("DTI_KO")
+    if override:
+        ko = Path(override).resolve()
+        if ko.name != "dti.ko" or not ko.is_file():
+            pytest.fail(f"DTI_KO={override}: no such dti.ko", pytrace=False)
+        kos = [ko if k.name == "dti.ko" else k for k in kos]
     return kos
 
 

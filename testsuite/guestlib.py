@@ -25,6 +25,7 @@ channel's buffers, and defines:
 # The files every channel directory holds, buffers or not; with buffers
 # also VIEW_FILES and the per-CPU trace files.
 CONTROL_FILES = frozenset({"level", "reset_consumed", "stats", "info", "dump_on_panic",
+                           "marker", "marker_raw", "marker_level",
                            "formats"})
 VIEW_FILES = frozenset({"merged", "merged-ts"})
 

@@ -59,12 +59,20 @@ def test_bench_tiny_run_writes_every_figure(tmp_path, kernel):
     assert sorted(data["decode"]["formats"]) == sorted(DECODE_FORMATS)
     assert data["decode"]["bytes"] > 0
     assert data["static"]["dti_path_insns"] > 0
+    assert data["static"]["dti_path_insns_without_tracepoint"] > 0
+    tp = s["tracepoint"]
+    assert tp["pairs"] == data["args"]["tp_pairs"] == 1
+    assert sorted(tp["cases"]) == ["dti_event64", "dti_printk", "relay64"]
+    assert sorted(tp["insns"]) == sorted(tp["cases"])
+    for v in tp["cases"].values():
+        assert all(v["median"][k] > 0 for k in ("absent", "off", "on")), v
     for key in ("host_cpu", "host_kernel", "guest_kernel", "qemu", "date"):
         assert data["machine"][key], key
 
     png = tmp_path / "latest.png"
     assert png.read_bytes()[:len(PNG_MAGIC)] == PNG_MAGIC
     table = (tmp_path / "latest.md").read_text()
+    assert "### dti:dti_record off and on" in table
     assert table.strip() in r.stdout
     for g in s["goals"]:
         assert g["label"] in table

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from dtirec import parse_merged_ts
 from guestlib import persist_prelude
-from harness import dump, vm
+from harness import dump, initramfs, vm
 
 GUEST_MEM = 1024                        # MiB: the region lies below its end
 REGION_BASE = 0x30000000
@@ -291,6 +291,7 @@ if [ "$BOOTNO" = 1 ]; then
     view pa pa@boot1
     view pb pb@boot1
     sync
+    {initramfs.DRAIN_OUTPUT}
     echo b > /proc/sysrq-trigger
     sleep 30
 fi

@@ -176,7 +176,10 @@ INJECT = SCRIPTS / "dti_inject.stp"
 
 
 def kernel_debuginfo(kernel) -> bool:
-    """Is the guest kernel's DWARF (Debian's -dbg package) installed?"""
+    """Is the guest kernel's DWARF installed (Debian's -dbg package; the
+    debug kernel's build tree has its own vmlinux)?"""
+    if kernel.vmlinux is not None:
+        return kernel.vmlinux.is_file()
     return Path(f"/usr/lib/debug/lib/modules/{kernel.release}/vmlinux").is_file() or \
         Path(f"/usr/lib/debug/boot/vmlinux-{kernel.release}").is_file()
 

@@ -27,7 +27,12 @@ EINVAL, ENOENT, ENOSPC, EMSGSIZE = 22, 2, 28, 90
 NEST_SYMS = {
     "relay": ("relay_switch_subbuf", "dti_subbuf_start", "strscpy", "dti_probe_stored"),
     "persist": ("dti_ring_switch", "dti_subbuf_start", "strscpy", "dti_probe_stored"),
+    # dti:dti_record on: inside the tracepoint's call and ftrace's event
+    # write (which also runs for every other event of the kernel).
+    "tracepoint": ("relay_switch_subbuf", "dti_subbuf_start", "strscpy", "dti_probe_stored",
+                   "dti_trace_record", "trace_event_buffer_reserve"),
 }
+TP_ENABLE = "/sys/kernel/tracing/events/dti/dti_record/enable"
 # A persistent channel needs dti.ko's region, reserved on the command line.
 PERSIST_PRELUDE = PRELUDE.replace("insmod $DTI_MODDIR/dti.ko\n",
                                   "insmod $DTI_MODDIR/dti.ko persist=16M@0x30000000\n")
@@ -84,16 +89,20 @@ def check_raw_buffers(res, d, name, ncpus):
         assert counts == [s["records"] for s in subbufs], (cpu, counts)
 
 
-@pytest.mark.parametrize("kind", ["relay", "persist"])
+@pytest.mark.parametrize("kind", ["relay", "persist", "tracepoint"])
 def test_kprobes_inside_the_write_path_log_to_the_same_channel(dti_guest, kind):
     """kprobes on the sub-buffer switch (relay's, or DTI's ring writer for a
     persistent channel), DTI's sub-buffer callback, the strscpy() of the
     sub-buffer header and the stored-record probe point log to the channel
-    being written, while every CPU floods it and it wraps."""
+    being written, while every CPU floods it and it wraps.  With the
+    dti:dti_record event on in ftrace, also kprobes on DTI's call of the
+    tracepoint and on ftrace's event write."""
     persist = kind == "persist"
+    tracepoint = kind == "tracepoint"
     # dti_probe_stored() is called only while someone listens.
     res = dti_guest.run((PERSIST_PRELUDE if persist else PRELUDE) +
-                        "echo 1 > /sys/module/dti/parameters/probe_stored\n"
+                        "echo 1 > /sys/module/dti/parameters/probe_stored\n" +
+                        (f"echo 1 > {TP_ENABLE}\n" if tracepoint else "") +
                         f"ctl register_sub ns 4096 4 7 {2 if persist else 0}\n" +
                         flood_reading("ns", "nest ns 1500", 20) +
                         "snap ns final\nrawsnap ns raw\n", smp=2, timeout=900,
@@ -107,7 +116,8 @@ def test_kprobes_inside_the_write_path_log_to_the_same_channel(dti_guest, kind):
         assert hits == stored + refused, (sym, r[sym])
         busy += refused
     # Called only from inside a write: every record they log is refused.
-    for sym in (NEST_SYMS[kind][0], "dti_subbuf_start", "dti_probe_stored"):
+    inside = ("dti_trace_record",) if tracepoint else ()
+    for sym in (NEST_SYMS[kind][0], "dti_subbuf_start", "dti_probe_stored", *inside):
         hits, stored, refused, _ = map(int, r[sym].split("/"))
         assert refused == hits, (sym, r[sym])
     st = parse_stats(out(res, "final", "stats"))
@@ -122,7 +132,9 @@ def test_kprobes_inside_the_write_path_log_to_the_same_channel(dti_guest, kind):
         by_cpu = check_flood_snapshot(path, lines)
         wrapped += any(recs[0].seq > 0 for recs in by_cpu.values())
         for x in lines:
-            assert x.text.startswith(("flood ", "nest strscpy ")), (path, x)
+            # Only probes that also fire outside DTI's writes store records.
+            assert x.text.startswith(("flood ", "nest strscpy ",
+                                      "nest trace_event_buffer_reserve ")), (path, x)
     assert wrapped
     final = parse_merged_ts(out(res, "final", "merged-ts"))
     for cpu in range(2):

@@ -475,13 +475,16 @@ def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
     Raises VMLost (VMTimeout) if the guest never panicked or a dump failed.
     """
     kernel = kernel or find_kernel()
-    timeout = DUMP_TIMEOUT if timeout is None else timeout
+    timeout = kernel.scaled(DUMP_TIMEOUT if timeout is None else timeout)
     build_dir = Path(build_dir or initramfs.default_build_dir())
     run_dir = make_run_dir(build_dir, _guest_run_dir(guest, run_dir, build_dir), "qdump-")
     boot = _register(guest, run_dir, crash)
     fw = kernel_modules(kernel, QEMU_PATH_MODULES)
     base = initramfs.build_base(build_dir, [*fw, *modules], extra_files)
-    initrd = write_initrd(run_dir, base, f"{_insmod_lines(fw)}{script}\n{crash}\n", "-eu")
+    # The script's output reaches the port before the crash stops the guest.
+    drain = f"{initramfs.DRAIN_OUTPUT}\n" if crash else ""
+    initrd = write_initrd(run_dir, base, f"{_insmod_lines(fw)}{script}\n{drain}{crash}\n",
+                          "-eu")
     sock, sock_tmp = _qmp_socket_path(run_dir)
     cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=False,
                        reboot=reboot)
@@ -648,7 +651,7 @@ def kdump(script: str, *, smp: int = DEFAULT_SMP, mem: int = KDUMP_MEM,
     within `timeout` seconds (None: DUMP_TIMEOUT).
     """
     kernel = kernel or find_kernel()
-    timeout = DUMP_TIMEOUT if timeout is None else timeout
+    timeout = kernel.scaled(DUMP_TIMEOUT if timeout is None else timeout)
     build_dir = Path(build_dir or initramfs.default_build_dir())
     run_dir = make_run_dir(build_dir, _guest_run_dir(guest, run_dir, build_dir), "kdump-")
     boot = _register(guest, run_dir, crash)

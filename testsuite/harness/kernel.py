@@ -4,6 +4,11 @@ The host kernel cannot load modules, so every kernel-side test boots one of
 Debian's *installed* kernels in QEMU.  We never hard-code a version: the
 newest installed kernel that has both /boot/vmlinuz-KVER and
 /lib/modules/KVER/build is chosen, unless env DTI_KVER names one.
+
+Env DTI_KERNEL=debug boots the debug kernel instead (`make debug-kernel`,
+harness/debugkernel.py: Debian's source with KASAN, lockdep, kmemleak ...),
+which is not installed: its paths point into its cache, and DTI_KERNEL may
+also name such a cache directory.
 """
 
 from __future__ import annotations
@@ -27,10 +32,35 @@ class Kernel:
     release: str        # e.g. "6.1.0-56-amd64" (what `uname -r` prints in the guest)
     vmlinuz: Path       # /boot/vmlinuz-<release>
     build_dir: Path     # /lib/modules/<release>/build (kbuild tree / headers)
+    modules_root: Path = MODULES_DIR    # holds <release>/ (modules.dep, kernel/...)
+    flavour: str = "debian"     # "debian": installed; "debug": debugkernel.py's build
+    timeout_factor: float = 1.0     # guest timeouts are multiplied by this
+    vmlinux: Path | None = None     # the kernel with DWARF when it comes with one
 
     @property
     def modules_dir(self) -> Path:
-        return MODULES_DIR / self.release
+        return self.modules_root / self.release
+
+    @property
+    def stap_target(self) -> str:
+        """What `stap -r` is given.  An installed kernel: its release (stap
+        then reads /lib/modules/KVER, where install_dti() puts dti.ko).  The
+        debug kernel: its build tree, where stap finds vmlinux and, by
+        searching the tree, every module (dti.ko in stap_module_dir)."""
+        return self.release if self.flavour == "debian" else str(self.build_dir)
+
+    @property
+    def stap_module_dir(self) -> Path:
+        """Where dti.ko goes for `stap -r stap_target` to find module("dti")."""
+        if self.flavour == "debian":
+            return self.modules_dir / "extra"
+        return self.build_dir / "extra"
+
+    def scaled(self, timeout: float) -> float:
+        """A guest timeout for this kernel: times $DTI_TIMEOUT_FACTOR if set,
+        else times timeout_factor (the debug kernel runs several times slower)."""
+        factor = os.environ.get("DTI_TIMEOUT_FACTOR")
+        return timeout * (float(factor) if factor else self.timeout_factor)
 
 
 def version_key(release: str) -> tuple:
@@ -62,7 +92,12 @@ def installed_kernels(boot_dir: Path = BOOT_DIR,
 
 @functools.lru_cache(maxsize=None)
 def find_kernel(release: str | None = None) -> Kernel:
-    """Return the kernel to boot: `release`, else $DTI_KVER, else the newest."""
+    """Return the kernel to boot: `release`, else the debug kernel if
+    $DTI_KERNEL names it, else $DTI_KVER, else the newest installed one."""
+    spec = os.environ.get("DTI_KERNEL")
+    if release is None and spec:
+        from . import debugkernel
+        return debugkernel.find(spec)
     release = release or os.environ.get("DTI_KVER") or None
     if release:
         k = _kernel_for(release, BOOT_DIR, MODULES_DIR)

@@ -50,6 +50,14 @@ SPLAT_PATTERNS: list[str] = [
     r"Unable to handle kernel",
     r"unchecked MSR access error",
     r"stack-protector: Kernel stack is corrupted",
+    # The debug kernel's checkers (make debug-kernel).  KASAN ("BUG: KASAN:"),
+    # lockdep ("WARNING: possible circular locking ...") and UBSAN are above.
+    r"kmemleak: \d+ new suspected memory leaks?",
+    r"kmemleak: unreferenced object 0x",     # /init's report, see initramfs.py
+    r"kmemleak: .*unknown object",           # kmemleak_warn(): API misuse
+    r"kmemleak: (Kernel memory leak detector disabled|Memory pool empty|Cannot )",
+    r"\bODEBUG: .* object type: ",           # debugobjects: free active, ...
+    r"\bODEBUG: Out of memory",
 ]
 
 _SPLAT_RE = re.compile("|".join(f"(?:{p})" for p in SPLAT_PATTERNS))

@@ -16,7 +16,9 @@ the freshly built dti.ko to /lib/modules/KVER/extra/ on the host (as
 `make install` does; the host kernel never loads it, it is only where stap
 looks).  Note that `-r /lib/modules/KVER/build` would not do: Debian's
 build tree says its release is the upstream one (e.g. 6.1.192), so stap
-then searches the build tree itself for modules instead.
+then searches the build tree itself for modules instead.  That is what the
+debug kernel (DTI_KERNEL=debug) uses: it is not installed, stap gets its
+build tree (Kernel.stap_target) and dti.ko goes to that tree's extra/.
 
 Modules are cached under <build_dir>/stap/ by a hash of everything that
 goes into them: the script, the tapset, dti.ko, stap's version, the kernel
@@ -76,15 +78,16 @@ def stap_version() -> str:
 
 def install_dti(kernel: Kernel, ko: Path, *, depmod: bool = True) -> Path:
     """Copy dti.ko to /lib/modules/KVER/extra/ (if different) so stap -r KVER
-    finds module("dti")'s debuginfo.  Returns the installed path."""
-    dest = kernel.modules_dir / "extra" / "dti.ko"
+    finds module("dti")'s debuginfo (the debug kernel: to its build tree's
+    extra/, see Kernel.stap_target).  Returns the installed path."""
+    dest = kernel.stap_module_dir / "dti.ko"
     if dest.is_file() and filecmp.cmp(ko, dest, shallow=False):
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(f".ko.tmp{os.getpid()}")
     shutil.copyfile(ko, tmp)
     os.replace(tmp, dest)
-    if depmod and shutil.which("depmod"):
+    if depmod and kernel.flavour == "debian" and shutil.which("depmod"):
         subprocess.run(["depmod", kernel.release], capture_output=True)
     return dest
 
@@ -122,17 +125,18 @@ class Stap:
         return env
 
     def runtime_fix_needed(self) -> bool:
-        r = subprocess.run([str(DTI_STAP), "--runtime-fix-needed", "-r", self.kernel.release],
+        r = subprocess.run([str(DTI_STAP), "--runtime-fix-needed", "-r",
+                            self.kernel.stap_target],
                            capture_output=True, text=True, env=self.env(), check=True)
         return r.stdout.strip() == "yes"
 
     def runtime_dir(self) -> str:
-        r = subprocess.run([str(DTI_STAP), "--runtime-dir", "-r", self.kernel.release],
+        r = subprocess.run([str(DTI_STAP), "--runtime-dir", "-r", self.kernel.stap_target],
                            capture_output=True, text=True, env=self.env(), check=True)
         return r.stdout.strip()
 
     def command(self, *args: str) -> list[str]:
-        return [str(DTI_STAP), "-r", self.kernel.release, *args]
+        return [str(DTI_STAP), "-r", self.kernel.stap_target, *args]
 
     def elaborate(self, script: str | os.PathLike, *opts: str,
                   args: Iterable[str] = ()) -> subprocess.CompletedProcess:
@@ -164,7 +168,7 @@ class Stap:
         probed_bytes = b"".join(Path(p).read_bytes() for p in probed if Path(p).is_file())
         key = _sha(text.encode(), _tree_bytes(TAPSET_DIR), probed_bytes,
                    self.dti_ko.read_bytes() if self.dti_ko else b"",
-                   stap_version().encode(), self.kernel.release.encode(),
+                   stap_version().encode(), self.kernel.stap_target.encode(),
                    "\0".join(opts).encode(), "\0".join(args).encode(),
                    self.runtime_dir().encode(),
                    DTI_STAP.read_bytes())[:16]

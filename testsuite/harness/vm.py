@@ -176,7 +176,7 @@ def _hang_backtraces(kernel: Kernel, run_dir: Path) -> None:
     (linux-image-KVER-dbg: `make check-kdebug` installs it); the guest
     boots with nokaslr so that they apply.  Module frames show as
     addresses; the test can print /proc/modules to resolve them."""
-    vmlinux = Path("/usr/lib/debug/boot") / f"vmlinux-{kernel.release}"
+    vmlinux = kernel.vmlinux or Path("/usr/lib/debug/boot") / f"vmlinux-{kernel.release}"
     sym = [str(vmlinux)] if vmlinux.exists() else []
     cmd = ["gdb", "-batch", "-nx", *sym,
            "-ex", f"target remote {run_dir / 'gdb.sock'}",
@@ -273,6 +273,8 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
       seen as an endless int3 loop, or a jump to 0 through an ftrace
       trampoline.  Tests that patch hot code under load use this; so does
       every test with DTI_TCG_SINGLE=1.
+    timeout: seconds, then kernel.scaled() (times the debug kernel's
+      factor, or DTI_TIMEOUT_FACTOR's).
     reboot: a guest reset (sysrq-b, a panic with panic=N, a watchdog) boots
       it again in the same QEMU process, whose RAM is kept, and /init runs
       the script again: it must tell the boots apart (a file in /out does
@@ -286,6 +288,7 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
     build_dir = Path(build_dir or initramfs.default_build_dir())
     if timeout is None:
         timeout = DEFAULT_TIMEOUT
+    timeout = kernel.scaled(timeout)
     run_dir = make_run_dir(build_dir, run_dir, "run-")
     base = initramfs.build_base(build_dir, modules, extra_files)
     initrd = write_initrd(run_dir, base, script, sh_opts)

@@ -80,6 +80,35 @@
  *                                         while the CPU is held between
  *                                         relay's prepare step and coming
  *                                         online (up to DTT_HOTREG_HOLD_MS)
+ *   badapi CASE [hardirq|nmi]             one call of the DTI API with a bad
+ *                                         argument (dtt_bad_cases[]), in process
+ *                                         context, a hard hrtimer or an NMI
+ *                                         this CPU sends itself -> "got=V":
+ *                                         its return, DTT_BAD_NULL for NULL;
+ *                                         needs channels "bk" and "bs"
+ *                                         (test_bad_input_api.py)
+ *
+ * Lifecycle faults (test_lifecycle.py):
+ *   bgflood NAME                          as floodctx, but the writers keep
+ *                                         logging until "bgstop" or until
+ *                                         the module is unloaded; at unload
+ *                                         a handle is cleaned up while they
+ *                                         still run, a channel after they
+ *                                         stopped (dti_unregister()'s rule)
+ *   bgstop                                stop them -> as floodctx's result
+ *   hlevel HANDLE LEVEL                   dti_set_level() on a handle in any
+ *                                         state (after a cleanup, say)
+ *   failnth N CMD ARGS...                 run CMD with this task's N-th
+ *                                         fault-injection call failing
+ *                                         (fail_nth, CONFIG_FAULT_INJECTION)
+ *                                         -> "ret=0 err=E injected=0|1";
+ *                                         ret=-EOPNOTSUPP without it
+ *   failwork N HANDLE TAG                 the same for the next run of DTI's
+ *                                         work item (a kretprobe on
+ *                                         dti_create_work sets the worker's
+ *                                         fail_nth): log "TAG" to HANDLE, wait
+ *                                         for the work -> "ret=0 ran=1
+ *                                         injected=0|1"
  *
  * Four handles are defined here: h_demand (DEFINE_DTI_HANDLE), h_early
  * (DEFINE_DTI_EARLY_HANDLE, 4 KiB static buffer), h_raw (an early
@@ -893,7 +922,7 @@ static int dtt_cmd_badlen(const char *name, const char *extra)
  */
 static const char *const dtt_nest_syms[] = {
 	"relay_switch_subbuf", "dti_ring_switch", "dti_subbuf_start", "strscpy",
-	"dti_probe_stored",
+	"dti_probe_stored", "dti_trace_record", "trace_event_buffer_reserve",
 };
 
 struct dtt_nest_probe {
@@ -1366,12 +1395,741 @@ static int dtt_cmd_oops(void)
 	return READ_ONCE(*p);
 }
 
+/*
+ * Lifecycle faults.  bgflood leaves floodctx's writers running; failnth
+ * and failwork fail the N-th allocation (of those fault injection sees:
+ * slab, and pages with fail_page_alloc's filters relaxed) of this task
+ * or of DTI's worker, through the task's fail_nth as
+ * /proc/thread-self/fail-nth does, so that exactly the DTI call is hit.
+ */
+static struct {
+	struct dtt_flooder *fl;
+	unsigned int n;
+	struct dtt_channel *c;
+} dtt_bg;
+
+static int dtt_cmd_bgflood(struct dtt_channel *c)
+{
+	unsigned int cpu;
+
+	if (dtt_bg.fl)
+		return -EBUSY;
+	dtt_bg.fl = kcalloc(nr_cpu_ids, sizeof(*dtt_bg.fl), GFP_KERNEL);
+	if (!dtt_bg.fl)
+		return -ENOMEM;
+	dtt_bg.c = c;
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct dtt_flooder *f = &dtt_bg.fl[dtt_bg.n];
+
+		f->trace = c->trace;
+		f->cpu = cpu;
+		f->task = kthread_run_on_cpu(dtt_flood_thread, f, cpu, "dtt_bg/%u");
+		if (IS_ERR(f->task))
+			continue;
+		work_on_cpu(cpu, dtt_flood_start_timers, f);
+		dtt_bg.n++;
+	}
+	cpus_read_unlock();
+	return 0;
+}
+
+static int dtt_cmd_bgstop(void)
+{
+	unsigned long calls[3] = {}, stored = 0;
+	unsigned int i;
+
+	if (!dtt_bg.fl)
+		return -ENOENT;
+	for (i = 0; i < dtt_bg.n; i++)
+		WRITE_ONCE(dtt_bg.fl[i].stop, true);
+	for (i = 0; i < dtt_bg.n; i++) {
+		kthread_stop(dtt_bg.fl[i].task);
+		del_timer_sync(&dtt_bg.fl[i].timer);
+		hrtimer_cancel(&dtt_bg.fl[i].hrtimer);
+		calls[0] += dtt_bg.fl[i].calls[0];
+		calls[1] += dtt_bg.fl[i].calls[1];
+		calls[2] += dtt_bg.fl[i].calls[2];
+		stored += dtt_bg.fl[i].stored;
+	}
+	kfree(dtt_bg.fl);
+	dtt_bg.fl = NULL;
+	dtt_bg.n = 0;
+	scnprintf(dtt_result, sizeof(dtt_result),
+		  "ret=0 calls=%lu stored=%lu process=%lu softirq=%lu hardirq=%lu\n",
+		  calls[0] + calls[1] + calls[2], stored, calls[0], calls[1],
+		  calls[2]);
+	return 0;
+}
+
+/* At unload: a handle goes while its writers still log, then they stop. */
+static void dtt_bg_exit(void)
+{
+	if (!dtt_bg.fl)
+		return;
+	if (dtt_bg.c->handle && dtt_bg.c->trace) {
+		pr_info("bgflood: cleaning up %s while %u CPUs log to it\n",
+			dtt_bg.c->name, dtt_bg.n);
+		dtt_release(dtt_bg.c);
+	}
+	dtt_cmd_bgstop();
+}
+
+static int dtt_execute(char **argv, int argc);
+
+#ifdef CONFIG_FAULT_INJECTION
+static int dtt_cmd_failnth(char **argv, int argc)
+{
+	unsigned int n;
+	bool injected;
+	int err;
+
+	if (kstrtouint(argv[1], 0, &n) || !n || !strcmp(argv[2], "failnth"))
+		return -EINVAL;
+	WRITE_ONCE(current->fail_nth, n);
+	err = dtt_execute(argv + 2, argc - 2);
+	injected = !READ_ONCE(current->fail_nth);
+	WRITE_ONCE(current->fail_nth, 0);
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 err=%d injected=%d\n",
+		  err, injected);
+	return 0;
+}
+
+/* failwork: the worker's fail_nth for the next run of dti_create_work() */
+static atomic_t dtt_failwork_nth = ATOMIC_INIT(0);
+static int dtt_failwork_ran;		/* 0, then 1 not injected, 2 injected */
+static DECLARE_WAIT_QUEUE_HEAD(dtt_failwork_wq);
+
+static int dtt_failwork_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	unsigned int n = atomic_xchg(&dtt_failwork_nth, 0);
+
+	*(unsigned int *)ri->data = n;
+	if (n)
+		WRITE_ONCE(current->fail_nth, n);
+	return 0;
+}
+
+static int dtt_failwork_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	if (!*(unsigned int *)ri->data)
+		return 0;
+	WRITE_ONCE(dtt_failwork_ran, READ_ONCE(current->fail_nth) ? 1 : 2);
+	WRITE_ONCE(current->fail_nth, 0);
+	wake_up(&dtt_failwork_wq);
+	return 0;
+}
+
+static int dtt_cmd_failwork(char **argv)
+{
+	struct dti_handle *h = dtt_handle(argv[2]);
+	struct kretprobe krp = {
+		.kp.symbol_name = "dti_create_work",
+		.entry_handler = dtt_failwork_entry,
+		.handler = dtt_failwork_ret,
+		.data_size = sizeof(unsigned int),
+		.maxactive = 4,
+	};
+	unsigned int n;
+	int ret, ran;
+
+	if (!h)
+		return -ENOENT;
+	if (kstrtouint(argv[1], 0, &n) || !n)
+		return -EINVAL;
+	WRITE_ONCE(dtt_failwork_ran, 0);
+	atomic_set(&dtt_failwork_nth, n);
+	ret = register_kretprobe(&krp);
+	if (ret)
+		return ret;
+	/* Its first record has DTI's work item create the buffers. */
+	dti_printk(*h, DTI_LEVEL_ERR, "%s\n", argv[3]);
+	wait_event_timeout(dtt_failwork_wq, READ_ONCE(dtt_failwork_ran), 10 * HZ);
+	unregister_kretprobe(&krp);
+	atomic_set(&dtt_failwork_nth, 0);
+	ran = READ_ONCE(dtt_failwork_ran);
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 ran=%d injected=%d\n",
+		  ran != 0, ran == 2);
+	return 0;
+}
+#else
+static int dtt_cmd_failnth(char **argv, int argc)
+{
+	return -EOPNOTSUPP;
+}
+
+static int dtt_cmd_failwork(char **argv)
+{
+	return -EOPNOTSUPP;
+}
+#endif
+
+/*
+ * badapi CASE [CTX]: the bad-input suite's kernel API cases
+ * (testsuite/test_bad_input_api.py).  Each case makes one call to an
+ * exported DTI function or macro with a bad argument and reports what
+ * it returned as "ret=0 got=V": an errno, 0, 1 (filtered, dti_ctl_log())
+ * or DTT_BAD_NULL for a NULL pointer.  The test, not this module, knows
+ * what each case should give.  Channels "bk" (the records the test
+ * keeps) and "bs" (scratch) must be registered first.  CTX "hardirq"
+ * runs the case in a hard hrtimer on this CPU, "nmi" in an NMI (the
+ * cases whose functions may be called there).
+ */
+#define DTT_BAD_NULL		1000
+#define DTT_BAD_TYPES		(64 + 1)
+
+static struct {
+	struct dti_info *bk, *bs;
+	const struct dtt_bad_case *c;
+	long got;
+	struct completion done;
+	struct hrtimer timer;
+	int nmi_cpu;
+	bool nmi_done;
+} dtt_bad = { .nmi_cpu = -1 };
+
+/* Where a case may run: what its function's Context: line allows */
+#define DTT_BAD_PROC		0
+#define DTT_BAD_HARD		1
+#define DTT_BAD_NMI		2
+#define DTT_BAD_ANY		(DTT_BAD_HARD | DTT_BAD_NMI)
+
+struct dtt_bad_case {
+	const char *name;
+	long (*fn)(void);
+	unsigned int ctx;
+};
+
+static char dtt_bad_owner;
+static const char *dtt_bad_nullfmt;
+static u8 dtt_bad_payload[16];
+
+/*
+ * The bad name is set when the case runs: the name in the handle's
+ * pending-store descriptor stays a valid one, as `dti dump` rightly calls
+ * a descriptor with a bad name damage (which made every dump of a guest
+ * with dti_test loaded fail).
+ */
+DEFINE_DTI_HANDLE(dtt_h_badname, "dtt_badname", 16 * 1024, DTI_LEVEL_ERR);
+DEFINE_DTI_HANDLE(dtt_h_size0, "dtt_size0", 0, DTI_LEVEL_ERR);
+DEFINE_DTI_HANDLE(dtt_h_sizemax, "dtt_sizemax", SIZE_MAX, DTI_LEVEL_ERR);
+DEFINE_DTI_HANDLE(dtt_h_level8, "dtt_level8", 16 * 1024, 8);
+DEFINE_DTI_HANDLE(dtt_h_twice, "dtt_twice", 16 * 1024, DTI_LEVEL_ERR);
+
+DEFINE_DTI_EVENT(dtt_bad_ev_free, 30, "never_registered", "v %d");
+DEFINE_DTI_EVENT(dtt_bad_ev_bs, 31, "on_bs", "v %d");
+DEFINE_DTI_EVENT(dtt_bad_ev_empty, 32, "noconv", "no values");
+DEFINE_DTI_EVENT(dtt_bad_ev_pct, 33, "pct", "x %");
+DEFINE_DTI_EVENT(dtt_bad_ev_width, 34, "width", "%999d");
+DEFINE_DTI_EVENT(dtt_bad_ev_cleaned, 35, "cleaned", "v %d");
+static struct dti_event_type dtt_bad_ev_nullname = { .id = 36, .fmt = "v %d" };
+static struct dti_event_type dtt_bad_ev_emptyname = { .id = 37, .name = "", .fmt = "v %d" };
+static struct dti_event_type dtt_bad_ev_longname = {
+	.id = 38, .name = "a_name_of_thirty_two_characters_", .fmt = "v %d" };
+static struct dti_event_type dtt_bad_ev_nullfmt = { .id = 39, .name = "nullfmt" };
+static struct dti_event_type dtt_bad_ev_emptyfmt = { .id = 40, .name = "emptyfmt", .fmt = "" };
+
+/* Core and handles: process context only */
+static long dtt_bad_set_level_null(void) { return dti_set_level(NULL, 3); }
+static long dtt_bad_set_level_errptr(void) { return dti_set_level(ERR_PTR(-ENOMEM), 3); }
+static long dtt_bad_unregister_null(void) { dti_unregister(NULL); return 0; }
+static long dtt_bad_unregister_errptr(void) { dti_unregister(ERR_PTR(-EEXIST)); return 0; }
+/* __dti_register(): its error, or 0 (and the channel unregistered) */
+static long dtt_bad_reg(size_t n_subbufs, int level)
+{
+	struct dti_info *t = __dti_register("bx", 65536, n_subbufs, level);
+
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	dti_unregister(t);
+	return 0;
+}
+
+static long dtt_bad_reg_nsub0(void) { return dtt_bad_reg(0, DTI_LEVEL_DEBUG); }
+static long dtt_bad_reg_level8(void) { return dtt_bad_reg(4, 8); }
+static long dtt_bad_hinit_null(void) { return dti_handle_init(NULL); }
+static long dtt_bad_hinit_twice(void) { return INIT_DTI_HANDLE(h_demand); }
+static long dtt_bad_hinit_badname(void)
+{
+	dtt_h_badname.name = "bad/name";
+	return INIT_DTI_HANDLE(dtt_h_badname);
+}
+static long dtt_bad_hinit_size0(void) { return INIT_DTI_HANDLE(dtt_h_size0); }
+static long dtt_bad_hinit_sizemax(void) { return INIT_DTI_HANDLE(dtt_h_sizemax); }
+static long dtt_bad_hinit_level8(void) { return INIT_DTI_HANDLE(dtt_h_level8); }
+static long dtt_bad_hcleanup_null(void) { dti_handle_cleanup(NULL); return 0; }
+static long dtt_bad_hcleanup_uninit(void) { CLEANUP_DTI_HANDLE(dtt_h_twice); return 0; }
+static long dtt_bad_uninit_level8(void) { return dti_set_level(&dtt_h_twice.info, 8); }
+
+static long dtt_bad_uninit_reserve(void)
+{
+	unsigned long flags;
+	void *p;
+
+	local_irq_save(flags);
+	p = dti_reserve(dtt_h_twice, DTI_LEVEL_ERR, 8);
+	local_irq_restore(flags);
+	return p ? 0 : DTT_BAD_NULL;
+}
+
+static long dtt_bad_uninit_event(void)
+{
+	return dti_event(dtt_h_twice, DTI_LEVEL_ERR, dtt_bad_payload, SIZE_MAX);
+}
+
+static long dtt_bad_uninit_evlog(void)
+{
+	return dti_log_event(dtt_h_twice, DTI_LEVEL_ERR, dtt_bad_ev_free, 1);
+}
+
+static long dtt_bad_uninit_evreg(void)
+{
+	return dti_event_register(&dtt_h_twice.info, &dtt_bad_ev_cleaned);
+}
+
+/* init, cleanup, cleanup again: the init's result */
+static long dtt_bad_hcleanup_twice(void)
+{
+	int ret = INIT_DTI_HANDLE(dtt_h_twice);
+
+	CLEANUP_DTI_HANDLE(dtt_h_twice);
+	CLEANUP_DTI_HANDLE(dtt_h_twice);
+	return ret;
+}
+
+/* at the level it was left at (destroy): filtered; at 3: kept for a new init */
+static long dtt_bad_cleaned_printk(void)
+{
+	return dti_printk(dtt_h_twice, DTI_LEVEL_ERR, "after cleanup\n");
+}
+
+static long dtt_bad_cleaned_set_level(void)
+{
+	return dti_set_level(&dtt_h_twice.info, DTI_LEVEL_ERR);
+}
+
+static long dtt_bad_cleaned_evreg(void)
+{
+	return dti_event_register(&dtt_h_twice.info, &dtt_bad_ev_cleaned);
+}
+
+/* the record kept since cleanup is replayed; cleaned up again after */
+static long dtt_bad_cleaned_reinit(void)
+{
+	int ret = INIT_DTI_HANDLE(dtt_h_twice);
+
+	if (!ret && !READ_ONCE(dtt_h_twice.pending.replayed))
+		ret = -ENODATA;
+	CLEANUP_DTI_HANDLE(dtt_h_twice);
+	return ret;
+}
+
+/* Event types */
+static long dtt_bad_evreg_null_trace(void) { return dti_event_register(NULL, &dtt_bad_ev_free); }
+static long dtt_bad_evreg_null_type(void) { return dti_event_register(dtt_bad.bk, NULL); }
+static long dtt_bad_evreg_nullname(void) { return dti_event_register(dtt_bad.bs, &dtt_bad_ev_nullname); }
+static long dtt_bad_evreg_emptyname(void) { return dti_event_register(dtt_bad.bs, &dtt_bad_ev_emptyname); }
+static long dtt_bad_evreg_longname(void) { return dti_event_register(dtt_bad.bs, &dtt_bad_ev_longname); }
+static long dtt_bad_evreg_nullfmt(void) { return dti_event_register(dtt_bad.bs, &dtt_bad_ev_nullfmt); }
+static long dtt_bad_evreg_pct(void) { return dti_event_register(dtt_bad.bs, &dtt_bad_ev_pct); }
+static long dtt_bad_evreg_width(void) { return dti_event_register(dtt_bad.bs, &dtt_bad_ev_width); }
+static long dtt_bad_evreg_noconv(void) { return dti_event_register(dtt_bad.bk, &dtt_bad_ev_empty); }
+static long dtt_bad_evreg_emptyfmt(void) { return dti_event_register(dtt_bad.bs, &dtt_bad_ev_emptyfmt); }
+static long dtt_bad_evreg_bs(void) { return dti_event_register(dtt_bad.bs, &dtt_bad_ev_bs); }
+
+/* 64 types on a channel of their own, then one more: its result */
+static long dtt_bad_evreg_65th(void)
+{
+	struct dti_event_type *t;
+	struct dti_info *ch;
+	char (*names)[8];
+	long ret = 0;
+	int i;
+
+	t = kcalloc(DTT_BAD_TYPES, sizeof(*t), GFP_KERNEL);
+	names = kcalloc(DTT_BAD_TYPES, sizeof(*names), GFP_KERNEL);
+	if (!t || !names) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ch = dti_register("dtt_types", 512 * 1024, DTI_LEVEL_ERR);
+	if (IS_ERR(ch)) {
+		ret = PTR_ERR(ch);
+		goto out_free;
+	}
+	for (i = 0; i < DTT_BAD_TYPES && !ret; i++) {
+		snprintf(names[i], sizeof(names[i]), "t%d", i);
+		t[i].id = i;
+		t[i].name = names[i];
+		t[i].fmt = "v %d";
+		ret = dti_event_register(ch, &t[i]);
+		if (ret && i < DTT_BAD_TYPES - 1)
+			ret = -EIO;	/* one of the first 64 failed */
+	}
+	dti_unregister(ch);
+out_free:
+	kfree(names);
+	kfree(t);
+	return ret;
+}
+
+/* Writers: any context */
+static long dtt_bad_printk_null_trace(void) { return dti_printk_raw(NULL, DTI_LEVEL_ERR, "x"); }
+static long dtt_bad_printk_null_fmt(void) { return dti_printk_raw(dtt_bad.bk, DTI_LEVEL_ERR, dtt_bad_nullfmt); }
+static long dtt_bad_printk_level8(void) { return dti_printk_raw(dtt_bad.bk, 8, "x"); }
+static long dtt_bad_printk_destroy(void) { return dti_printk_raw(dtt_bad.bk, DTI_LEVEL_DESTROY, "x"); }
+static long dtt_bad_printk_intmin(void) { return dti_printk_raw(dtt_bad.bk, INT_MIN, "x"); }
+static long dtt_bad_printk_macro_off(void) { return __dti_printk(dtt_bad.bk, DTI_LEVEL_OFF, "x"); }
+static long dtt_bad_printk_macro_8(void) { return __dti_printk(dtt_bad.bk, 8, "x"); }
+
+static long dtt_bad_printk_long(void)
+{
+	return __dti_printk(dtt_bad.bs, DTI_LEVEL_ERR, "%0*d\n", 2 * DTI_TEXT_MAX, 7);
+}
+
+static long dtt_bad_event(struct dti_info *t, int level, const void *buf, size_t len)
+{
+	return dti_event_raw(t, level, buf, len);
+}
+
+static long dtt_bad_event_null_trace(void) { return dtt_bad_event(NULL, 3, dtt_bad_payload, 4); }
+static long dtt_bad_event_null_buf(void) { return dtt_bad_event(dtt_bad.bk, 3, NULL, 5); }
+static long dtt_bad_event_null_buf0(void) { return dtt_bad_event(dtt_bad.bs, 3, NULL, 0); }
+static long dtt_bad_event_level8(void) { return dtt_bad_event(dtt_bad.bk, 8, dtt_bad_payload, 4); }
+static long dtt_bad_event_off(void) { return dtt_bad_event(dtt_bad.bk, DTI_LEVEL_OFF, dtt_bad_payload, 4); }
+static long dtt_bad_event_sizemax(void) { return dtt_bad_event(dtt_bad.bk, 3, dtt_bad_payload, SIZE_MAX); }
+static long dtt_bad_event_errno(void) { return dtt_bad_event(dtt_bad.bk, 3, dtt_bad_payload, (size_t)-EINVAL); }
+static long dtt_bad_event_over(void) { return dtt_bad_event(dtt_bad.bk, 3, dtt_bad_payload, DTI_PAYLOAD_MAX + 1); }
+static long dtt_bad_event_max(void) { return dtt_bad_event(dtt_bad.bk, 3, dtt_bad_payload, DTI_PAYLOAD_MAX); }
+static long dtt_bad_event_chan(void) { return dtt_bad_event(dtt_bad.bk, 3, dtt_bad_payload, 65536); }
+
+static long dtt_bad_reserve(struct dti_info *t, int level, size_t len)
+{
+	unsigned long flags;
+	void *p;
+
+	local_irq_save(flags);
+	p = dti_reserve_raw(t, level, len);
+	local_irq_restore(flags);
+	/* none of the cases should get space: nothing to fill in */
+	return p ? 0 : DTT_BAD_NULL;
+}
+
+static long dtt_bad_reserve_null_trace(void) { return dtt_bad_reserve(NULL, 3, 8); }
+static long dtt_bad_reserve_sizemax(void) { return dtt_bad_reserve(dtt_bad.bk, 3, SIZE_MAX); }
+static long dtt_bad_reserve_chan(void) { return dtt_bad_reserve(dtt_bad.bk, 3, 65536); }
+static long dtt_bad_reserve_level8(void) { return dtt_bad_reserve(dtt_bad.bk, 8, 8); }
+static long dtt_bad_reserve_off(void) { return dtt_bad_reserve(dtt_bad.bk, DTI_LEVEL_OFF, 8); }
+
+static long dtt_bad_evlog_free(void) { return __dti_log_event(dtt_bad.bk, 3, dtt_bad_ev_free, 1); }
+static long dtt_bad_evlog_other(void) { return __dti_log_event(dtt_bad.bk, 3, dtt_bad_ev_bs, 1); }
+static long dtt_bad_evlog_null_type(void) { return dti_event_log_raw(dtt_bad.bk, 3, NULL); }
+static long dtt_bad_evlog_null_trace(void) { return dti_event_log_raw(NULL, 3, &dtt_bad_ev_empty); }
+static long dtt_bad_evlog_off(void) { return __dti_log_event(dtt_bad.bk, DTI_LEVEL_OFF, dtt_bad_ev_empty); }
+static long dtt_bad_evlog_level8(void) { return dti_event_log_raw(dtt_bad.bk, 8, &dtt_bad_ev_empty); }
+
+/* Control by name: any context */
+static long dtt_bad_get(const char *name)
+{
+	int level;
+
+	return dti_ctl_get_level(name, &level);
+}
+
+static long dtt_bad_get_null(void) { return dtt_bad_get(NULL); }
+static long dtt_bad_get_null_level(void) { return dti_ctl_get_level("bk", NULL); }
+static long dtt_bad_get_unknown(void) { return dtt_bad_get("nope"); }
+static long dtt_bad_get_empty(void) { return dtt_bad_get(""); }
+static long dtt_bad_get_long(void) { return dtt_bad_get("bk_and_a_name_longer_than_thirty_one"); }
+static long dtt_bad_set_null(void) { return dti_ctl_set_level(NULL, 3); }
+static long dtt_bad_set_8(void) { return dti_ctl_set_level("bk", 8); }
+static long dtt_bad_set_m3(void) { return dti_ctl_set_level("bk", -3); }
+static long dtt_bad_set_unknown(void) { return dti_ctl_set_level("nope", 3); }
+
+static long dtt_bad_log(const char *name, int level, const void *buf, size_t len)
+{
+	return dti_ctl_log(name, level, true, buf, len, _THIS_IP_);
+}
+
+static long dtt_bad_log_null(void) { return dtt_bad_log(NULL, 3, "x", 1); }
+static long dtt_bad_log_null_buf(void) { return dtt_bad_log("bk", 3, NULL, 5); }
+static long dtt_bad_log_level8(void) { return dtt_bad_log("bk", 8, "x", 1); }
+static long dtt_bad_log_off(void) { return dtt_bad_log("bk", DTI_LEVEL_OFF, "x", 1); }
+static long dtt_bad_log_sizemax(void) { return dtt_bad_log("bk", 3, dtt_bad_payload, SIZE_MAX); }
+static long dtt_bad_log_chan(void) { return dtt_bad_log("bk", 3, dtt_bad_payload, 65536); }
+static long dtt_bad_log_unknown(void) { return dtt_bad_log("nope", 3, "x", 1); }
+static long dtt_bad_log_empty(void) { return dtt_bad_log("", 3, "x", 1); }
+
+static long dtt_bad_create(const char *name, size_t size, int level, const void *owner)
+{
+	return dti_ctl_create(name, size, level, owner);
+}
+
+static long dtt_bad_create_null_owner(void) { return dtt_bad_create("bc", 65536, 3, NULL); }
+static long dtt_bad_create_null(void) { return dtt_bad_create(NULL, 65536, 3, &dtt_bad_owner); }
+static long dtt_bad_create_empty(void) { return dtt_bad_create("", 65536, 3, &dtt_bad_owner); }
+static long dtt_bad_create_badname(void) { return dtt_bad_create("a/b", 65536, 3, &dtt_bad_owner); }
+static long dtt_bad_create_size0(void) { return dtt_bad_create("bc", 0, 3, &dtt_bad_owner); }
+static long dtt_bad_create_sizemax(void) { return dtt_bad_create("bc", SIZE_MAX, 3, &dtt_bad_owner); }
+static long dtt_bad_create_level8(void) { return dtt_bad_create("bc", 65536, 8, &dtt_bad_owner); }
+static long dtt_bad_create_taken(void) { return dtt_bad_create("bk", 65536, 3, &dtt_bad_owner); }
+static long dtt_bad_create_ok(void) { return dtt_bad_create("bc", 65536, 3, &dtt_bad_owner); }
+static long dtt_bad_release_null(void) { return dti_ctl_release(NULL); }
+static long dtt_bad_release_mine(void) { return dti_ctl_release(&dtt_bad_owner); }
+static long dtt_bad_release_unknown(void) { return dti_ctl_release(&dtt_bad); }
+static long dtt_bad_halt_null(void) { return dti_ctl_halt_after(NULL, 1); }
+static long dtt_bad_halt_huge(void) { return dti_ctl_halt_after("bs", (unsigned long)LONG_MAX + 1); }
+static long dtt_bad_halt_unknown(void) { return dti_ctl_halt_after("nope", 1); }
+
+/* arm, arm again: the second's result; a level change disarms it */
+static long dtt_bad_halt_twice(void)
+{
+	long ret = dti_ctl_halt_after("bs", 1000);
+
+	if (!ret)
+		ret = dti_ctl_halt_after("bs", 1000);
+	dti_ctl_set_level("bs", DTI_LEVEL_DEBUG);
+	return ret;
+}
+
+static long dtt_bad_trig(const char *name, unsigned int cpu, bool null_out)
+{
+	u64 a, b, c;
+
+	return dti_ctl_trigger_cpu(name, cpu, &a, null_out ? NULL : &b, &c);
+}
+
+static long dtt_bad_trig_null(void) { return dtt_bad_trig(NULL, 0, false); }
+static long dtt_bad_trig_null_out(void) { return dtt_bad_trig("bs", 0, true); }
+static long dtt_bad_trig_cpu(void) { return dtt_bad_trig("bs", nr_cpu_ids, false); }
+static long dtt_bad_trig_cpumax(void) { return dtt_bad_trig("bs", UINT_MAX, false); }
+static long dtt_bad_trig_unknown(void) { return dtt_bad_trig("nope", 0, false); }
+static long dtt_bad_trig_unarmed(void) { return dtt_bad_trig("bs", 0, false); }
+static long dtt_bad_left_null(void) { return dti_ctl_trigger_left(NULL); }
+static long dtt_bad_left_unknown(void) { return dti_ctl_trigger_left("nope"); }
+static long dtt_bad_left_unarmed(void) { return dti_ctl_trigger_left("bs"); }
+static long dtt_bad_stored_unpaired(void) { return dti_ctl_probe_stored(false); }
+
+#define DTT_BAD(n, f, c)	{ .name = n, .fn = dtt_bad_##f, .ctx = c }
+
+static const struct dtt_bad_case dtt_bad_cases[] = {
+	DTT_BAD("set_level.null", set_level_null, DTT_BAD_PROC),
+	DTT_BAD("set_level.errptr", set_level_errptr, DTT_BAD_PROC),
+	DTT_BAD("unregister.null", unregister_null, DTT_BAD_PROC),
+	DTT_BAD("unregister.errptr", unregister_errptr, DTT_BAD_PROC),
+	DTT_BAD("handle_init.null", hinit_null, DTT_BAD_PROC),
+	DTT_BAD("handle_init.twice", hinit_twice, DTT_BAD_PROC),
+	DTT_BAD("handle_init.badname", hinit_badname, DTT_BAD_PROC),
+	DTT_BAD("handle_init.size0", hinit_size0, DTT_BAD_PROC),
+	DTT_BAD("handle_init.sizemax", hinit_sizemax, DTT_BAD_PROC),
+	DTT_BAD("handle_init.level8", hinit_level8, DTT_BAD_PROC),
+	DTT_BAD("handle_cleanup.null", hcleanup_null, DTT_BAD_PROC),
+	DTT_BAD("handle_cleanup.uninit", hcleanup_uninit, DTT_BAD_PROC),
+	DTT_BAD("handle.uninit.level8", uninit_level8, DTT_BAD_PROC),
+	DTT_BAD("handle.uninit.evreg", uninit_evreg, DTT_BAD_PROC),
+	DTT_BAD("handle.uninit.reserve", uninit_reserve, DTT_BAD_ANY),
+	DTT_BAD("handle.uninit.event", uninit_event, DTT_BAD_ANY),
+	DTT_BAD("handle.uninit.evlog", uninit_evlog, DTT_BAD_ANY),
+	DTT_BAD("__dti_register.nsub0", reg_nsub0, DTT_BAD_PROC),
+	DTT_BAD("__dti_register.level8", reg_level8, DTT_BAD_PROC),
+	DTT_BAD("handle_cleanup.twice", hcleanup_twice, DTT_BAD_PROC),
+	DTT_BAD("handle.cleaned.printk", cleaned_printk, DTT_BAD_ANY),
+	DTT_BAD("handle.cleaned.set_level", cleaned_set_level, DTT_BAD_PROC),
+	DTT_BAD("handle.cleaned.evreg", cleaned_evreg, DTT_BAD_PROC),
+	DTT_BAD("handle.cleaned.reinit", cleaned_reinit, DTT_BAD_PROC),
+	DTT_BAD("evreg.null_trace", evreg_null_trace, DTT_BAD_PROC),
+	DTT_BAD("evreg.null_type", evreg_null_type, DTT_BAD_PROC),
+	DTT_BAD("evreg.null_name", evreg_nullname, DTT_BAD_PROC),
+	DTT_BAD("evreg.empty_name", evreg_emptyname, DTT_BAD_PROC),
+	DTT_BAD("evreg.long_name", evreg_longname, DTT_BAD_PROC),
+	DTT_BAD("evreg.null_fmt", evreg_nullfmt, DTT_BAD_PROC),
+	DTT_BAD("evreg.pct", evreg_pct, DTT_BAD_PROC),
+	DTT_BAD("evreg.width", evreg_width, DTT_BAD_PROC),
+	DTT_BAD("evreg.empty_fmt", evreg_emptyfmt, DTT_BAD_PROC),
+	DTT_BAD("evreg.noconv", evreg_noconv, DTT_BAD_PROC),
+	DTT_BAD("evreg.bs", evreg_bs, DTT_BAD_PROC),
+	DTT_BAD("evreg.65th", evreg_65th, DTT_BAD_PROC),
+	DTT_BAD("printk_raw.null_trace", printk_null_trace, DTT_BAD_ANY),
+	DTT_BAD("printk_raw.null_fmt", printk_null_fmt, DTT_BAD_ANY),
+	DTT_BAD("printk_raw.level8", printk_level8, DTT_BAD_ANY),
+	DTT_BAD("printk_raw.destroy", printk_destroy, DTT_BAD_ANY),
+	DTT_BAD("printk_raw.intmin", printk_intmin, DTT_BAD_ANY),
+	DTT_BAD("printk.off", printk_macro_off, DTT_BAD_ANY),
+	DTT_BAD("printk.level8", printk_macro_8, DTT_BAD_ANY),
+	DTT_BAD("printk.long", printk_long, DTT_BAD_ANY),
+	DTT_BAD("event_raw.null_trace", event_null_trace, DTT_BAD_ANY),
+	DTT_BAD("event_raw.null_buf", event_null_buf, DTT_BAD_ANY),
+	DTT_BAD("event_raw.null_buf0", event_null_buf0, DTT_BAD_ANY),
+	DTT_BAD("event_raw.level8", event_level8, DTT_BAD_ANY),
+	DTT_BAD("event_raw.off", event_off, DTT_BAD_ANY),
+	DTT_BAD("event_raw.sizemax", event_sizemax, DTT_BAD_ANY),
+	DTT_BAD("event_raw.errno", event_errno, DTT_BAD_ANY),
+	DTT_BAD("event_raw.over", event_over, DTT_BAD_ANY),
+	DTT_BAD("event_raw.max", event_max, DTT_BAD_ANY),
+	DTT_BAD("event_raw.chan", event_chan, DTT_BAD_ANY),
+	DTT_BAD("reserve_raw.null_trace", reserve_null_trace, DTT_BAD_ANY),
+	DTT_BAD("reserve_raw.sizemax", reserve_sizemax, DTT_BAD_ANY),
+	DTT_BAD("reserve_raw.chan", reserve_chan, DTT_BAD_ANY),
+	DTT_BAD("reserve_raw.level8", reserve_level8, DTT_BAD_ANY),
+	DTT_BAD("reserve_raw.off", reserve_off, DTT_BAD_ANY),
+	DTT_BAD("evlog.unregistered", evlog_free, DTT_BAD_ANY),
+	DTT_BAD("evlog.other", evlog_other, DTT_BAD_ANY),
+	DTT_BAD("evlog.null_type", evlog_null_type, DTT_BAD_ANY),
+	DTT_BAD("evlog.null_trace", evlog_null_trace, DTT_BAD_ANY),
+	DTT_BAD("evlog.off", evlog_off, DTT_BAD_ANY),
+	DTT_BAD("evlog.level8", evlog_level8, DTT_BAD_ANY),
+	DTT_BAD("ctl_get.null", get_null, DTT_BAD_ANY),
+	DTT_BAD("ctl_get.null_level", get_null_level, DTT_BAD_ANY),
+	DTT_BAD("ctl_get.unknown", get_unknown, DTT_BAD_ANY),
+	DTT_BAD("ctl_get.empty", get_empty, DTT_BAD_ANY),
+	DTT_BAD("ctl_get.long", get_long, DTT_BAD_ANY),
+	DTT_BAD("ctl_set.null", set_null, DTT_BAD_ANY),
+	DTT_BAD("ctl_set.level8", set_8, DTT_BAD_ANY),
+	DTT_BAD("ctl_set.m3", set_m3, DTT_BAD_ANY),
+	DTT_BAD("ctl_set.unknown", set_unknown, DTT_BAD_ANY),
+	DTT_BAD("ctl_log.null", log_null, DTT_BAD_ANY),
+	DTT_BAD("ctl_log.null_buf", log_null_buf, DTT_BAD_ANY),
+	DTT_BAD("ctl_log.level8", log_level8, DTT_BAD_ANY),
+	DTT_BAD("ctl_log.off", log_off, DTT_BAD_ANY),
+	DTT_BAD("ctl_log.sizemax", log_sizemax, DTT_BAD_ANY),
+	DTT_BAD("ctl_log.chan", log_chan, DTT_BAD_ANY),
+	DTT_BAD("ctl_log.unknown", log_unknown, DTT_BAD_ANY),
+	DTT_BAD("ctl_log.empty", log_empty, DTT_BAD_ANY),
+	DTT_BAD("ctl_create.null_owner", create_null_owner, DTT_BAD_ANY),
+	DTT_BAD("ctl_create.null", create_null, DTT_BAD_ANY),
+	DTT_BAD("ctl_create.empty", create_empty, DTT_BAD_ANY),
+	DTT_BAD("ctl_create.badname", create_badname, DTT_BAD_ANY),
+	DTT_BAD("ctl_create.size0", create_size0, DTT_BAD_ANY),
+	DTT_BAD("ctl_create.sizemax", create_sizemax, DTT_BAD_ANY),
+	DTT_BAD("ctl_create.level8", create_level8, DTT_BAD_ANY),
+	DTT_BAD("ctl_create.taken", create_taken, DTT_BAD_ANY),
+	DTT_BAD("ctl_create.ok", create_ok, DTT_BAD_ANY),
+	DTT_BAD("ctl_release.null", release_null, DTT_BAD_HARD),
+	DTT_BAD("ctl_release.mine", release_mine, DTT_BAD_HARD),
+	DTT_BAD("ctl_release.unknown", release_unknown, DTT_BAD_HARD),
+	DTT_BAD("ctl_halt.null", halt_null, DTT_BAD_ANY),
+	DTT_BAD("ctl_halt.huge", halt_huge, DTT_BAD_ANY),
+	DTT_BAD("ctl_halt.unknown", halt_unknown, DTT_BAD_ANY),
+	DTT_BAD("ctl_halt.twice", halt_twice, DTT_BAD_ANY),
+	DTT_BAD("ctl_trigger_cpu.null", trig_null, DTT_BAD_ANY),
+	DTT_BAD("ctl_trigger_cpu.null_out", trig_null_out, DTT_BAD_ANY),
+	DTT_BAD("ctl_trigger_cpu.nr_cpu_ids", trig_cpu, DTT_BAD_ANY),
+	DTT_BAD("ctl_trigger_cpu.uint_max", trig_cpumax, DTT_BAD_ANY),
+	DTT_BAD("ctl_trigger_cpu.unknown", trig_unknown, DTT_BAD_ANY),
+	DTT_BAD("ctl_trigger_cpu.unarmed", trig_unarmed, DTT_BAD_ANY),
+	DTT_BAD("ctl_trigger_left.null", left_null, DTT_BAD_ANY),
+	DTT_BAD("ctl_trigger_left.unknown", left_unknown, DTT_BAD_ANY),
+	DTT_BAD("ctl_trigger_left.unarmed", left_unarmed, DTT_BAD_ANY),
+	DTT_BAD("ctl_probe_stored.unpaired", stored_unpaired, DTT_BAD_ANY),
+};
+
+static enum hrtimer_restart dtt_bad_timer_fn(struct hrtimer *t)
+{
+	dtt_bad.got = in_hardirq() ? dtt_bad.c->fn() : -EXDEV;
+	complete(&dtt_bad.done);
+	return HRTIMER_NORESTART;
+}
+
+static int dtt_bad_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	if (READ_ONCE(dtt_bad.nmi_cpu) != smp_processor_id())
+		return NMI_DONE;
+	WRITE_ONCE(dtt_bad.nmi_cpu, -1);
+	dtt_bad.got = in_nmi() ? dtt_bad.c->fn() : -EXDEV;
+	smp_store_release(&dtt_bad.nmi_done, true);
+	return NMI_HANDLED;
+}
+
+/* Run the case in an NMI this CPU sends itself (as "nmi" does). */
+static void dtt_bad_run_nmi(void)
+{
+	unsigned int us;
+	int ret;
+
+	ret = register_nmi_handler(NMI_LOCAL, dtt_bad_nmi_handler, 0, "dti_test_bad");
+	if (ret) {
+		dtt_bad.got = ret;
+		return;
+	}
+	dtt_bad.got = -ETIMEDOUT;
+	preempt_disable();
+	WRITE_ONCE(dtt_bad.nmi_done, false);
+	WRITE_ONCE(dtt_bad.nmi_cpu, smp_processor_id());
+	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
+	for (us = 0; us < DTT_NMI_WAIT_US && !smp_load_acquire(&dtt_bad.nmi_done); us++)
+		udelay(1);
+	WRITE_ONCE(dtt_bad.nmi_cpu, -1);
+	preempt_enable();
+	unregister_nmi_handler(NMI_LOCAL, "dti_test_bad");
+}
+
+static int dtt_cmd_badapi(char **argv, int argc)
+{
+	const struct dtt_bad_case *c = NULL;
+	struct dtt_channel *bk = dtt_find("bk"), *bs = dtt_find("bs");
+	bool hard = argc == 3 && !strcmp(argv[2], "hardirq");
+	bool nmi = argc == 3 && !strcmp(argv[2], "nmi");
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dtt_bad_cases); i++)
+		if (!strcmp(dtt_bad_cases[i].name, argv[1]))
+			c = &dtt_bad_cases[i];
+	if (!c || !bk || !bs)
+		return -ENOENT;
+	if ((argc == 3 && !hard && !nmi) || (hard && !(c->ctx & DTT_BAD_HARD)) ||
+	    (nmi && !(c->ctx & DTT_BAD_NMI)))
+		return -EINVAL;
+	dtt_bad.bk = bk->trace;
+	dtt_bad.bs = bs->trace;
+	dtt_bad.c = c;
+	if (hard) {
+		init_completion(&dtt_bad.done);
+		hrtimer_init(&dtt_bad.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		dtt_bad.timer.function = dtt_bad_timer_fn;
+		hrtimer_start(&dtt_bad.timer, ns_to_ktime(NSEC_PER_USEC),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+		wait_for_completion(&dtt_bad.done);
+		hrtimer_cancel(&dtt_bad.timer);
+	} else if (nmi) {
+		dtt_bad_run_nmi();
+	} else {
+		dtt_bad.got = c->fn();
+	}
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 got=%ld\n", dtt_bad.got);
+	return 0;
+}
+
+/* At unload: what the cases left (a handle, channels of dtt_bad_owner) */
+static void dtt_bad_exit(void)
+{
+	CLEANUP_DTI_HANDLE(dtt_h_badname);
+	CLEANUP_DTI_HANDLE(dtt_h_size0);
+	CLEANUP_DTI_HANDLE(dtt_h_sizemax);
+	CLEANUP_DTI_HANDLE(dtt_h_level8);
+	CLEANUP_DTI_HANDLE(dtt_h_twice);
+	dti_ctl_release(&dtt_bad_owner);
+}
+/* end of badapi */
+
 static int dtt_execute(char **argv, int argc)
 {
 	struct dtt_channel *c;
 	unsigned int count;
 	int level, ret;
 
+	if (!strcmp(argv[0], "failnth") && argc >= 3)
+		return dtt_cmd_failnth(argv, argc);
+	if (!strcmp(argv[0], "failwork") && argc == 4)
+		return dtt_cmd_failwork(argv);
+	if (!strcmp(argv[0], "bgstop") && argc == 1)
+		return dtt_cmd_bgstop();
+	if (!strcmp(argv[0], "hlevel") && argc == 3) {
+		struct dti_handle *h = dtt_handle(argv[1]);
+
+		if (!h || kstrtoint(argv[2], 0, &level))
+			return -EINVAL;
+		return dti_set_level(&h->info, level);
+	}
 	if (!strcmp(argv[0], "register") || !strcmp(argv[0], "register_sub"))
 		return dtt_cmd_register(argv, argc);
 	if (!strcmp(argv[0], "printk"))
@@ -1420,6 +2178,8 @@ static int dtt_execute(char **argv, int argc)
 		return dtt_cmd_scribble(argv);
 	if (!strcmp(argv[0], "hotreg") && argc == 3)
 		return dtt_cmd_hotreg(argv[1], argv[2]);
+	if (!strcmp(argv[0], "badapi") && (argc == 2 || argc == 3))
+		return dtt_cmd_badapi(argv, argc);
 
 	if (argc < 2)
 		return -EINVAL;
@@ -1434,6 +2194,8 @@ static int dtt_execute(char **argv, int argc)
 		ret = kstrtouint(argv[2], 0, &count);
 		return ret ? ret : dtt_cmd_floodctx(c, count);
 	}
+	if (!strcmp(argv[0], "bgflood") && argc == 2)
+		return dtt_cmd_bgflood(c);
 	if (!strcmp(argv[0], "rereg") && argc == 2 && !c->handle && !c->s390)
 		return dtt_cmd_rereg(c);
 	if (!strcmp(argv[0], "nest") && argc == 3) {
@@ -1551,6 +2313,8 @@ static void __exit dtt_exit(void)
 	int i;
 
 	debugfs_remove_recursive(dtt_dir);
+	dtt_bad_exit();
+	dtt_bg_exit();
 	dti_ctl_release(&dtt_owner);
 	for (i = 0; i < DTT_MAX_CHANNELS; i++) {
 		if (dtt_channels[i].trace)

@@ -3,7 +3,8 @@
 data/console-*.log are real consoles of this harness's guests (Debian 6.1
 kernel under QEMU TCG): a clean boot that loads and unloads an unsigned
 out-of-tree module, a WARN() from such a module, and a sysrq crash.
-data/synthetic/*.log are hand-made splats in the kernel's own formats.
+data/synthetic/*.log are hand-made splats in the kernel's own formats
+(kmemleak.log: the report the guest's /init logs on the debug kernel).
 """
 
 from pathlib import Path
@@ -68,6 +69,8 @@ EXPECTED = {
     "list-corruption.log": r"^list_add corruption",
     "refcount.log": r"^refcount_t: underflow",
     "soft-lockup.log": r"BUG: soft lockup",
+    "kmemleak.log": r"^kmemleak: unreferenced object 0x",
+    "odebug.log": r"^ODEBUG: free active",
 }
 
 
@@ -117,3 +120,18 @@ def test_strip_prefix():
 def test_crlf_and_no_timestamps():
     assert find_splats("WARNING: CPU: 0 PID: 1 at a.c:1 f\r\nok\r\n") == [
         "WARNING: CPU: 0 PID: 1 at a.c:1 f"]
+
+
+def test_kmemleak_report_flags_the_count_and_each_object():
+    splats = find_splats((SYN / "kmemleak.log").read_text())
+    assert splats == [
+        "kmemleak: 1 new suspected memory leaks (see /sys/kernel/debug/kmemleak)",
+        "kmemleak: unreferenced object 0xffff88800a3e1c00 (size 256):",
+    ]
+
+
+def test_kmemleak_and_odebug_boot_notices_are_not_flagged():
+    assert find_splats(
+        "[    0.000000] ODEBUG: 12 of 12 active objects replaced\n"
+        "[    1.230000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15680)\n"
+        "[    1.230001] kmemleak: Automatic memory scanning thread started\n") == []
