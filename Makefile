@@ -6,16 +6,38 @@
 #                 (demo and check run it first; it is quick when all is there)
 #   make demo     boot a guest, load DTI, write records, show merged-ts
 #   make check    lint the modules (W=1, sparse), runtime unit tests and
-#                 fuzz smoke, then the test suite
+#                 fuzz smoke, then the test suite (the Debian packages'
+#                 test among it)
 #   make check-crash  the crash utility's `dti` command (runtime/crash/):
 #                 installs crash and the kernel's vmlinux (linux-image-KVER-dbg,
 #                 large), builds dti.so, crashes two guests and compares
 #                 its output with `dti dump` (testsuite/test_crash_ext.py)
+#   make deb      the Debian packages (debian/): dti-dkms, dti, libdti0,
+#                 libdti-dev, dti-systemtap, built with dpkg-buildpackage
+#                 from a clean copy of the tree; the .debs land in build/deb/
+#   make check-deb  the packages' test alone (testsuite/test_packages.py):
+#                 builds them, runs lintian, installs them with apt in a
+#                 fresh bookworm chroot (debootstrap, cached in
+#                 testsuite/.build/deb/) with the guest kernel's headers,
+#                 checks DKMS, dti, libdti and stap there, then test_kmod.py
+#                 in the guest with DKMS's dti.ko
 #   make install  libdti (shared, static, pkg-config file, headers), the
 #                 dti command and the man pages (runtime/), dti.ko into
 #                 /lib/modules/KVER/extra (+ depmod), the SystemTap tapset
 #                 where stap finds it, dti-stap and the scripts
 #                 (DESTDIR, PREFIX, LIBDIR, STAP_TAPSET_DIR respected)
+#   make debug-kernel  Debian's 6.1 source (linux-source-6.1) built with
+#                 KASAN, lockdep, kmemleak, debug objects and UBSAN
+#                 (testsuite/harness/debugkernel.py), cached outside the tree
+#                 in ~/.cache/dti/debug-kernel/; long (see README, Tests)
+#   make check KERNEL=debug  the same checks, the guests booting that kernel
+#                 (builds it first if the cache lacks it; CI does not run it)
+#   make stress   the stress run (testsuite/test_stress.py) for DURATION
+#                 seconds (default 600; make check runs it for 120):
+#                 writers in every context, readers, level flips, hotplug,
+#                 module loads, stap; every record checked, the accounting
+#                 exact; figures in testsuite/.build/stress-report.txt.
+#                 KERNEL=debug runs it on the debug kernel
 #   make bench    boot the guest 5 times and measure DTI's cost per call
 #                 beside raw relay, ftrace and printk (bench/run.py: table
 #                 on stdout, JSON and PNG in bench/results/)
@@ -47,7 +69,14 @@ demo: deps
 	$(MAKE) modules
 	cd testsuite && $(PYTHON) demo.py
 
-check: deps
+# KERNEL=debug (or a debug kernel's cache dir): the guest tests boot the
+# debug kernel, through env DTI_KERNEL (testsuite/harness/kernel.py).
+KERNEL ?=
+ifneq ($(KERNEL),)
+export DTI_KERNEL := $(KERNEL)
+endif
+
+check: deps $(if $(filter debug,$(KERNEL)),debug-kernel)
 	$(MAKE) lint
 	$(MAKE) --no-print-directory -C runtime check
 	cd testsuite && $(PYTEST) -q $(PYTEST_ARGS)
@@ -70,27 +99,76 @@ check-crash: deps
 	$(MAKE) -C runtime/crash
 	cd testsuite && DTI_CHECK_CRASH=1 DTI_KVER=$(KVER) $(PYTEST) -q test_crash_ext.py
 
+# The debug kernel: installs linux-source-6.1, builds once per source
+# version and config fragment (testsuite/harness/debug-kernel.config).
+debug-kernel:
+	.ci/install-deps linux-source-6.1
+	cd testsuite && $(PYTHON) -m harness.debugkernel build
+
+DURATION ?= 600
+stress: deps $(if $(filter debug,$(KERNEL)),debug-kernel)
+	$(MAKE) lint
+	cd testsuite && DTI_STRESS_DURATION=$(DURATION) $(PYTEST) -q -s test_stress.py
+
 bench: deps
 	$(MAKE) -C bench PYTHON=$(PYTHON)
 
 clean:
 	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) clean; done
 	$(MAKE) -C runtime clean
-	rm -rf testsuite/.build
+	rm -rf testsuite/.build $(DEB_DIR)
 
 PREFIX          ?= /usr/local
 STAP_TAPSET_DIR ?= /usr/share/systemtap/tapset
 
 # dti.ko goes where modprobe and SystemTap look for it: probes name it
 # module("dti"), and `stap -r KVER` finds its debuginfo under
-# /lib/modules/KVER.  The host kernel need not be KVER.
-install: modules runtime
-	$(MAKE) -C runtime install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+# /lib/modules/KVER.  The host kernel need not be KVER.  The Debian
+# packages (debian/rules) take install-runtime and install-stap; DKMS
+# builds their dti.ko.
+install: install-kmod install-runtime install-stap
+
+install-kmod: modules
 	install -D -m 644 kmod/dti.ko $(DESTDIR)/lib/modules/$(KVER)/extra/dti.ko
 	if [ -z "$(DESTDIR)" ]; then depmod $(KVER); fi
-	install -d $(DESTDIR)$(STAP_TAPSET_DIR) $(DESTDIR)$(PREFIX)/share/dti
-	install -m 644 tapset/*.stp $(DESTDIR)$(STAP_TAPSET_DIR)/
+
+install-runtime:
+	$(MAKE) -C runtime install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
+
+install-stap:
+	install -d $(DESTDIR)$(STAP_TAPSET_DIR) $(DESTDIR)$(PREFIX)/share/dti \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 tapset/*.stp tapset/*.stpm $(DESTDIR)$(STAP_TAPSET_DIR)/
 	install -D -m 755 scripts/dti-stap $(DESTDIR)$(PREFIX)/bin/dti-stap
+	install -m 644 scripts/dti-stap.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 755 scripts/*.stp $(DESTDIR)$(PREFIX)/share/dti/
 
-.PHONY: all modules runtime deps lint demo check check-kdebug check-crash bench clean install
+# The packages are built from a copy of the tree holding what git tracks
+# and the new files it does not ignore (no build outputs), as
+# dpkg-buildpackage -b wants a clean source; without git, from everything
+# but build/.  DEB_DIR may be set (test_packages.py builds into
+# testsuite/.build/deb/out).
+DEB_DIR  ?= build/deb
+DEB_SRC   = $(abspath $(DEB_DIR))/src/dti
+
+deb: deps
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_SRC)
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z --cached --others --exclude-standard; \
+	else \
+		find . -path ./build -prune -o -path ./.git -prune -o \
+			\( -type f -o -type l \) -print0; \
+	fi | tar --null -T - --ignore-failed-read -cf - | tar -xf - -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
+	mv $(DEB_SRC)/../*.deb $(DEB_SRC)/../*.changes $(DEB_SRC)/../*.buildinfo $(DEB_DIR)/
+	rm -rf $(abspath $(DEB_DIR))/src
+	@echo "deb: packages in $(DEB_DIR)/:"; ls -1 $(DEB_DIR)/*.deb
+
+# Root (chroot, mounts); downloads about 150 MB of packages the first time.
+check-deb: deps
+	cd testsuite && DTI_CHECK_DEB=1 $(PYTEST) -q test_packages.py
+
+.PHONY: all modules runtime deps lint demo check check-kdebug check-crash stress bench clean \
+	debug-kernel \
+	install install-kmod install-runtime install-stap deb check-deb

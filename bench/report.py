@@ -122,6 +122,38 @@ def _probe(data: dict) -> dict | None:
             "probe_records": p.get("probe_records")}
 
 
+def _tracepoint(data: dict) -> dict | None:
+    """Issue 23's goal: dti:dti_record costs nothing measurable while off.
+    Per case: the ns per call of every (boot, CPU) without the tracepoint
+    ("absent"), with it off and with it on, as median [min, max]; off over
+    absent (medians); whether the off and absent ranges overlap, i.e.
+    whether any difference stays within the boots' noise; and guest
+    instructions per call under -icount, which have no noise."""
+    tp = data.get("tracepoint") or {}
+    boots = tp.get("boots")
+    if not boots or not boots["absent"]:
+        return None
+    out = {}
+    for case in sorted({d["case"] for runs in boots["absent"] for d in runs}):
+        v = {k: [d["median_ns"] for runs in boots[k] for d in runs if d["case"] == case]
+             for k in ("absent", "off", "on")}
+        med = {k: statistics.median(x) for k, x in v.items()}
+        out[case] = {"median": med, "min": {k: min(x) for k, x in v.items()},
+                     "max": {k: max(x) for k, x in v.items()},
+                     "off_over_absent": med["off"] / med["absent"],
+                     "on_over_off": med["on"] / med["off"],
+                     "within_noise": (min(v["off"]) <= max(v["absent"])
+                                      and min(v["absent"]) <= max(v["off"]))}
+    ic = tp.get("icount") or {}
+    insns = {}
+    if (data.get("icount") or {}).get("cases") and (ic.get("absent") or {}).get("cases"):
+        for case in out:
+            insns[case] = {"absent": ic["absent"]["cases"][case]["insns_median"],
+                           "off": data["icount"]["cases"][case]["insns_median"],
+                           "on": ic["on"]["cases"][case]["insns_median"]}
+    return {"cases": out, "pairs": len(boots["absent"]), "insns": insns}
+
+
 def summarise(data: dict) -> dict:
     goals = []
     for num, den, op, goal in GOALS:
@@ -133,7 +165,8 @@ def summarise(data: dict) -> dict:
             for n in data["boots"][0]["tput"]}
     return {"goals": goals,
             "other_ratios": [_ratio(data, n, d) for n, d in OTHER_RATIOS],
-            "cases": _cases(data), "tput_per_sec": tput, "probe": _probe(data)}
+            "cases": _cases(data), "tput_per_sec": tput, "probe": _probe(data),
+            "tracepoint": _tracepoint(data)}
 
 
 # ---------------------------------------------------------------- chart
@@ -273,6 +306,13 @@ def _static_rows(st: dict) -> list[str]:
         rows.append(f'| {f} | {v["insns"]} | {v["static_keys"]} | '
                     f'{", ".join(v["calls"]) or "–"} |')
     rows.append(f'| **total** | **{st["dti_path_insns"]}** | | |')
+    if "dti_path_without_tracepoint" in st:
+        without = st["dti_path_without_tracepoint"]
+        keys = sum(v["static_keys"] for v in st["dti_path"].values())
+        keys_without = sum(v["static_keys"] for v in without.values())
+        rows += ["", f'Built without dti:dti_record: {st["dti_path_insns_without_tracepoint"]} '
+                     f'instructions and {keys_without} static-key sites on the same path '
+                     f'(with it: {st["dti_path_insns"]} and {keys}).']
     stubs = st["probe_stub_calls_on_path"]
     rows += ["", "Call sites of dti_probe_* stubs in these functions (a call "
                  "site is executed whether or not a probe is attached unless a "
@@ -330,6 +370,31 @@ def markdown(data: dict, paths: dict | None = None) -> str:
                 f'{p["probe_records"]} records.', ""]
     else:
         out += [f'skipped: {(data.get("probe") or {}).get("skipped", "?")}', ""]
+    tp = s.get("tracepoint")
+    if tp:
+        out += ["### dti:dti_record off and on (issue 23)", "",
+                f'{tp["pairs"]} pair(s) of boots: dti.ko built without the tracepoint '
+                '(DTI_NO_TRACEPOINT=y), then the usual dti.ko with the event off and, '
+                'in the same boot, enabled in ftrace.  Figures: ns per call, median '
+                '[min, max] over boots and CPUs; relay64 does not involve DTI and shows '
+                'the boots\' own noise.  "Within noise": the off and absent ranges '
+                "overlap.", "",
+                "| case | absent | off | on | off / absent | within noise | on / off |",
+                "|---|---|---|---|---|---|---|"]
+        for case, v in tp["cases"].items():
+            cell = {k: f'{v["median"][k]:.0f} [{v["min"][k]:.0f}, {v["max"][k]:.0f}]'
+                    for k in ("absent", "off", "on")}
+            out.append(f'| {case} | {cell["absent"]} | {cell["off"]} | {cell["on"]} | '
+                       f'{v["off_over_absent"]:.3f} | {"yes" if v["within_noise"] else "no"} | '
+                       f'{v["on_over_off"]:.2f} |')
+        out.append("")
+        if tp["insns"]:
+            out += ["Guest instructions per call under QEMU -icount shift=0 (one boot "
+                    "each, CPU 0, the benchmark loop included):", "",
+                    "| case | absent | off | on | off − absent |", "|---|---|---|---|---|",
+                    *[f'| {c} | {v["absent"]:.1f} | {v["off"]:.1f} | {v["on"]:.1f} | '
+                      f'{v["off"] - v["absent"]:+.1f} |' for c, v in tp["insns"].items()],
+                    ""]
     if data.get("decode"):
         out += ["### Host: dti decode against cat of the same files", "",
                 *_decode_rows(data["decode"]), ""]

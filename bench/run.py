@@ -13,6 +13,10 @@ Further boots, each once:
           (skipped with --no-stap, or if stap is not installed)
   icount  every case under QEMU -icount shift=0, where the guest TSC
           advances one tick per guest instruction: instructions per call
+  tracepoint  dti.ko without the dti:dti_record tracepoint (built with
+          DTI_NO_TRACEPOINT=y) and the usual one, alternately, running
+          the same cases; in the usual one's boots, again with the event
+          enabled in ftrace: what the tracepoint costs off and on
   files   a DTI channel flooded in the guest; its per-CPU files are
           decoded on the host with `dti decode` and read with `cat`
 
@@ -88,6 +92,10 @@ PERSIST_REGION = "16M@0x30000000"
 PERSIST_MEMMAP = "memmap=16M$0x30000000"
 
 TPUT_CASE = "dti_event64"
+# Issue 23: the tracepoint's cost; relay64 does not involve DTI at all.
+TP_CASES = ["dti_event64", "dti_printk", "relay64"]
+TP_BASE = "relay64"
+TP_EVENT = "/sys/kernel/tracing/events/dti/dti_record/enable"
 PROBE_CASE = "dti_event64"
 FTRACE_INSTANCE = "/sys/kernel/tracing/instances/dti_bench"
 FTRACE_BUF_KB = 1024            # the DTI channel's 8 x 128 KiB per CPU
@@ -100,9 +108,9 @@ DUMP_REPS = 5                   # runs of cat and dti dump, best taken
 
 # Counts: (batches, calls per batch).  --tiny is for the test suite.
 DEFAULTS = dict(batches=1000, calls=1000, repeat=5, fill_kb=16384,
-                icount_batches=11, icount_calls=1000, host_reps=15)
+                icount_batches=11, icount_calls=1000, host_reps=15, tp_pairs=3)
 TINY = dict(batches=5, calls=100, repeat=1, fill_kb=512,
-            icount_batches=3, icount_calls=100, host_reps=1)
+            icount_batches=3, icount_calls=100, host_reps=1, tp_pairs=1)
 
 
 def log(msg: str) -> None:
@@ -136,10 +144,14 @@ def build(kernel, work: Path) -> dict[str, Path]:
     src = work / "src"
     for d in ("kmod", "runtime", "bench/kmod"):
         shutil.copytree(REPO / d, src / d, ignore=SNAPSHOT_IGNORE)
+    # The same dti.ko without dti:dti_record, under the same name.
+    shutil.copytree(REPO / "kmod", src / "kmod-notp", ignore=SNAPSHOT_IGNORE)
     make(src / "kmod", kernel=kernel)
+    make(src / "kmod-notp", "DTI_NO_TRACEPOINT=y", kernel=kernel)
     make(src / "bench" / "kmod", kernel=kernel)
     make(src / "runtime", "build/dti")
     return {"dti.ko": src / "kmod" / "dti.ko",
+            "dti-notp.ko": src / "kmod-notp" / "dti.ko",
             "dti_bench.ko": src / "bench" / "kmod" / "dti_bench.ko",
             "dti": src / "runtime" / "build" / "dti"}
 
@@ -221,6 +233,25 @@ def case_results(stdout: str) -> dict[str, dict[int, dict]]:
     return res
 
 
+def phase_results(stdout: str, what: str) -> dict[str, list[dict]]:
+    """{phase: [BENCH figures]} of a boot whose script echoes "PHASE name"
+    before each phase's runs; raises if a run did not store every record."""
+    phases: dict[str, list[dict]] = {}
+    phase = None
+    for line in stdout.splitlines():
+        if line.startswith("PHASE "):
+            phase = line.split()[1]
+        elif line.startswith("BENCH ") and phase:
+            d = parse_lines(line, "BENCH")[0]
+            if d.get("stored") != d.get("expected"):
+                raise RuntimeError(f"{what} run stored {d.get('stored')} records "
+                                   f"of {d.get('expected')}")
+            d["median_ns"] = d["median_milli"] / 1000
+            d["p99_ns"] = d["p99_milli"] / 1000
+            phases.setdefault(phase, []).append(d)
+    return phases
+
+
 def boot(name: str, script: str, files: dict[str, Path], args, *, smp=None,
          extra_files=None, timeout=None, qemu=None, tcg_single=False) -> vm.Result:
     """One guest boot running `script` after GUEST_SETUP; raises unless it
@@ -298,7 +329,9 @@ def probe_boot(files, args) -> dict | None:
     from harness.stap import Stap
     from guestlib import STOP, start_stap
     stap = Stap(args.kernel, args.build_dir, files["dti.ko"])
-    mod = stap.compile(PROBE_STP, name="dti_bench_probe")
+    # The probe costs as much as the call it watches, on purpose: stap's
+    # overload check (probe time over half the CPU's) must not end it.
+    mod = stap.compile(PROBE_STP, name="dti_bench_probe", opts=["-DSTP_NO_OVERLOAD"])
     b, n = args.batches, args.calls
     script = ""
     for cpu in range(args.smp):
@@ -322,45 +355,83 @@ done
     # seen here as a call to 0 from dti_event_raw()).
     res = boot("probe", script, files, args, extra_files=stap.guest_files(mod),
                tcg_single=True)
-    phases: dict[str, list[dict]] = {}
-    phase = None
-    for line in res.stdout.splitlines():
-        if line.startswith("PHASE "):
-            phase = line.split()[1]
-        elif line.startswith("BENCH ") and phase:
-            d = parse_lines(line, "BENCH")[0]
-            if d.get("stored") != d.get("expected"):
-                raise RuntimeError(f"probe run stored {d.get('stored')} records "
-                                   f"of {d.get('expected')}")
-            d["median_ns"] = d["median_milli"] / 1000
-            d["p99_ns"] = d["p99_milli"] / 1000
-            phases.setdefault(phase, []).append(d)
+    phases = phase_results(res.stdout, "probe")
     m = re.search(r"^RECORDS (\d+)", res.stdout, re.M)
     return {"phases": phases, "probe_records": int(m.group(1)) if m else None,
             "script": PROBE_STP.strip(), "stap_module": mod.name}
 
 
+# ---------------------------------------------------------------- tracepoint
+
+def phase_commands(phase: str, cases, cpus: int, batches: int, calls: int) -> str:
+    return "".join(f'echo "PHASE {phase}"; bench run {case} {cpu} {batches} {calls}\n'
+                   for case in cases for cpu in range(cpus))
+
+
+def tracepoint_boots(files, args) -> dict:
+    """--tp-pairs pairs of boots: dti.ko built without dti:dti_record
+    ("absent"), then the usual dti.ko with it off ("off") and, in the same
+    boot, with the event enabled in ftrace's top-level buffer ("on").
+    Each boot runs TP_CASES on every CPU.  The boots follow each other on
+    the same host, so their ns compare directly; a ratio to a case in the
+    same boot would carry that case's noise too.  Enabling the event
+    patches the write path between runs, with no run going on."""
+    b, n = args.batches, args.calls
+    off = phase_commands("off", TP_CASES, args.smp, b, n)
+    on = phase_commands("on", TP_CASES, args.smp, b, n)
+    boots: dict[str, list[dict]] = {"absent": [], "off": [], "on": []}
+    for i in range(1, args.tp_pairs + 1):
+        absent = dict(files, **{"dti.ko": files["dti-notp.ko"]})
+        res = boot(f"tp-absent-{i}", off.replace("PHASE off", "PHASE absent"), absent, args)
+        boots["absent"].append(phase_results(res.stdout, "tracepoint")["absent"])
+        res = boot(f"tp-{i}", f"{off}echo 1 > {TP_EVENT}\n{on}echo 0 > {TP_EVENT}\n"
+                   "grep -c dti_record: /sys/kernel/tracing/trace | sed 's/^/TPEVENTS /'\n",
+                   files, args)
+        ph = phase_results(res.stdout, "tracepoint")
+        boots["off"].append(ph["off"])
+        boots["on"].append(ph["on"])
+        if not re.search(r"^TPEVENTS [1-9]", res.stdout, re.M):
+            raise RuntimeError("the dti_record event saw no record while enabled")
+
+    return {"method": "ns per call, the median of each CPU's batches, in boots that "
+                      "alternate between a dti.ko without the tracepoint and the usual one "
+                      f"({TP_BASE}, which does not involve DTI, shows the boots' own noise)",
+            "boots": boots}
+
+
 # ---------------------------------------------------------------- icount
 
-def icount_boot(files, args) -> dict | None:
-    """Every case on CPU 0 under -icount shift=0, timed with the TSC: one
-    tick per guest instruction, so the figure is instructions per call.
-    One CPU: QEMU's icount makes TCG single-threaded, and a 2-CPU guest
-    did not come up under it here."""
+def icount_boot(files, args, name: str = "icount", cases=None,
+                setup: str = "") -> dict | None:
+    """Every case (or `cases`) on CPU 0 under -icount shift=0, timed with
+    the TSC: one tick per guest instruction, so the figure is instructions
+    per call.  `setup`: guest shell run before the cases.  One CPU:
+    QEMU's icount makes TCG single-threaded, and a 2-CPU guest did not
+    come up under it here."""
     if args.no_icount:
         return {"skipped": "--no-icount"}
-    script = "bench clock tsc\n"
+    script = "bench clock tsc\n" + setup
     script += "dmesg | grep -m1 'tsc: Detected' | sed 's/^/TSC /'\n"
-    script += case_commands(CASES, 1, args.icount_batches, args.icount_calls)
-    res = boot("icount", script, files, args, smp=1, qemu=HERE / "qemu-icount")
-    cases = case_results(res.stdout)
+    script += case_commands(cases or CASES, 1, args.icount_batches, args.icount_calls)
+    res = boot(name, script, files, args, smp=1, qemu=HERE / "qemu-icount")
+    results = case_results(res.stdout)
     tsc = re.search(r"^TSC .*Detected ([\d.]+) MHz", res.stdout, re.M)
     return {"method": "QEMU -icount shift=0: guest TSC ticks = guest instructions",
             "tsc_mhz": float(tsc.group(1)) if tsc else None,
             "cases": {c: {"insns_median": d[0]["median_milli"] / 1000,
                           "insns_min": d[0]["min_milli"] / 1000,
                           "insns_max": d[0]["max_milli"] / 1000}
-                      for c, d in cases.items()}}
+                      for c, d in results.items()}}
+
+
+def tracepoint_icount(files, args) -> dict:
+    """Instructions per call of TP_CASES with the dti.ko built without the
+    tracepoint and with the usual one and the event enabled; the usual
+    one's with the event off are the icount boot's."""
+    absent = dict(files, **{"dti.ko": files["dti-notp.ko"]})
+    return {"absent": icount_boot(absent, args, "icount-tp-absent", TP_CASES),
+            "on": icount_boot(files, args, "icount-tp-on", TP_CASES,
+                              f"echo 1 > {TP_EVENT}\n")}
 
 
 # ---------------------------------------------------------------- dti decode vs cat
@@ -523,6 +594,9 @@ def static_count(files) -> dict:
     dsites = jump_label_sites(files["dti.ko"])
     bsites = jump_label_sites(files["dti_bench.ko"])
     path = {f: entry(dti[f], dsites) for f in DTI_PATH if f in dti}
+    notp = disassemble(files["dti-notp.ko"])
+    nsites = jump_label_sites(files["dti-notp.ko"])
+    path_notp = {f: entry(notp[f], nsites) for f in DTI_PATH if f in notp}
     loops = {c: entry(bench.get(f"bench_batch_{c}"), bsites) for c in CASES}
     stub_calls = sorted(f"{f} -> {c}" for f in path if not f.startswith("dti_probe_")
                         for c in path[f]["calls"] if c.startswith("dti_probe_"))
@@ -530,6 +604,8 @@ def static_count(files) -> dict:
                       "count, not the instructions executed; callees outside the "
                       "function not included)",
             "dti_path": path, "dti_path_insns": sum(p["insns"] for p in path.values()),
+            "dti_path_without_tracepoint": path_notp,
+            "dti_path_insns_without_tracepoint": sum(p["insns"] for p in path_notp.values()),
             "bench_loops": loops, "probe_stub_calls_on_path": stub_calls}
 
 
@@ -566,6 +642,8 @@ def parse_args(argv=None):
     p.add_argument("--tiny", action="store_true",
                    help="tiny counts, one boot of each kind: for the test suite")
     p.add_argument("--no-stap", action="store_true", help="skip the probe effect")
+    p.add_argument("--tp-pairs", type=int, help="pairs of boots measuring the "
+                   f"tracepoint's cost (default {DEFAULTS['tp_pairs']})")
     p.add_argument("--no-icount", action="store_true",
                    help="skip the instruction count under -icount")
     p.add_argument("--append", default=DEFAULT_APPEND,
@@ -621,7 +699,7 @@ def main(argv=None) -> int:
 
     data = {"args": {k: getattr(args, k) for k in
                      ("repeat", "smp", "batches", "calls", "fill_kb", "tiny",
-                      "icount_batches", "icount_calls", "host_reps")},
+                      "icount_batches", "icount_calls", "host_reps", "tp_pairs")},
             "cases": CASES, "machine": machine(args), "boots": []}
     if args.cases:
         return quick_look(files, args)
@@ -634,8 +712,12 @@ def main(argv=None) -> int:
     data["machine"]["guest_append"] = args.append
     log("probe boot")
     data["probe"] = probe_boot(files, args)
+    log("tracepoint boots")
+    data["tracepoint"] = tracepoint_boots(files, args)
     log("icount boot")
     data["icount"] = icount_boot(files, args)
+    log("icount boots of the tracepoint")
+    data["tracepoint"]["icount"] = tracepoint_icount(files, args)
     log("files boot")
     big = files_boot(files, args)
     log(f"dti decode vs cat on {sum(p.stat().st_size for p in big.glob('trace*')) >> 20} MiB")
