@@ -137,20 +137,37 @@ static const struct file_operations dti_level_fops = {
 };
 
 /*
+ * Is sub-buffer number produced - n_subbufs, in the slot the writer
+ * reuses next, still held?  Only if no sub-buffer is being written: the
+ * writer found the ring full.  A no-overwrite ring is full when nothing
+ * of it is consumed; its offset is no guide, relay_switch_subbuf() sets
+ * it to 0 for a moment before dti_subbuf_start() refuses.  Call with the
+ * trace file's inode lock held, which keeps subbufs_consumed still.
+ */
+static bool dti_reset_oldest_held(const struct dti_channel *ch,
+				  const struct rchan_buf *buf, size_t produced)
+{
+	if (ch->flags & DTI_F_NO_OVERWRITE)
+		return produced - buf->subbufs_consumed >= ch->n_subbufs;
+	return READ_ONCE(buf->offset) > buf->chan->subbuf_size;
+}
+
+/*
  * Make every record still held in @buf readable again through its trace
  * file: move the consumed count back to the oldest sub-buffer holding
  * data.  The relay read path runs under the file's inode lock.
  */
-static void dti_reset_consumed_buf(struct rchan_buf *buf, size_t n_subbufs)
+static void dti_reset_consumed_buf(const struct dti_channel *ch,
+				   struct rchan_buf *buf)
 {
 	struct inode *inode = d_inode(buf->dentry);
 	size_t produced, oldest = 0;
 
 	inode_lock(inode);
 	produced = READ_ONCE(buf->subbufs_produced);
-	if (produced >= n_subbufs)
-		oldest = produced - n_subbufs +
-			 (buf->offset <= buf->chan->subbuf_size);
+	if (produced >= ch->n_subbufs)
+		oldest = produced - ch->n_subbufs +
+			 !dti_reset_oldest_held(ch, buf, produced);
 	buf->subbufs_consumed = oldest;
 	buf->bytes_consumed = 0;
 	inode_unlock(inode);
@@ -183,7 +200,7 @@ static ssize_t dti_reset_consumed_write(struct file *file,
 	for_each_possible_cpu(cpu) {
 		buf = *per_cpu_ptr(rchan->buf, cpu);
 		if (buf && buf->dentry)
-			dti_reset_consumed_buf(buf, ch->n_subbufs);
+			dti_reset_consumed_buf(ch, buf);
 	}
 out_unlock:
 	mutex_unlock(&ch->buf_lock);

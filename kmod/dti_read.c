@@ -26,9 +26,9 @@
  *     run with interrupts off, so the copy ends after a whole record.  A
  *     record an NMI adds meanwhile comes after the copied bytes.
  *
- * Locking: the trace file's inode lock serialises readers, as in relay.
- * The copy on the writer's CPU runs in an IPI, interrupts off, and takes
- * no lock.
+ * Locking: the trace file's inode lock serialises readers, as in relay;
+ * cpu_hotplug_lock nests inside it (held around the copy on the writer's
+ * CPU, which runs in an IPI, interrupts off, and takes no lock).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -109,30 +109,41 @@ static void dti_read_current(void *arg)
 	}
 }
 
-/*
- * Run dti_read_current() on the buffer's CPU.  An offline CPU has no
- * writer: copy here, with CPU hotplug held off so that it stays so.
- */
+/* Run dti_read_current() on the buffer's CPU (or here if it is offline). */
 static void dti_read_on_cpu(struct dti_read_step *st)
 {
-	unsigned int cpu = st->buf->cpu;
-
-	if (!smp_call_function_single(cpu, dti_read_current, st, 1))
-		return;
 	cpus_read_lock();
-	if (cpu_online(cpu))
-		smp_call_function_single(cpu, dti_read_current, st, 1);
-	else
-		dti_read_current(st);
+	dti_on_cpu(st->buf->cpu, dti_read_current, st);
 	cpus_read_unlock();
 }
 
-/* A reader the writer lapped goes on at the oldest sub-buffer kept. */
+/*
+ * A reader the writer lapped goes on at the oldest sub-buffer kept.
+ *
+ * A no-overwrite ring is never lapped: its writer starts no sub-buffer in
+ * an unread slot.  When such a ring is full, relay_switch_subbuf() still
+ * sets offset to 0 for a moment before dti_subbuf_start() refuses, which
+ * relay's own test (produced - consumed >= n_subbufs with offset <=
+ * subbuf_size) takes for a lap: it would drop the oldest sub-buffer, even
+ * a half-read one, and the reader would get half a sub-buffer followed by
+ * the next one's header.
+ *
+ * A consumed count ahead of produced (nothing should make one) is taken
+ * as all read, rather than as a sub-buffer to copy.
+ */
 static void dti_read_catch_up(struct rchan_buf *buf, size_t produced)
 {
+	const struct dti_channel *ch = buf->chan->private_data;
 	size_t n = buf->chan->n_subbufs;
 
-	if (buf->offset <= buf->chan->subbuf_size &&
+	if ((ssize_t)(produced - buf->subbufs_consumed) < 0) {
+		buf->subbufs_consumed = produced;
+		buf->bytes_consumed = 0;
+		return;
+	}
+	if (ch->flags & DTI_F_NO_OVERWRITE)
+		return;
+	if (READ_ONCE(buf->offset) <= buf->chan->subbuf_size &&
 	    produced - buf->subbufs_consumed >= n) {
 		buf->subbufs_consumed = produced - n + 1;
 		buf->bytes_consumed = 0;
