@@ -6,6 +6,7 @@
 #ifndef _DTI_INTERNAL_H
 #define _DTI_INTERNAL_H
 
+#include <linux/cpu.h>
 #include <linux/crc32.h>
 #include <linux/dti.h>
 #include <linux/irq_work.h>
@@ -14,6 +15,7 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/relay.h>
+#include <linux/smp.h>
 #include <linux/workqueue.h>
 
 /* CRC-32 as zlib's crc32() computes it, which the readers use. */
@@ -371,6 +373,17 @@ void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
 extern const struct rchan_callbacks dti_relay_callbacks;
 extern struct file_operations dti_trace_fops;
 void dti_read_init(void);
+
+/*
+ * Run @fn(@arg) on @cpu, where a ring's writers run, and wait for it; an
+ * offline CPU has no writers, so there run it here.  The caller holds
+ * cpus_read_lock(), so that an offline CPU stays so.
+ */
+static inline void dti_on_cpu(unsigned int cpu, smp_call_func_t fn, void *arg)
+{
+	if (smp_call_function_single(cpu, fn, arg, 1))
+		fn(arg);
+}
 int dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
 void dti_ring_start(struct rchan_buf *buf);
 void dti_pending_lock(struct dti_info *info, unsigned long *flags)

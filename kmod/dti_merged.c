@@ -114,13 +114,6 @@ static void dti_snap_produced(void *arg)
 	sc->produced_after = sc->buf->subbufs_produced;
 }
 
-/* Run @fn on @cpu; an offline CPU has no writers, so run it here. */
-static void dti_on_cpu(unsigned int cpu, smp_call_func_t fn, void *arg)
-{
-	if (smp_call_function_single(cpu, fn, arg, 1))
-		fn(arg);
-}
-
 /* Range of sub-buffer numbers holding data: [*first, *last]. */
 static void dti_snap_range(const struct dti_snap_cpu *sc, bool *partial,
 			   size_t *first, size_t *last)
