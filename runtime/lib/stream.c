@@ -650,7 +650,14 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 				  "corrupt data at offset %llu: %s",
 				  (unsigned long long)off, dti_hdr_status_str(st));
 	size = dti_rec_size(s->head.len);
-	if (s->in_sub && size > s->sub_end - off)
+	/*
+	 * A sub-buffer that was being written when its start was read says
+	 * it is open, its end unknown: read() gave the rest of it once it was
+	 * closed, without its padding, so the next sub-buffer's header can
+	 * start anywhere before the end an open one is given, and run past it.
+	 */
+	if (s->in_sub && size > s->sub_end - off &&
+	    (s->counted || !(s->head.flags & DTI_REC_SUBBUF)))
 		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
 				  "corrupt data at offset %llu: record of %llu bytes runs past the end of sub-buffer %llu at offset %llu",
 				  (unsigned long long)off, (unsigned long long)size,

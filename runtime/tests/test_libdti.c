@@ -727,6 +727,28 @@ static void test_stream_wraparound_and_zero_fill(void)
 	CHECK_STR(s.out, "short-tail\n");
 }
 
+/*
+ * read() of a trace file gave the start of a sub-buffer while it was
+ * written (its header says open) and the rest once it was closed, without
+ * the padding: the next header comes before the end an open sub-buffer
+ * has, and runs past it.  That is the next sub-buffer, not damage.
+ */
+static void test_stream_open_then_closed(void)
+{
+	struct wbuf a = {0};
+	struct seen s;
+
+	wb_sub(&a, 0, 0, 256, 4, 0, 1, DTI_SUBBUF_OPEN);
+	wb_text(&a, 0, 0, 10, "o000");
+	wb_text(&a, 0, 1, 11, "o001");	/* read after it closed: ends at 192 */
+	wb_sub(&a, 0, 1, 256, 4, 0, 1, DTI_SUBBUF_OPEN);	/* 192 to 288 */
+	wb_text(&a, 0, 2, 12, "o002");
+	wb_save(&a, "oc");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "oc") == 0);
+	CHECK_STR(s.out, "o000\no001\no002\n");
+	CHECK_STR(s.notices, "");
+}
+
 /* --format raw of a merge is one file of several CPUs: it decodes again. */
 static void test_raw_output_roundtrip(void)
 {
@@ -2199,6 +2221,7 @@ static const struct unit_test tests[] = {
 	{ "replayed records keep their logging CPU", test_replayed_records },
 	{ "raw copy of a wrapped ring with padding", test_raw_wrapped_ring_with_padding },
 	{ "raw copy with unused sub-buffers", test_raw_unused_subbufs },
+	{ "a sub-buffer read open, then closed", test_stream_open_then_closed },
 	{ "read() stream after wrap-around, zero fill", test_stream_wraparound_and_zero_fill },
 	{ "--format raw output decodes again", test_raw_output_roundtrip },
 	{ "truncated input: strict fails, default reports", test_truncated },
