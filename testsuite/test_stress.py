@@ -115,6 +115,13 @@ mkdir -p $R /out/final
 mem() { awk '/^(MemFree|Slab|SUnreclaim|VmallocUsed|Percpu):/ {printf " %s%s", $1, $2}' /proc/meminfo; }
 settle() { sync; echo 3 > /proc/sys/vm/drop_caches; sleep 1; }
 running() { [ ! -e $R/stop ]; }
+# CPU hotplug held off: a SystemTap 4.8 module allocates its per-CPU maps
+# for the CPUs online when its probes start, and a CPU brought up later
+# fails every `<<<` on it ("Array overflow").  So a CPU goes down and up
+# under this lock (mkdir is atomic), and dti_watch holds it while it
+# starts; going down and up while a script runs is covered.
+cpus_hold() { until mkdir $R/cpulock 2> /dev/null; do sleep 0.05; done; }
+cpus_release() { rmdir $R/cpulock; }
 # Steps into the kernel log, to place a splat among them
 say() { echo "dti-stress: $*" > /dev/kmsg; }
 
@@ -229,10 +236,12 @@ hotplug() {
     while running; do
         c=1
         while [ $c -lt $NCPU ] && running; do
+            cpus_hold
             say "cpu$c offline"
             echo 0 > /sys/devices/system/cpu/cpu$c/online && n=$((n + 1))
             sleep 0.3
             echo 1 > /sys/devices/system/cpu/cpu$c/online
+            cpus_release
             sleep 0.3
             c=$((c + 1))
         done
@@ -255,8 +264,19 @@ watch() {
     n=0
     while running; do
         say "dti_watch run $n"
-        """ + staprun_cmd(watch, "quiet=1", "duration=2", opts="-o $R/watch.txt") + r""" 2> $R/watch.err
-        echo "watch $n rc=$? summary=$(grep -c '=== dti_watch summary' $R/watch.txt)" >> $R/watch
+        rm -f $R/watch.txt
+        cpus_hold
+        """ + staprun_cmd(watch, "quiet=1", "duration=2", opts="-o $R/watch.txt") + r""" 2> $R/watch.err &
+        pid=$!
+        t=0
+        until grep -qs '^dti_watch: watching' $R/watch.txt || [ $t -ge 600 ]; do
+            sleep 0.1; t=$((t + 1))
+        done
+        cpus_release
+        wait $pid
+        rc=$?
+        echo "watch $n rc=$rc summary=$(grep -c '=== dti_watch summary' $R/watch.txt)" >> $R/watch
+        [ $rc = 0 ] || { echo "--- run $n: rc=$rc, stderr:"; cat $R/watch.err; } >> /out/watch-errors
         n=$((n + 1))
         sleep 0.5
     done
@@ -429,7 +449,10 @@ def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
         fails.append(f"a context never logged: {ctx}")
     watch_runs = re.findall(r"^watch \d+ rc=(\d+) summary=(\d+)$", loops, re.M)
     if WATCH and (not watch_runs or any(rc != "0" for rc, _ in watch_runs)):
-        fails.append(f"dti_watch runs: {watch_runs}\n{(out / 'watch-last.txt').read_text()}")
+        errors = out / "watch-errors"
+        fails.append(f"dti_watch runs: {watch_runs}\n"
+                     + (errors.read_text(errors="replace")[:3000] if errors.exists() else "")
+                     + f"\nlast output:\n{(out / 'watch-last.txt').read_text()}")
     # (A run whose output lacks the summary is counted, not failed: that
     # is SystemTap's output under load, tested in test_scripts_load.py.)
     no_summary = sum(1 for _, n in watch_runs if n != "1")
