@@ -55,6 +55,7 @@
  * @len:	bytes copied
  * @end:	end of its data, for a closed sub-buffer
  * @closed:	the sub-buffer is closed (else it is the one being written)
+ * @cut_ok:	@max may cut a record: the read() has copied nothing yet
  */
 struct dti_read_step {
 	struct rchan_buf *buf;
@@ -65,6 +66,7 @@ struct dti_read_step {
 	size_t len;
 	size_t end;
 	bool closed;
+	bool cut_ok;
 };
 
 static void *dti_read_slot(const struct rchan_buf *buf, size_t subbuf)
@@ -157,6 +159,24 @@ static void dti_read_next_subbuf(struct rchan_buf *buf)
 }
 
 /*
+ * A copy that the step's limit cut short ends at its last whole record
+ * instead, so that a reader the writer laps before its next read() never
+ * holds the start of a record followed by another sub-buffer.  A first
+ * record longer than the limit is cut only if the read() has nothing
+ * yet (the reader asked for less than a record); else the read() ends
+ * before it.  The copy starts at a record (the reads before ended at one).
+ */
+static size_t dti_read_whole(const struct dti_read_step *st)
+{
+	size_t pos = 0;
+	u32 plen;
+
+	while (dti_record_whole(st->bounce + pos, st->len - pos, &plen))
+		pos += DTI_RECORD_SIZE((u64)plen);
+	return pos || !st->cut_ok ? pos : st->len;
+}
+
+/*
  * Copy the next unread bytes, up to @max, into @st->bounce.  Returns the
  * bytes copied, 0 if there are none now.
  */
@@ -179,7 +199,8 @@ static size_t dti_read_step(struct dti_read_step *st, size_t max)
 				return 0;
 			dti_read_on_cpu(st);
 			if (!st->closed)
-				return st->len;
+				return st->len < max ? st->len :
+				       (st->len = dti_read_whole(st));
 			continue;
 		}
 		if (st->subbuf == produced)
@@ -194,7 +215,8 @@ static size_t dti_read_step(struct dti_read_step *st, size_t max)
 			/* Pairs with smp_wmb() in dti_subbuf_start(). */
 			smp_rmb();
 			if (!dti_read_lapped(buf, st->subbuf))
-				return st->len;
+				return st->end - st->from <= max ? st->len :
+				       (st->len = dti_read_whole(st));
 		}
 		/* Read to its end, or written over: on to the next one. */
 		dti_read_next_subbuf(buf);
@@ -223,7 +245,10 @@ static ssize_t dti_trace_read(struct file *filp, char __user *ubuf,
 	if (!st.bounce)
 		return -ENOMEM;
 	inode_lock(file_inode(filp));
-	while (count && dti_read_step(&st, min(count, step))) {
+	while (count) {
+		st.cut_ok = !copied;
+		if (!dti_read_step(&st, min(count, step)))
+			break;
 		if (copy_to_user(ubuf, st.bounce, st.len)) {
 			if (!copied)
 				copied = -EFAULT;
