@@ -503,6 +503,139 @@ int dti_ksyms_format(const struct dti_ksyms *syms, uint64_t addr, char *buf,
 /* Free symbols loaded by dti_ksyms_load(); NULL is ignored. */
 void dti_ksyms_free(struct dti_ksyms *syms);
 
+/* ---- source lines (elfutils) ---- */
+
+/*
+ * A record's caller as function and source line, with the functions
+ * inlined there, from the DWARF of the traced kernel's modules through
+ * elfutils' libdwfl (as eu-addr2line -f -i, perf and SystemTap read it).
+ * The caller says which modules were loaded where (dti_lines_add_module():
+ * name, build-id, address of .text) and where files may be
+ * (dti_lines_add_search()); each module's file is found by its build-id,
+ * and a file of the module's name with another build-id is refused: its
+ * lines would be another build's.  Only addresses in a module's .text
+ * are resolved.  One struct dti_lines serves one thread at a time.
+ */
+struct dti_lines;		/* opaque: modules, their debuginfo, a cache */
+
+/* Functions inlined at one address that struct dti_line keeps, innermost first */
+#define DTI_LINES_INLINE_MAX	8
+
+/**
+ * struct dti_line_inline - a function inlined at the address
+ * @function:	its name
+ * @file:	the source file of the call it was inlined for, in the
+ *		next outer function (inlined[i + 1], or the line's @function)
+ * @line:	line of that call (0 if unknown)
+ * @column:	its column (0 if unknown)
+ */
+struct dti_line_inline {
+	const char *function;
+	const char *file;
+	unsigned int line, column;
+};
+
+/**
+ * struct dti_line - where an address is in the source
+ * @module:	the module's name as given to dti_lines_add_module()
+ * @function:	the function (a symbol, not an inlined one) holding the
+ *		address, NULL if no symbol covers it
+ * @offset:	the address less the function's start
+ * @size:	the function's size (0 if unknown)
+ * @file:	the source file of the code at the address, which may be in
+ *		an inlined function (@inlined[0]); NULL without DWARF
+ * @line:	its line (0 without DWARF)
+ * @column:	its column (0 if unknown)
+ * @n_inlined:	entries of @inlined: functions inlined at the address,
+ *		innermost first, at most DTI_LINES_INLINE_MAX (the outermost
+ *		ones are left out of a deeper chain)
+ * @inlined:	each with the call it was inlined for
+ *
+ * "@file:@line in @inlined[0].function, inlined at @inlined[0].file:
+ * @inlined[0].line in @inlined[1].function ... in @function" is the
+ * chain eu-addr2line -i prints.  The strings are valid until
+ * dti_lines_free().
+ */
+struct dti_line {
+	const char *module;
+	const char *function;
+	uint64_t offset, size;
+	const char *file;
+	unsigned int line, column;
+	unsigned int n_inlined;
+	struct dti_line_inline inlined[DTI_LINES_INLINE_MAX];
+};
+
+/* dti_lines_resolve() flags */
+#define DTI_LINES_EXACT	0x1	/* @addr is an instruction's, not a return address */
+
+/*
+ * A new resolver with no module, for this machine's kernel release.
+ * NULL on error: ENOMEM, or ENOTSUP if libelf does not know this ELF
+ * version.
+ */
+struct dti_lines *dti_lines_new(void);
+/* Free a resolver, its modules and its cache; NULL is ignored. */
+void dti_lines_free(struct dti_lines *l);
+/*
+ * The release of the traced kernel (uname -r there), for the default
+ * places: /usr/lib/debug/lib/modules/@release, /lib/modules/@release and
+ * vmlinux's.  NULL: this machine's (the default).  Call before the first
+ * dti_lines_add_module().  Returns 0, or -1 (EINVAL: too long or after a
+ * module was added).
+ */
+int dti_lines_set_kernel(struct dti_lines *l, const char *release);
+/*
+ * Call @fn for what dti_lines_add_module() tells once per module, as a
+ * DTI_NOTICE_WARNING whose source is the module's name: no file found
+ * for it, a file without DWARF used (functions only), a file of another
+ * build passed over for one of the right build.  Returns 0.
+ */
+int dti_lines_set_notice_handler(struct dti_lines *l, dti_notice_fn fn, void *arg);
+/*
+ * Where to look for modules' files, before the defaults, in the order
+ * given: @path is a module's file (NAME.ko, as `stap -d`), used for the
+ * module of that name, or a directory (as `--debuginfo DIR`), searched
+ * for DIR/.build-id/xx/yyyy.debug and, through its whole tree, for
+ * NAME.ko (.ko.xz, .ko.gz, .ko.zst, .ko.debug) and DIR/vmlinux.  The
+ * defaults come after: /usr/lib/debug/.build-id, the trees
+ * /usr/lib/debug/lib/modules/KVER and /lib/modules/KVER, and for vmlinux
+ * /usr/lib/debug/boot/vmlinux-KVER and /lib/modules/KVER/build/vmlinux.
+ * Modules added before are not looked for again.  Returns 0, or -1: the
+ * errno of stat() (ENOENT ...), EINVAL (neither a regular file nor a
+ * directory), ENOMEM.
+ */
+int dti_lines_add_search(struct dti_lines *l, const char *path);
+/*
+ * Module @name as loaded in the traced kernel ("vmlinux" for the kernel
+ * itself): its GNU build-id, @id_len bytes at @build_id (0: not known,
+ * the first file of its name is used unchecked), and its .text, loaded at
+ * @text_start for @text_size bytes (0: the size of the file's .text).
+ * Its file is looked for now (dti_lines_add_search()).  Returns 0 when a
+ * file with DWARF was found; 1 when none was, or one without DWARF (then
+ * only the function is resolved): the notice handler is told once; or
+ * -1: ESTALE if the files of its name all have another build-id
+ * (dti_errmsg() names the first and gives both build-ids, in hex),
+ * EEXIST (a module of that name was added), EINVAL (@text_start 0, a
+ * range that overlaps another module's, a build-id longer than 64
+ * bytes), ENOMEM.
+ */
+int dti_lines_add_module(struct dti_lines *l, const char *name,
+			 const unsigned char *build_id, size_t id_len,
+			 uint64_t text_start, uint64_t text_size);
+/*
+ * Where @addr is in the source, into @out.  @addr is a record's caller,
+ * a return address: the call before it is looked up, as the kernel's
+ * %pB does (@out->offset is still @addr's); with DTI_LINES_EXACT in
+ * @flags, @addr itself.  Results are cached by address.  Returns 0 (a
+ * function or a line was found: fields not found are NULL or 0), or -1:
+ * ENOENT (no module added holds @addr, no file was found for its module,
+ * or neither symbol nor line covers it), EINVAL (unknown @flags),
+ * ENOMEM; dti_errmsg() says which, with the module and its file.
+ */
+int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
+		      struct dti_line *out);
+
 /* ---- channel control (debugfs) ---- */
 
 /*

@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of libdti's source lines (dti_lines_*, lib/lines.c) on the
+ * objects the Makefile builds from tests/lines_sample.c into BUILD/lines/
+ * (ET_REL, as a .ko): lines_sample.ko (DWARF, a build-id),
+ * other/lines_sample.ko (another build-id), stripped/lines_sample.ko
+ * (no DWARF).  Every call's return address is resolved and compared
+ * with what eu-addr2line -f -i says of the call, and with the lines the
+ * source marks; a file of another build is refused; a module without
+ * DWARF or without a file is told once.  Then, if ../testsuite/modules/
+ * dti_test.ko is there (run from runtime/), the same comparison on a real
+ * module.
+ * Last, 1,000,000 records are decoded with and without resolving their
+ * callers, and the times printed (not asserted).
+ *
+ * usage: test_lines BUILD_DIR; prints "N passed, N failed" last.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <linux/dti_record.h>
+#include "dti/libdti.h"
+#include "unit.h"
+
+#define SAMPLE_SRC	"tests/lines_sample.c"
+#define SAMPLE_NAME	"lines_sample"
+/* where the tests say the sample's .text was loaded: any kernel address */
+#define SAMPLE_TEXT	0xffffffffc0a00000ull
+#define REAL_TEXT	0xffffffffc0b00000ull
+#define MAX_CALLS	4096
+#define BUILD_ID_MAX	64
+#define TIMED_RECORDS	1000000u
+/* the timed run's sub-buffers: 1 MiB, as a large channel's */
+#define TIMED_SUBBUF	(1u << 20)
+
+static const char *build;
+static char sample[512], other[512], stripped[512], real_ko[512];
+
+/* ---- what the tools say ---- */
+
+/* Run @cmd; its first line of output into @buf.  0, or -1. */
+static int run_line(const char *cmd, char *buf, size_t size)
+{
+	FILE *p = popen(cmd, "r");
+	int ok;
+
+	if (!p)
+		return -1;
+	ok = fgets(buf, size, p) != NULL;
+	pclose(p);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* The build-id of @path (readelf -n) as bytes into @id: its length, or 0 */
+static size_t build_id_of(const char *path, unsigned char *id)
+{
+	char cmd[1024], hex[2 * BUILD_ID_MAX + 2];
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -n '%s' 2>/dev/null | sed -n 's/.*Build ID: *//p'", path);
+	if (run_line(cmd, hex, sizeof(hex)))
+		return 0;
+	for (n = 0; n < BUILD_ID_MAX && sscanf(hex + 2 * n, "%2hhx", &id[n]) == 1; n++)
+		;
+	return n;
+}
+
+/* Offset of function @sym in .text (nm), or -1 */
+static long sym_offset(const char *path, const char *sym)
+{
+	char cmd[1024], line[256];
+
+	snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3 == \"%s\" { print $1 }'", path, sym);
+	if (run_line(cmd, line, sizeof(line)))
+		return -1;
+	return strtol(line, NULL, 16);
+}
+
+/*
+ * The return addresses (offsets in .text) of the calls of @path: a call
+ * is its relocation (R_X86_64_PLT32 or PC32, a 4-byte displacement at
+ * the end of the instruction) in .rela.text.  Returns how many.
+ */
+static size_t call_sites(const char *path, uint64_t *ret, size_t max)
+{
+	char cmd[1024], line[512];
+	unsigned long long off;
+	size_t n = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -rW '%s' | awk '/^Relocation section/ { on = ($3 == \"'\\''.rela.text'\\''\") }"
+		 " on && /R_X86_64_PLT32/ { print $1 }'", path);
+	p = popen(cmd, "r");
+	if (!p)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), p))
+		if (sscanf(line, "%llx", &off) == 1)
+			ret[n++] = off + 4;
+	pclose(p);
+	return n;
+}
+
+/*
+ * eu-addr2line -f -i's answer for .text offset @off of @path, all its
+ * lines joined by '|', into @buf
+ */
+static void addr2line(const char *path, uint64_t off, char *buf, size_t size)
+{
+	char cmd[1024], line[1024];
+	size_t len = 0;
+	FILE *p;
+
+	buf[0] = '\0';
+	snprintf(cmd, sizeof(cmd), "eu-addr2line -e '%s' -j .text -f -i 0x%llx",
+		 path, (unsigned long long)off);
+	p = popen(cmd, "r");
+	if (!p)
+		return;
+	while (fgets(line, sizeof(line), p)) {
+		line[strcspn(line, "\n")] = '\0';
+		len += snprintf(buf + len, size - len, "%s%s", len ? "|" : "", line);
+		if (len >= size)
+			break;
+	}
+	pclose(p);
+}
+
+static void loc(char *buf, size_t size, const char *file, unsigned int line,
+		unsigned int col)
+{
+	if (col)
+		snprintf(buf, size, "%s:%u:%u", file ? file : "??", line, col);
+	else
+		snprintf(buf, size, "%s:%u", file ? file : "??", line);
+}
+
+/*
+ * @l as eu-addr2line -f -i prints it, the same joined lines: "INNER
+ * inlined at CALL in OUTERMOST", the line, then each outer function
+ * with the call of the one it holds.
+ */
+static void as_addr2line(const struct dti_line *l, char *buf, size_t size)
+{
+	const char *names[DTI_LINES_INLINE_MAX + 1];
+	char locs[DTI_LINES_INLINE_MAX + 1][600];
+	unsigned int k, n = l->n_inlined;
+	size_t len = 0;
+
+	loc(locs[0], sizeof(locs[0]), l->file, l->line, l->column);
+	for (k = 0; k < n; k++) {
+		names[k] = l->inlined[k].function;
+		loc(locs[k + 1], sizeof(locs[k + 1]), l->inlined[k].file,
+		    l->inlined[k].line, l->inlined[k].column);
+	}
+	names[n] = l->function ? l->function : "??";
+	buf[0] = '\0';
+	/* the first line names the outermost function, the others each one */
+	if (n)
+		len = snprintf(buf, size, "%s inlined at %s in %s|%s", names[0], locs[1],
+			       names[n], locs[0]);
+	else
+		len = snprintf(buf, size, "%s|%s", names[0], locs[0]);
+	for (k = 1; k <= n && len < size; k++)
+		len += snprintf(buf + len, size - len, "|%s|%s", names[k], locs[k]);
+}
+
+/* The line of tests/lines_sample.c that holds "LINE:@mark", or 0 */
+static unsigned int marked_line(const char *mark)
+{
+	char line[512], want[64];
+	unsigned int n = 0;
+	FILE *f = fopen(SAMPLE_SRC, "r");
+
+	if (!f)
+		return 0;
+	snprintf(want, sizeof(want), "LINE:%s ", mark);
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, want)) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(tail);
+
+	return a >= b && !strcmp(s + a - b, tail);
+}
+
+/* ---- notices ---- */
+
+static unsigned int n_notices;
+static char last_notice[1024];
+
+static void on_notice(const struct dti_notice *n, void *arg)
+{
+	(void)arg;
+	n_notices++;
+	snprintf(last_notice, sizeof(last_notice), "%s", n->message);
+}
+
+/* A resolver with @path searched and module @name at @text */
+static struct dti_lines *lines_with(const char *path, const char *name,
+				    uint64_t text, int *ret)
+{
+	unsigned char id[BUILD_ID_MAX];
+	struct dti_lines *l = dti_lines_new();
+	size_t n = build_id_of(path, id);
+
+	n_notices = 0;
+	last_notice[0] = '\0';
+	if (!l)
+		return NULL;
+	dti_lines_set_notice_handler(l, on_notice, NULL);
+	if (dti_lines_add_search(l, path)) {
+		dti_lines_free(l);
+		return NULL;
+	}
+	*ret = dti_lines_add_module(l, name, id, n, text, 0);
+	return l;
+}
+
+/* ---- tests ---- */
+
+/*
+ * Every call of @path (loaded at @text) resolves, as a return address,
+ * to what eu-addr2line says of the call instruction before it, and
+ * exactly to the line it gives the address; returns the number compared.
+ */
+static unsigned int compare_with_addr2line(struct dti_lines *l, const char *path,
+					   uint64_t text)
+{
+	static uint64_t calls[MAX_CALLS];
+	char want[4096], got[4096];
+	struct dti_line out;
+	size_t n = call_sites(path, calls, MAX_CALLS), i;
+	unsigned int bad = 0;
+
+	CHECK(n > 0);
+	for (i = 0; i < n; i++) {
+		addr2line(path, calls[i] - 1, want, sizeof(want));
+		if (dti_lines_resolve(l, text + calls[i], 0, &out)) {
+			printf("  0x%llx: %s\n", (unsigned long long)calls[i], dti_errmsg());
+			bad++;
+			continue;
+		}
+		as_addr2line(&out, got, sizeof(got));
+		if (strcmp(got, want) && bad++ < 5)
+			printf("  .text+0x%llx:\n    got:  %s\n    want: %s\n",
+			       (unsigned long long)calls[i], got, want);
+		/*
+		 * The return address itself: its line only, as eu-addr2line
+		 * looks the inlined functions up at the start of the address's
+		 * line-table row, not at the address (in a few places of
+		 * dti_test.ko the row starts in another inlined call)
+		 */
+		addr2line(path, calls[i], want, sizeof(want));
+		CHECK(!dti_lines_resolve(l, text + calls[i], DTI_LINES_EXACT, &out));
+		loc(got, sizeof(got), out.file, out.line, out.column);
+		if (!strstr(want, got) && bad++ < 5)
+			printf("  exact .text+0x%llx:\n    got:  %s\n    want: %s\n",
+			       (unsigned long long)calls[i], got, want);
+	}
+	CHECK(bad == 0);
+	return n;
+}
+
+static void test_sample_lines(void)
+{
+	uint64_t calls[MAX_CALLS];
+	struct dti_line out;
+	struct dti_lines *l;
+	long outer;
+	int ret = -1;
+	size_t n;
+
+	l = lines_with(sample, SAMPLE_NAME, SAMPLE_TEXT, &ret);
+	CHECK(l && ret == 0);
+	if (!l || ret) {
+		printf("  %s\n", dti_errmsg());
+		dti_lines_free(l);
+		return;
+	}
+	CHECK(n_notices == 0);
+	compare_with_addr2line(l, sample, SAMPLE_TEXT);
+
+	/* the calls in source order: lines_first's, the helper's, lines_outer's */
+	n = call_sites(sample, calls, MAX_CALLS);
+	outer = sym_offset(sample, "lines_outer");
+	CHECK(n == 3 && outer > 0);
+	if (n != 3 || outer <= 0)
+		goto out;
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[0], 0, &out));
+	CHECK_STR(out.function, "lines_first");
+	CHECK_STR(out.module, SAMPLE_NAME);
+	CHECK(out.offset == calls[0] && out.size > 0);
+	CHECK(ends_with(out.file, SAMPLE_SRC) && out.line == marked_line("first_call"));
+	CHECK(out.n_inlined == 0);
+
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[1], 0, &out));
+	CHECK_STR(out.function, "lines_outer");
+	CHECK(out.offset == calls[1] - outer);
+	CHECK(ends_with(out.file, SAMPLE_SRC) && out.line == marked_line("helper_call"));
+	CHECK(out.n_inlined == 1);
+	CHECK_STR(out.inlined[0].function, "lines_helper");
+	CHECK(ends_with(out.inlined[0].file, SAMPLE_SRC));
+	CHECK(out.inlined[0].line == marked_line("inlined_at"));
+
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[2], 0, &out));
+	CHECK_STR(out.function, "lines_outer");
+	CHECK(out.line == marked_line("outer_call") && out.n_inlined == 0);
+
+	/* outside the module: no answer, and the message says where */
+	errno = 0;
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT - 16, 0, &out) == -1 && errno == ENOENT);
+	CHECK(strstr(dti_errmsg(), "in no module") != NULL);
+	/* cached: the same twice */
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT - 16, 0, &out) == -1 && errno == ENOENT);
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT, 0x100, &out) == -1 && errno == EINVAL);
+out:
+	dti_lines_free(l);
+}
+
+/* A file of the module's name with another build-id is refused, saying which. */
+static void test_build_id_mismatch(void)
+{
+	unsigned char id[BUILD_ID_MAX], id_other[BUILD_ID_MAX];
+	size_t n = build_id_of(sample, id), n_other = build_id_of(other, id_other);
+	char hex[2 * BUILD_ID_MAX + 1] = "", hex_other[2 * BUILD_ID_MAX + 1] = "";
+	struct dti_lines *l;
+	struct dti_line out;
+	size_t i;
+
+	CHECK(n == 20 && n_other == 20 && memcmp(id, id_other, n));
+	for (i = 0; i < n && i < BUILD_ID_MAX; i++) {
+		sprintf(hex + 2 * i, "%02x", id[i]);
+		sprintf(hex_other + 2 * i, "%02x", id_other[i]);
+	}
+	l = dti_lines_new();
+	CHECK(l && !dti_lines_add_search(l, other));
+	if (!l)
+		return;
+	errno = 0;
+	CHECK(dti_lines_add_module(l, SAMPLE_NAME, id, n, SAMPLE_TEXT, 0) == -1);
+	CHECK(errno == ESTALE);
+	CHECK(strstr(dti_errmsg(), other) != NULL);
+	CHECK(strstr(dti_errmsg(), hex) != NULL);
+	CHECK(strstr(dti_errmsg(), hex_other) != NULL);
+	printf("  refused: %s\n", dti_errmsg());
+	/* nothing was added: its addresses are in no module */
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 4, 0, &out) == -1 && errno == ENOENT);
+
+	/* the right file given after the wrong one is used, the wrong one told */
+	n_notices = 0;
+	dti_lines_set_notice_handler(l, on_notice, NULL);
+	CHECK(!dti_lines_add_search(l, sample));
+	CHECK(dti_lines_add_module(l, SAMPLE_NAME, id, n, SAMPLE_TEXT, 0) == 0);
+	CHECK(n_notices == 1 && strstr(last_notice, hex_other));
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + 4, 0, &out) && out.line > 0);
+	errno = 0;
+	CHECK(dti_lines_add_module(l, SAMPLE_NAME, id, n, SAMPLE_TEXT, 0) == -1 &&
+	      errno == EEXIST);
+	dti_lines_free(l);
+}
+
+/* No DWARF: told once, functions still found; no file: told once, ENOENT */
+static void test_no_debuginfo(void)
+{
+	struct dti_lines *l;
+	struct dti_line out;
+	int ret = -1;
+	long outer = sym_offset(sample, "lines_outer");
+
+	l = lines_with(stripped, SAMPLE_NAME, SAMPLE_TEXT, &ret);
+	CHECK(l && ret == 1 && n_notices == 1);
+	CHECK(strstr(last_notice, "no DWARF") && strstr(last_notice, stripped));
+	if (l) {
+		CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + outer + 4, 0, &out));
+		CHECK_STR(out.function, "lines_outer");
+		CHECK(out.offset == 4 && !out.file && !out.line && !out.n_inlined);
+	}
+	/* a second module, with no file anywhere */
+	n_notices = 0;
+	CHECK(l && dti_lines_add_module(l, "no_such_module_xyz", NULL, 0,
+					SAMPLE_TEXT + (1 << 20), 4096) == 1);
+	CHECK(n_notices == 1 && strstr(last_notice, "no_such_module_xyz"));
+	errno = 0;
+	CHECK(l && dti_lines_resolve(l, SAMPLE_TEXT + (1 << 20) + 8, 0, &out) == -1 &&
+	      errno == ENOENT && strstr(dti_errmsg(), "no file was found"));
+	CHECK(n_notices == 1);
+	/* overlapping ranges are refused */
+	errno = 0;
+	CHECK(l && dti_lines_add_module(l, "overlap", NULL, 0, SAMPLE_TEXT + 8, 16) == -1 &&
+	      errno == EINVAL && strstr(dti_errmsg(), "overlaps module " SAMPLE_NAME));
+	dti_lines_free(l);
+
+	l = dti_lines_new();
+	errno = 0;
+	CHECK(l && dti_lines_add_search(l, "/nonexistent/x.ko") == -1 && errno == ENOENT &&
+	      strstr(dti_errmsg(), "/nonexistent/x.ko"));
+	dti_lines_free(l);
+}
+
+/* A real kernel module's DWARF (testsuite/modules), if it was built */
+static void test_real_module(void)
+{
+	struct dti_lines *l;
+	unsigned int n;
+	int ret = -1;
+	FILE *f = fopen(real_ko, "r");
+
+	if (!f) {
+		printf("  skipped: no %s (make -C testsuite/modules)\n", real_ko);
+		return;
+	}
+	fclose(f);
+	l = lines_with(real_ko, "dti_test", REAL_TEXT, &ret);
+	CHECK(l && ret == 0);
+	if (!l || ret) {
+		printf("  %s\n", dti_errmsg());
+		dti_lines_free(l);
+		return;
+	}
+	n = compare_with_addr2line(l, real_ko, REAL_TEXT);
+	printf("  %s: %u calls resolved as eu-addr2line -f -i does\n", real_ko, n);
+	dti_lines_free(l);
+}
+
+/* ---- timing ---- */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void put(unsigned char **p, const void *d, size_t n)
+{
+	memcpy(*p, d, n);
+	*p += n;
+}
+
+/*
+ * @n text records of one CPU in memory, their callers taken in turn
+ * from @callers, in closed sub-buffers of TIMED_SUBBUF bytes
+ */
+static unsigned char *timed_buffer(unsigned int n, const uint64_t *callers,
+				   size_t n_callers, size_t *len)
+{
+	const size_t rec = DTI_RECORD_SIZE(8);
+	const uint32_t per = (TIMED_SUBBUF - DTI_SUBBUF_HEADER_SIZE) / rec;
+	size_t nsub = (n + per - 1) / per;
+	unsigned char *buf = calloc(nsub, TIMED_SUBBUF), *p;
+	unsigned int i = 0, k;
+
+	if (!buf)
+		return NULL;
+	for (k = 0; k < nsub; k++) {
+		uint32_t in_sub = n - i < per ? n - i : per;
+		struct dti_subbuf_info si = {
+			.subbuf_size = TIMED_SUBBUF, .n_subbufs = nsub,
+			.padding = TIMED_SUBBUF - DTI_SUBBUF_HEADER_SIZE - in_sub * rec,
+			.records = in_sub, .state = DTI_SUBBUF_CLOSED,
+		};
+		struct dti_record h = {
+			.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
+			.flags = DTI_REC_SUBBUF, .hdr_len = sizeof(h), .len = sizeof(si),
+			.seq = k, .ts_ns = 1,
+		};
+
+		p = buf + (size_t)k * TIMED_SUBBUF;
+		strcpy(si.name, "timed");
+		put(&p, &h, sizeof(h));
+		put(&p, &si, sizeof(si));
+		p = buf + (size_t)k * TIMED_SUBBUF + DTI_SUBBUF_HEADER_SIZE;
+		for (; in_sub--; i++) {
+			struct dti_record r = {
+				.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
+				.flags = DTI_REC_TEXT, .level = 3, .hdr_len = sizeof(r),
+				.len = 8, .seq = i, .ts_ns = 10 + i,
+				.caller = callers[i % n_callers],
+			};
+
+			put(&p, &r, sizeof(r));
+			put(&p, "record!!", 8);
+		}
+	}
+	*len = nsub * (size_t)TIMED_SUBBUF;
+	return buf;
+}
+
+/* Decode @buf; with @l, resolve every caller too.  Seconds, or -1. */
+static double timed_read(const unsigned char *buf, size_t len, struct dti_lines *l,
+			 unsigned long *n, unsigned long *resolved)
+{
+	const void *bufs[] = { buf };
+	struct dti_reader *r = dti_open_mem(bufs, &len, 1);
+	struct dti_line out;
+	struct dti_rec rec;
+	double t0 = now();
+
+	*n = *resolved = 0;
+	if (!r)
+		return -1;
+	while (dti_next(r, &rec) == 1) {
+		(*n)++;
+		if (l && !dti_lines_resolve(l, rec.caller, 0, &out) && out.line)
+			(*resolved)++;
+	}
+	t0 = now() - t0;
+	dti_close(r);
+	return t0;
+}
+
+static void test_timing(void)
+{
+	uint64_t calls[MAX_CALLS];
+	unsigned long n, resolved;
+	double t_plain, t_lines;
+	struct dti_lines *l;
+	unsigned char *buf;
+	size_t n_calls, len, i;
+	int ret = -1;
+
+	l = lines_with(sample, SAMPLE_NAME, SAMPLE_TEXT, &ret);
+	n_calls = call_sites(sample, calls, MAX_CALLS);
+	CHECK(l && ret == 0 && n_calls > 0);
+	if (!l || ret || !n_calls) {
+		dti_lines_free(l);
+		return;
+	}
+	for (i = 0; i < n_calls; i++)
+		calls[i] += SAMPLE_TEXT;
+	buf = timed_buffer(TIMED_RECORDS, calls, n_calls, &len);
+	CHECK(buf != NULL);
+	if (!buf) {
+		dti_lines_free(l);
+		return;
+	}
+	/* once each, so that the cache is warm as in a long trace */
+	timed_read(buf, len, NULL, &n, &resolved);
+	t_plain = timed_read(buf, len, NULL, &n, &resolved);
+	CHECK(n == TIMED_RECORDS);
+	t_lines = timed_read(buf, len, l, &n, &resolved);
+	CHECK(n == TIMED_RECORDS && resolved == TIMED_RECORDS);
+	printf("  %lu records: decoded in %.1f ms, decoded and callers resolved in %.1f ms "
+	       "(x%.2f; resolving %.1f ns a record, cache hits)\n",
+	       n, t_plain * 1e3, t_lines * 1e3, t_lines / t_plain,
+	       (t_lines - t_plain) * 1e9 / n);
+	free(buf);
+	dti_lines_free(l);
+}
+
+static const struct unit_test tests[] = {
+	{ "lines: calls and inlined calls as eu-addr2line -f -i", test_sample_lines },
+	{ "lines: a file of another build-id is refused", test_build_id_mismatch },
+	{ "lines: no DWARF, no file: told once", test_no_debuginfo },
+	{ "lines: a real module (testsuite/modules/dti_test.ko)", test_real_module },
+	{ "lines: 1M records' callers resolved (timed)", test_timing },
+};
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s BUILD_DIR\n", argv[0]);
+		return 2;
+	}
+	build = argv[1];
+	snprintf(sample, sizeof(sample), "%s/lines/" SAMPLE_NAME ".ko", build);
+	snprintf(other, sizeof(other), "%s/lines/other/" SAMPLE_NAME ".ko", build);
+	snprintf(stripped, sizeof(stripped), "%s/lines/stripped/" SAMPLE_NAME ".ko", build);
+	snprintf(real_ko, sizeof(real_ko), "../testsuite/modules/dti_test.ko");
+	if (unit_setup("lines"))
+		return 2;
+	unit_run(tests, sizeof(tests) / sizeof(tests[0]));
+	return unit_finish();
+}
