@@ -1037,9 +1037,12 @@ static int __init dti_init(void)
 	dti_wq = alloc_ordered_workqueue("dti", 0);
 	if (!dti_wq)
 		return -ENOMEM;
-	ret = dti_panic_init();
+	ret = dti_modules_init();
 	if (ret)
 		goto err_wq;
+	ret = dti_panic_init();
+	if (ret)
+		goto err_modules;
 	ret = dti_fs_init();
 	if (ret)
 		goto err_panic;
@@ -1052,6 +1055,8 @@ err_fs:
 	dti_fs_exit();
 err_panic:
 	dti_panic_exit();
+err_modules:
+	dti_modules_exit();
 err_wq:
 	destroy_workqueue(dti_wq);
 	return ret;
@@ -1071,6 +1076,7 @@ static void __exit dti_exit(void)
 	dti_persist_exit();
 	dti_fs_exit();
 	dti_panic_exit();
+	dti_modules_exit();
 }
 
 module_init(dti_init);

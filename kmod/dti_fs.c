@@ -430,6 +430,7 @@ int dti_fs_init(void)
 		       DTI_ROOT_DIR, PTR_ERR(dti_root));
 		return PTR_ERR(dti_root);
 	}
+	debugfs_create_file(DTI_MODULES_FILE, 0400, dti_root, NULL, &dti_modules_fops);
 	return 0;
 }
 

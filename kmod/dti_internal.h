@@ -420,6 +420,11 @@ void dti_prev_put(struct dti_prev *prev);
 
 /* dti_panic.c */
 int __init dti_panic_init(void);
+/* dti_modules.c: the module table (struct dti_dump_modules) */
+int __init dti_modules_init(void);
+void dti_modules_exit(void);
+void dti_modules_panic_print(const char *prefix);
+extern const struct file_operations dti_modules_fops;
 void dti_panic_exit(void);
 unsigned int dti_panic_default_records(void);
 void dti_dump_init(struct dti_channel *ch, const char *name);

@@ -17,6 +17,8 @@
  *
  * Output, on the console at KERN_EMERG, each line "dti: panic: ...":
  *
+ *   module NAME 0xTEXT 0xTEXT_SIZE BUILD_ID STATE LOADED_NS UNLOADED_NS
+ *   ...
  *   ---- begin NAME: newest N per CPU, R records from CPUs LIST ----
  *   NAME: [    3.885676828] cpu0 L6 #840 0xffffffffc03734bf: w0 840
  *   ...
@@ -459,9 +461,12 @@ static void dti_panic_print(const char *why)
 	rcu_read_lock();
 	list_for_each_entry_rcu(ch, dti_channel_list(), list)
 		asked += !!dti_panic_want(ch);
-	if (asked)
+	if (asked) {
 		pr_emerg("%s: the newest records of %u channel%s\n", why, asked,
 			 asked == 1 ? "" : "s");
+		/* where the callers' modules were: console-log --lines */
+		dti_modules_panic_print("panic: ");
+	}
 	list_for_each_entry_rcu(ch, dti_channel_list(), list) {
 		want = dti_panic_want(ch);
 		if (!want || done == asked)

@@ -474,4 +474,95 @@ struct dti_persist_slot {
 	__u32 reserved;
 };
 
+/*
+ * Modules: what a reader needs to map a record's caller (a return
+ * address in the module that logged) back into the module's file, with
+ * nothing but the data: the module's name, its GNU build-id (which names
+ * the one file whose lines are right) and where its code was loaded.
+ *
+ * dti.ko keeps one table for the whole machine: itself, and every module
+ * loaded after it, which are all the modules that can call DTI (a client
+ * needs dti.ko's symbols; SystemTap modules log through dti_ctl_*).  An
+ * entry is written when its module comes in (MODULE_STATE_COMING, so
+ * records its init function logs are covered) and marked gone with the
+ * time when it leaves; a gone entry is reused, oldest first, only when
+ * no free one is left.
+ *
+ * A module's core code is one block from @text: its executable sections
+ * but the .init ones, in the order of its section headers, each at the
+ * next multiple of its alignment (the kernel's layout_sections()), so
+ * .text is at @text itself and .text.unlikely follows it.  @text_size
+ * covers them all.
+ *
+ * It is seen three ways: the debugfs file DTI_MODULES_FILE (one line per
+ * entry: "NAME 0xTEXT 0xTEXT_SIZE BUILD_ID STATE LOADED_NS UNLOADED_NS",
+ * BUILD_ID in hex or "-", STATE "live" or "gone"), its copy in a
+ * snapshot, and in a memory dump behind the marker "__DTI__" DTI_MODULES_FILE
+ * (channel names never start with '.') as struct dti_dump_modules.
+ */
+#define DTI_MODULES_FILE	".modules"
+#define DTI_MODULE_NAME_MAX	55	/* MODULE_NAME_LEN - 1 on 64-bit kernels */
+#define DTI_BUILD_ID_SIZE	20	/* a GNU build-id: SHA-1 */
+#define DTI_MODULES_MAX		64	/* entries in the table */
+
+/* struct dti_dump_desc.type of the module table */
+#define DTI_DUMP_MODULES	3
+
+/* struct dti_module.state */
+#define DTI_MODULE_FREE		0	/* unused entry */
+#define DTI_MODULE_LIVE		1	/* loaded now */
+#define DTI_MODULE_GONE		2	/* unloaded at @unloaded_ns */
+
+/**
+ * struct dti_module - where a module was loaded
+ * @name:	module name, NUL-padded
+ * @text:	kernel address of its core code, where its .text starts
+ * @text_size:	bytes of its core code (all its non-init executable sections)
+ * @state:	DTI_MODULE_*
+ * @loaded_ns:	when it came in, in the records' clock
+ * @unloaded_ns: when it left (DTI_MODULE_GONE), else 0
+ * @build_id:	its GNU build-id, @build_id_len bytes
+ * @build_id_len: 0 if the module has none
+ */
+struct dti_module {
+	char  name[DTI_MODULE_NAME_MAX + 1];
+	__u64 text;
+	__u32 text_size;
+	__u32 state;
+	__u64 loaded_ns;
+	__u64 unloaded_ns;
+	__u8  build_id[DTI_BUILD_ID_SIZE];
+	__u32 build_id_len;
+};
+
+/**
+ * struct dti_dump_modules - the module table, as a dump reader finds it
+ * @marker:	"__DTI__" DTI_MODULES_FILE, NUL-padded
+ * @magic:	DTI_DUMP_MAGIC
+ * @version:	DTI_DUMP_VERSION
+ * @type:	DTI_DUMP_MODULES
+ * @size:	sizeof(struct dti_dump_modules)
+ * @entry_size:	sizeof(struct dti_module)
+ * @n_entries:	DTI_MODULES_MAX
+ * @crc:	CRC-32 of the whole table, entries included, this field zero
+ * @reserved:	zero
+ * @mod:	the entries, in no order
+ *
+ * It lies in physically contiguous memory and is changed only when a
+ * module comes or goes, under a mutex; a dump taken in the middle of a
+ * change finds a CRC that does not match.
+ */
+struct dti_dump_modules {
+	char  marker[DTI_DUMP_MARKER_SIZE];
+	__u32 magic;
+	__u16 version;
+	__u16 type;
+	__u32 size;
+	__u32 entry_size;
+	__u32 n_entries;
+	__u32 crc;
+	__u32 reserved;
+	struct dti_module mod[DTI_MODULES_MAX];
+};
+
 #endif /* _UAPI_LINUX_DTI_RECORD_H */
