@@ -13,12 +13,18 @@
  * Each module gets a Dwfl of its own.  A kernel module is ET_REL: libdwfl
  * lays its sections out one after another from the base it is reported
  * at (dwfl_report_elf()), and applies the relocations of its DWARF to
- * that layout.  Where the kernel put sections other than .text is not
- * known, so only .text is mapped: an address A of the loaded module is
- * A - text_start + (where .text is in the Dwfl).  vmlinux (ET_EXEC) is
- * mapped the same way, from its linked .text to where it was loaded
- * (KASLR).  One Dwfl per module also means a refused file is simply
- * dropped with its Dwfl, and that two modules never overlap in one.
+ * that layout.  The kernel lays out the module's core code its own way
+ * (layout_sections() of kernel/module/main.c): every executable section
+ * but the .init ones, in section-header order, each at the next multiple
+ * of its alignment, from the address the module table gives, so .text
+ * comes first and .text.unlikely (functions' .cold parts), .exit.text
+ * and the like follow.  That layout is computed from the file
+ * (dti_core_layout()), and an address A of the loaded module is mapped
+ * to the section holding A - text_start, at its place in the Dwfl.
+ * vmlinux (ET_EXEC) is mapped from its linked .text to where it was
+ * loaded (KASLR).  One Dwfl per module also means a refused file is
+ * simply dropped with its Dwfl, and that two modules never overlap in
+ * one.
  *
  * No debuginfod: a reader of traces does not go to the network, and the
  * static dti must not dlopen() its client; the separate debuginfo is
@@ -65,13 +71,25 @@
 /* So does the table of file names joined to their directory. */
 #define DTI_LINES_PATHS_INIT	256u
 
+/* Init sections, which the kernel frees after the module's init: not mapped */
+#define DTI_INIT_PREFIX		".init"
+
+/*
+ * An executable section of a module's core code: @off from the start of
+ * its code in the kernel, @size bytes, at @dwfl in the module's Dwfl
+ */
+struct dti_lines_sec {
+	uint64_t off, size, dwfl;
+};
+
 /* A module as loaded in the traced kernel, and the file that describes it */
 struct dti_lines_mod {
 	char *name;
-	uint64_t start, end;		/* where its .text was loaded */
+	uint64_t start, end;		/* where its core code was loaded */
 	Dwfl *dwfl;			/* NULL: no file was found */
 	Dwfl_Module *mod;
-	uint64_t dwfl_text;		/* where .text is in @dwfl */
+	struct dti_lines_sec *secs;	/* its executable sections, by @off */
+	size_t n_secs;
 	char *path;			/* the file used */
 	bool dwarf;			/* it has (or found) DWARF */
 };
@@ -467,32 +485,72 @@ static const Dwfl_Callbacks dti_dwfl_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-/* Where section @secname is in @mod's Dwfl, with its size; -1 if it has none */
-static int dti_section_addr(Dwfl_Module *mod, const char *secname,
-			    uint64_t *addr, uint64_t *size)
+static uint64_t dti_align(uint64_t v, uint64_t align)
+{
+	return align > 1 ? (v + align - 1) / align * align : v;
+}
+
+/*
+ * Where the kernel put @mod's executable sections, into *@secs (*@n of
+ * them, sorted by offset) and the bytes they span, *@size.  An ET_REL
+ * module as layout_sections() lays out its core code: in section-header
+ * order, every SHF_ALLOC | SHF_EXECINSTR section but the .init ones, each
+ * at the next multiple of its sh_addralign.  vmlinux (ET_EXEC) by its
+ * .text alone.  0, or -1 if it has no executable section (or ENOMEM).
+ */
+static int dti_core_layout(Dwfl_Module *mod, struct dti_lines_sec **secs,
+			   size_t *n, uint64_t *size)
 {
 	GElf_Shdr shdr_mem, *shdr;
+	GElf_Ehdr ehdr_mem, *ehdr;
+	struct dti_lines_sec *v = NULL, *nv;
 	Elf_Scn *scn = NULL;
+	uint64_t off = 0;
 	GElf_Addr bias;
-	size_t shstrndx;
-	const char *s;
+	size_t shstrndx, k = 0;
+	const char *name;
+	bool rel;
 	Elf *elf;
 
+	*secs = NULL;
+	*n = *size = 0;
 	elf = dwfl_module_getelf(mod, &bias);
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+	ehdr = elf ? gelf_getehdr(elf, &ehdr_mem) : NULL;
+	if (!ehdr || elf_getshdrstrndx(elf, &shstrndx))
 		return -1;
+	rel = ehdr->e_type == ET_REL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		shdr = gelf_getshdr(scn, &shdr_mem);
-		if (!shdr || !(shdr->sh_flags & SHF_ALLOC))
+		if (!shdr || (shdr->sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) !=
+			     (SHF_ALLOC | SHF_EXECINSTR))
 			continue;
-		s = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (s && !strcmp(s, secname)) {
-			*addr = shdr->sh_addr + bias;
-			*size = shdr->sh_size;
-			return 0;
+		name = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (!name || (rel && !strncmp(name, DTI_INIT_PREFIX, strlen(DTI_INIT_PREFIX))) ||
+		    (!rel && strcmp(name, DTI_TEXT)))
+			continue;
+		off = rel ? dti_align(off, shdr->sh_addralign) : 0;
+		if (shdr->sh_size) {
+			nv = realloc(v, (k + 1) * sizeof(*v));
+			if (!nv) {
+				free(v);
+				return dti_fail(ENOMEM, "out of memory");
+			}
+			v = nv;
+			v[k++] = (struct dti_lines_sec){
+				.off = off, .size = shdr->sh_size,
+				.dwfl = shdr->sh_addr + bias,
+			};
 		}
+		off += shdr->sh_size;
+		if (!rel)
+			break;
 	}
-	return -1;
+	if (!k)
+		return -1;
+	*secs = v;
+	*n = k;
+	*size = off;
+	return 0;
 }
 
 /* What trying one file gave */
@@ -507,7 +565,9 @@ enum dti_try {
 struct dti_found {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	uint64_t text, text_size;	/* its .text in @dwfl */
+	struct dti_lines_sec *secs;	/* its core code's sections */
+	size_t n_secs;
+	uint64_t size;			/* the bytes they span */
 };
 
 /*
@@ -527,6 +587,8 @@ static enum dti_try dti_try_file(struct dti_lines *l, const char *name,
 	void **userdata;
 	int n;
 
+	f->secs = NULL;
+	f->n_secs = 0;
 	f->dwfl = dwfl_begin(&dti_dwfl_callbacks);
 	if (!f->dwfl) {
 		snprintf(why, why_size, "%s: %s", path, dwfl_errmsg(-1));
@@ -551,8 +613,8 @@ static enum dti_try dti_try_file(struct dti_lines *l, const char *name,
 		dwfl_end(f->dwfl);
 		return DTI_TRY_MISMATCH;
 	}
-	if (dti_section_addr(f->mod, DTI_TEXT, &f->text, &f->text_size)) {
-		snprintf(why, why_size, "%s: no " DTI_TEXT " section", path);
+	if (dti_core_layout(f->mod, &f->secs, &f->n_secs, &f->size)) {
+		snprintf(why, why_size, "%s: no executable section", path);
 		goto unusable;
 	}
 	/* dti_find_debuginfo() finds @l through the module's user data */
@@ -589,9 +651,11 @@ static void dti_mod_adopt(struct dti_lines_mod *m, struct dti_found *f,
 {
 	m->dwfl = f->dwfl;
 	m->mod = f->mod;
-	m->dwfl_text = f->text;
+	m->secs = f->secs;
+	m->n_secs = f->n_secs;
+	f->secs = NULL;
 	if (m->end == m->start)
-		m->end = m->start + f->text_size;
+		m->end = m->start + f->size;
 	m->path = *path;
 	*path = NULL;
 	m->dwarf = dwarf;
@@ -636,13 +700,16 @@ static int dti_mod_find(struct dti_lines *l, struct dti_lines_mod *m,
 			c.path[i] = NULL;
 		} else if (t == DTI_TRY_SYMBOLS) {
 			dwfl_end(f.dwfl);
+			free(f.secs);
 		} else if (t == DTI_TRY_MISMATCH && !mismatch[0]) {
 			memcpy(mismatch, why, sizeof(why));
 		}
 	}
 	if (ret == 0) {
-		if (kept_path)
+		if (kept_path) {
 			dwfl_end(kept.dwfl);
+			free(kept.secs);
+		}
 	} else if (kept_path) {
 		dti_mod_adopt(m, &kept, &kept_path, false);
 		dti_lines_notify(l, m->name, "%s: no DWARF debuginfo for module %s%s%s: functions only, no source lines",
@@ -825,6 +892,23 @@ static struct dti_lines_mod *dti_mod_at(struct dti_lines *l, uint64_t pc)
 	return &l->mods[lo - 1];
 }
 
+/* The section of @m at offset @off of its core code, or NULL (padding) */
+static const struct dti_lines_sec *dti_sec_at(const struct dti_lines_mod *m, uint64_t off)
+{
+	size_t lo = 0, hi = m->n_secs, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (m->secs[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || off - m->secs[lo - 1].off >= m->secs[lo - 1].size)
+		return NULL;
+	return &m->secs[lo - 1];
+}
+
 /* The source file of attribute @name (DW_AT_call_file) of @die, or NULL */
 static const char *dti_die_file(Dwarf_Die *die, Dwarf_Files *files, int name)
 {
@@ -909,12 +993,18 @@ static int dti_inlines(struct dti_lines *l, Dwfl_Module *mod, Dwarf_Addr a,
 static int dti_lookup(struct dti_lines *l, struct dti_lines_mod *m, uint64_t pc,
 		      uint64_t adj, struct dti_line *out)
 {
-	Dwarf_Addr a = pc - m->start + m->dwfl_text, sym_addr;
+	const struct dti_lines_sec *sec = dti_sec_at(m, pc - m->start);
+	Dwarf_Addr a, sym_addr;
 	GElf_Off off;
 	GElf_Sym sym;
 	Dwfl_Line *ln;
 	int line = 0, col = 0;
 
+	if (!sec)
+		return dti_fail(ENOENT, "0x%llx: in module %s at offset 0x%llx, but in none of the executable sections of %s",
+				(unsigned long long)(pc + adj), m->name,
+				(unsigned long long)(pc - m->start), m->path);
+	a = pc - m->start - sec->off + sec->dwfl;
 	memset(out, 0, sizeof(*out));
 	out->module = m->name;
 	out->function = dwfl_module_addrinfo(m->mod, a, &off, &sym, NULL, NULL, NULL);
@@ -1019,6 +1109,9 @@ static void dti_mod_drop_dwfl(struct dti_lines_mod *m)
 		dwfl_end(m->dwfl);
 	m->dwfl = NULL;
 	m->mod = NULL;
+	free(m->secs);
+	m->secs = NULL;
+	m->n_secs = 0;
 	free(m->path);
 	m->path = NULL;
 }

@@ -4,9 +4,10 @@
  * objects the Makefile builds from tests/lines_sample.c into BUILD/lines/
  * (ET_REL, as a .ko): lines_sample.ko (DWARF, a build-id),
  * other/lines_sample.ko (another build-id), stripped/lines_sample.ko
- * (no DWARF).  Every call's return address is resolved and compared
- * with what eu-addr2line -f -i says of the call, and with the lines the
- * source marks; a file of another build is refused; a module without
+ * (no DWARF).  Every call's return address, in .text and in the cold
+ * code the kernel lays out after it, is resolved and compared with what
+ * eu-addr2line -f -i says of the call, and with the lines the source
+ * marks; a file of another build is refused; a module without
  * DWARF or without a file is told once.  Then, if ../testsuite/modules/
  * dti_test.ko is there (run from runtime/), the same comparison on a real
  * module.
@@ -86,43 +87,98 @@ static long sym_offset(const char *path, const char *sym)
 }
 
 /*
- * The return addresses (offsets in .text) of the calls of @path: a call
- * is its relocation (R_X86_64_PLT32 or PC32, a 4-byte displacement at
- * the end of the instruction) in .rela.text.  Returns how many.
+ * The executable sections of @path but the .init ones, where the kernel
+ * lays them out (layout_sections(): in section-header order, each at the
+ * next multiple of its alignment), from readelf -SW: names into @names,
+ * offsets from the module's text into @koff, sizes into @sizes.  Returns
+ * how many.
  */
-static size_t call_sites(const char *path, uint64_t *ret, size_t max)
+static size_t exec_sections(const char *path, char names[][64], uint64_t *koff,
+			    uint64_t *sizes, size_t max)
 {
-	char cmd[1024], line[512];
-	unsigned long long off;
+	char cmd[1024], line[512], name[64], flags[16];
+	unsigned long long size, align;
+	uint64_t off = 0;
 	size_t n = 0;
 	FILE *p;
 
 	snprintf(cmd, sizeof(cmd),
-		 "readelf -rW '%s' | awk '/^Relocation section/ { on = ($3 == \"'\\''.rela.text'\\''\") }"
-		 " on && /R_X86_64_PLT32/ { print $1 }'", path);
+		 "readelf -SW '%s' | awk '/^ *\\[ *[0-9]+\\]/ { sub(/^ *\\[ *[0-9]+\\] */, \"\");"
+		 " if ($7 ~ /A/ && $7 ~ /X/) print $1, $5, $7, $10 }'", path);
 	p = popen(cmd, "r");
 	if (!p)
 		return 0;
-	while (n < max && fgets(line, sizeof(line), p))
-		if (sscanf(line, "%llx", &off) == 1)
-			ret[n++] = off + 4;
+	while (n < max && fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%63s %llx %15s %llu", name, &size, flags, &align) != 4 ||
+		    !strncmp(name, ".init", 5))
+			continue;
+		if (align > 1)
+			off = (off + align - 1) / align * align;
+		snprintf(names[n], 64, "%s", name);
+		sizes[n] = size;
+		koff[n++] = off;
+		off += size;
+	}
 	pclose(p);
 	return n;
 }
 
+/* A call of the module: its return address in section @sec and in the module */
+struct call {
+	char sec[64];
+	uint64_t off;		/* in @sec */
+	uint64_t koff;		/* from the module's text, as the kernel lays it out */
+	uint64_t sec_size;
+};
+
 /*
- * eu-addr2line -f -i's answer for .text offset @off of @path, all its
- * lines joined by '|', into @buf
+ * The return addresses of the calls of @path in its executable sections:
+ * a call is its relocation (R_X86_64_PLT32, a 4-byte displacement at the
+ * end of the instruction) in the section's .rela section.  Returns how
+ * many, section by section in the kernel's order.
  */
-static void addr2line(const char *path, uint64_t off, char *buf, size_t size)
+static size_t call_sites(const char *path, struct call *ret, size_t max)
+{
+	char cmd[1024], line[512], names[32][64];
+	unsigned long long off;
+	uint64_t koff[32], sizes[32];
+	size_t n = 0, ns = exec_sections(path, names, koff, sizes, 32), k;
+	FILE *p;
+
+	for (k = 0; k < ns; k++) {
+		snprintf(cmd, sizeof(cmd),
+			 "readelf -rW '%s' | awk '/^Relocation section/ { on = ($3 == \"'\\''.rela%s'\\''\") }"
+			 " on && /R_X86_64_PLT32/ { print $1 }'", path, names[k]);
+		p = popen(cmd, "r");
+		if (!p)
+			return n;
+		while (n < max && fgets(line, sizeof(line), p))
+			if (sscanf(line, "%llx", &off) == 1) {
+				snprintf(ret[n].sec, sizeof(ret[n].sec), "%s", names[k]);
+				ret[n].off = off + 4;
+				ret[n].koff = koff[k] + off + 4;
+				ret[n].sec_size = sizes[k];
+				n++;
+			}
+		pclose(p);
+	}
+	return n;
+}
+
+/*
+ * eu-addr2line -f -i's answer for offset @off of section @sec of @path,
+ * all its lines joined by '|', into @buf
+ */
+static void addr2line(const char *path, const char *sec, uint64_t off, char *buf,
+		      size_t size)
 {
 	char cmd[1024], line[1024];
 	size_t len = 0;
 	FILE *p;
 
 	buf[0] = '\0';
-	snprintf(cmd, sizeof(cmd), "eu-addr2line -e '%s' -j .text -f -i 0x%llx",
-		 path, (unsigned long long)off);
+	snprintf(cmd, sizeof(cmd), "eu-addr2line -e '%s' -j %s -f -i 0x%llx",
+		 path, sec, (unsigned long long)off);
 	p = popen(cmd, "r");
 	if (!p)
 		return;
@@ -149,10 +205,12 @@ static void loc(char *buf, size_t size, const char *file, unsigned int line,
  * inlined at CALL in OUTERMOST", the line, then each outer function
  * with the call of the one it holds.
  */
-static void as_addr2line(const struct dti_line *l, char *buf, size_t size)
+static void as_addr2line(const struct dti_line *l, const char *want, char *buf,
+			 size_t size)
 {
 	const char *names[DTI_LINES_INLINE_MAX + 1];
-	char locs[DTI_LINES_INLINE_MAX + 1][600];
+	char locs[DTI_LINES_INLINE_MAX + 1][600], outer[256];
+	const char *p;
 	unsigned int k, n = l->n_inlined;
 	size_t len = 0;
 
@@ -162,12 +220,25 @@ static void as_addr2line(const struct dti_line *l, char *buf, size_t size)
 		loc(locs[k + 1], sizeof(locs[k + 1]), l->inlined[k].file,
 		    l->inlined[k].line, l->inlined[k].column);
 	}
-	names[n] = l->function ? l->function : "??";
+	/*
+	 * The outermost function as its DWARF names it where eu-addr2line
+	 * prints it alone: "f" for the symbol of a part of it, "f.cold"; or
+	 * any name if the first line named the symbol (an alias of the
+	 * function: cleanup_module for the function module_exit() names).
+	 * The functions of the sample's calls are checked by name apart.
+	 */
+	snprintf(outer, sizeof(outer), "%s", l->function ? l->function : "??");
+	outer[strcspn(outer, ".")] = '\0';
+	for (k = 0, p = want; p && k < 2 * n; k++)
+		p = strchr(p, '|') ? strchr(p, '|') + 1 : NULL;
+	if (p)
+		snprintf(outer, sizeof(outer), "%.*s", (int)strcspn(p, "|"), p);
+	names[n] = outer;
 	buf[0] = '\0';
-	/* the first line names the outermost function, the others each one */
+	/* the first line names the outermost function's symbol, the others each one */
 	if (n)
 		len = snprintf(buf, size, "%s inlined at %s in %s|%s", names[0], locs[1],
-			       names[n], locs[0]);
+			       l->function ? l->function : "??", locs[0]);
 	else
 		len = snprintf(buf, size, "%s|%s", names[0], locs[0]);
 	for (k = 1; k <= n && len < size; k++)
@@ -245,7 +316,7 @@ static struct dti_lines *lines_with(const char *path, const char *name,
 static unsigned int compare_with_addr2line(struct dti_lines *l, const char *path,
 					   uint64_t text)
 {
-	static uint64_t calls[MAX_CALLS];
+	static struct call calls[MAX_CALLS];
 	char want[4096], got[4096];
 	struct dti_line out;
 	size_t n = call_sites(path, calls, MAX_CALLS), i;
@@ -253,39 +324,56 @@ static unsigned int compare_with_addr2line(struct dti_lines *l, const char *path
 
 	CHECK(n > 0);
 	for (i = 0; i < n; i++) {
-		addr2line(path, calls[i] - 1, want, sizeof(want));
-		if (dti_lines_resolve(l, text + calls[i], 0, &out)) {
-			printf("  0x%llx: %s\n", (unsigned long long)calls[i], dti_errmsg());
+		addr2line(path, calls[i].sec, calls[i].off - 1, want, sizeof(want));
+		if (dti_lines_resolve(l, text + calls[i].koff, 0, &out)) {
+			printf("  %s+0x%llx: %s\n", calls[i].sec,
+			       (unsigned long long)calls[i].off, dti_errmsg());
 			bad++;
 			continue;
 		}
-		as_addr2line(&out, got, sizeof(got));
+		as_addr2line(&out, want, got, sizeof(got));
 		if (strcmp(got, want) && bad++ < 5)
-			printf("  .text+0x%llx:\n    got:  %s\n    want: %s\n",
-			       (unsigned long long)calls[i], got, want);
+			printf("  %s+0x%llx:\n    got:  %s\n    want: %s\n", calls[i].sec,
+			       (unsigned long long)calls[i].off, got, want);
 		/*
 		 * The return address itself: its line only, as eu-addr2line
 		 * looks the inlined functions up at the start of the address's
 		 * line-table row, not at the address (in a few places of
 		 * dti_test.ko the row starts in another inlined call)
 		 */
-		addr2line(path, calls[i], want, sizeof(want));
-		CHECK(!dti_lines_resolve(l, text + calls[i], DTI_LINES_EXACT, &out));
+		if (calls[i].off == calls[i].sec_size)
+			continue;	/* a call that ends its section (noreturn) */
+		addr2line(path, calls[i].sec, calls[i].off, want, sizeof(want));
+		CHECK(!dti_lines_resolve(l, text + calls[i].koff, DTI_LINES_EXACT, &out));
 		loc(got, sizeof(got), out.file, out.line, out.column);
 		if (!strstr(want, got) && bad++ < 5)
-			printf("  exact .text+0x%llx:\n    got:  %s\n    want: %s\n",
-			       (unsigned long long)calls[i], got, want);
+			printf("  exact %s+0x%llx:\n    got:  %s\n    want: %s\n", calls[i].sec,
+			       (unsigned long long)calls[i].off, got, want);
 	}
 	CHECK(bad == 0);
 	return n;
 }
 
+/* Resolve call @c of the sample as a return address: function, line, no inlining */
+static void check_call(struct dti_lines *l, const struct call *c, const char *function,
+		       uint64_t offset, const char *mark)
+{
+	struct dti_line out;
+
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + c->koff, 0, &out));
+	CHECK_STR(out.function, function);
+	CHECK_STR(out.module, SAMPLE_NAME);
+	CHECK(out.offset == offset && out.size > 0);
+	CHECK(ends_with(out.file, SAMPLE_SRC) && out.line == marked_line(mark));
+	CHECK(out.n_inlined == 0);
+}
+
 static void test_sample_lines(void)
 {
-	uint64_t calls[MAX_CALLS];
+	struct call calls[MAX_CALLS];
 	struct dti_line out;
 	struct dti_lines *l;
-	long outer;
+	long outer, split, cold, split_cold;
 	int ret = -1;
 	size_t n;
 
@@ -299,31 +387,44 @@ static void test_sample_lines(void)
 	CHECK(n_notices == 0);
 	compare_with_addr2line(l, sample, SAMPLE_TEXT);
 
-	/* the calls in source order: lines_first's, the helper's, lines_outer's */
+	/*
+	 * The calls in the kernel's order: in .text lines_first's, the
+	 * helper's, lines_outer's, lines_split's; in .text.unlikely
+	 * lines_cold's, then lines_split.cold's two
+	 */
 	n = call_sites(sample, calls, MAX_CALLS);
 	outer = sym_offset(sample, "lines_outer");
-	CHECK(n == 3 && outer > 0);
-	if (n != 3 || outer <= 0)
+	split = sym_offset(sample, "lines_split");
+	cold = sym_offset(sample, "lines_cold");
+	split_cold = sym_offset(sample, "lines_split.cold");
+	CHECK(n == 7 && outer > 0 && split > 0 && cold >= 0 && split_cold > 0);
+	if (n != 7 || outer <= 0 || split <= 0 || cold < 0 || split_cold <= 0)
 		goto out;
-	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[0], 0, &out));
-	CHECK_STR(out.function, "lines_first");
-	CHECK_STR(out.module, SAMPLE_NAME);
-	CHECK(out.offset == calls[0] && out.size > 0);
-	CHECK(ends_with(out.file, SAMPLE_SRC) && out.line == marked_line("first_call"));
-	CHECK(out.n_inlined == 0);
+	CHECK_STR(calls[3].sec, ".text");
+	CHECK_STR(calls[4].sec, ".text.unlikely");
+	/* .text.unlikely is not at .text's offset in the file: the kernel's layout */
+	CHECK(calls[4].koff > calls[3].koff && calls[4].koff != calls[4].off);
+	check_call(l, &calls[0], "lines_first", calls[0].off, "first_call");
 
-	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[1], 0, &out));
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[1].koff, 0, &out));
 	CHECK_STR(out.function, "lines_outer");
-	CHECK(out.offset == calls[1] - outer);
+	CHECK(out.offset == calls[1].off - outer);
 	CHECK(ends_with(out.file, SAMPLE_SRC) && out.line == marked_line("helper_call"));
 	CHECK(out.n_inlined == 1);
 	CHECK_STR(out.inlined[0].function, "lines_helper");
 	CHECK(ends_with(out.inlined[0].file, SAMPLE_SRC));
 	CHECK(out.inlined[0].line == marked_line("inlined_at"));
 
-	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[2], 0, &out));
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[2].koff, 0, &out));
 	CHECK_STR(out.function, "lines_outer");
 	CHECK(out.line == marked_line("outer_call") && out.n_inlined == 0);
+	check_call(l, &calls[3], "lines_split", calls[3].off - split, "split_call");
+
+	/* cold code: a cold function and a function's .cold part */
+	check_call(l, &calls[4], "lines_cold", calls[4].off - cold, "cold_fn_call");
+	check_call(l, &calls[5], "lines_split.cold", calls[5].off - split_cold, "split_report");
+	check_call(l, &calls[6], "lines_split.cold", calls[6].off - split_cold,
+		   "split_cold_call");
 
 	/* outside the module: no answer, and the message says where */
 	errno = 0;
@@ -531,6 +632,7 @@ static double timed_read(const unsigned char *buf, size_t len, struct dti_lines 
 
 static void test_timing(void)
 {
+	static struct call sites[MAX_CALLS];
 	uint64_t calls[MAX_CALLS];
 	unsigned long n, resolved;
 	double t_plain, t_lines;
@@ -540,14 +642,14 @@ static void test_timing(void)
 	int ret = -1;
 
 	l = lines_with(sample, SAMPLE_NAME, SAMPLE_TEXT, &ret);
-	n_calls = call_sites(sample, calls, MAX_CALLS);
+	n_calls = call_sites(sample, sites, MAX_CALLS);
 	CHECK(l && ret == 0 && n_calls > 0);
 	if (!l || ret || !n_calls) {
 		dti_lines_free(l);
 		return;
 	}
 	for (i = 0; i < n_calls; i++)
-		calls[i] += SAMPLE_TEXT;
+		calls[i] = SAMPLE_TEXT + sites[i].koff;
 	buf = timed_buffer(TIMED_RECORDS, calls, n_calls, &len);
 	CHECK(buf != NULL);
 	if (!buf) {

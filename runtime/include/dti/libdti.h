@@ -513,8 +513,11 @@ void dti_ksyms_free(struct dti_ksyms *syms);
  * name, build-id, address of .text) and where files may be
  * (dti_lines_add_search()); each module's file is found by its build-id,
  * and a file of the module's name with another build-id is refused: its
- * lines would be another build's.  Only addresses in a module's .text
- * are resolved.  One struct dti_lines serves one thread at a time.
+ * lines would be another build's.  Only addresses in a module's core code
+ * are resolved: its executable sections but the .init ones, laid out as
+ * the kernel lays them out (.text first, then .text.unlikely and the
+ * others, in the file's order, each at the next multiple of its
+ * alignment).  One struct dti_lines serves one thread at a time.
  */
 struct dti_lines;		/* opaque: modules, their debuginfo, a cache */
 
@@ -609,8 +612,9 @@ int dti_lines_add_search(struct dti_lines *l, const char *path);
 /*
  * Module @name as loaded in the traced kernel ("vmlinux" for the kernel
  * itself): its GNU build-id, @id_len bytes at @build_id (0: not known,
- * the first file of its name is used unchecked), and its .text, loaded at
- * @text_start for @text_size bytes (0: the size of the file's .text).
+ * the first file of its name is used unchecked), and its core code, loaded
+ * at @text_start (where its .text starts) for @text_size bytes (0: the
+ * size the file's executable sections take).
  * Its file is looked for now (dti_lines_add_search()).  Returns 0 when a
  * file with DWARF was found; 1 when none was, or one without DWARF (then
  * only the function is resolved): the notice handler is told once; or
