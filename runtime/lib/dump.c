@@ -40,6 +40,12 @@
  * store's records are copied in time order into a stream of their own
  * (stream.c, reader.c: merged without CPU ownership or sequence checks).
  *
+ * dti.ko's module table (struct dti_dump_modules, "__DTI__.modules":
+ * where each module that can log was loaded, for source lines) is found
+ * by its marker too, which names no channel: checked whole (magic,
+ * version, size, CRC, each entry) and handed out by dti_dump_modules(),
+ * the first that checks out; the others are noted for --list.
+ *
  * Every number read from the dump is checked before it is used as a
  * size, an address or an index; every failure names the physical (or
  * virtual) address it was read from.
@@ -159,6 +165,12 @@ struct dti_dump {
 	struct dti_dump_summary sum;
 	bool loaded;
 	char err[DTI_WHY_MAX];			/* dti_dump_readerr() */
+	/* the module table (DTI_DUMP_MODULES): the first that checks out */
+	struct dti_module *mods;		/* its used entries, host order */
+	unsigned int n_mods;
+	unsigned long n_tables;			/* tables found, valid or not */
+	char *mods_lines;			/* where, what; damage; for --list */
+	char mods_why[DTI_WHY_MAX + 64];	/* why none is used, if one was found */
 };
 
 /* ---- helpers ---- */
@@ -1601,11 +1613,167 @@ static size_t dti_region_areas_used(const struct dti_dump *d)
 	return n;
 }
 
+/* ---- the module table ---- */
+
+/* The marker of the module table: "__DTI__" DTI_MODULES_FILE, zero fill */
+static bool dti_is_modules_marker(const unsigned char *raw)
+{
+	static const char want[DTI_DUMP_MARKER_SIZE] = DTI_MARKER_PREFIX DTI_MODULES_FILE;
+
+	return !memcmp(raw, want, sizeof(want));
+}
+
+/* Most entries a table is read with: dti.ko writes DTI_MODULES_MAX */
+#define DTI_TABLE_ENTRIES_MAX	4096u
+#define DTI_TABLE_HEAD		offsetof(struct dti_dump_modules, mod)
+
+/*
+ * The entries of the table at @raw (@n of them, checked by its CRC) into
+ * @out in host order, the free ones left out: how many, or -1 with what
+ * is wrong with one in @why.
+ */
+static int dti_table_entries(const unsigned char *raw, uint32_t n, bool sw,
+			     struct dti_module *out, char *why, size_t size)
+{
+	struct dti_module e;
+	uint32_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		memcpy(&e, raw + DTI_TABLE_HEAD + (size_t)i * sizeof(e), sizeof(e));
+		e.text = dti_d64(e.text, sw);
+		e.text_size = dti_d32(e.text_size, sw);
+		e.state = dti_d32(e.state, sw);
+		e.loaded_ns = dti_d64(e.loaded_ns, sw);
+		e.unloaded_ns = dti_d64(e.unloaded_ns, sw);
+		e.build_id_len = dti_d32(e.build_id_len, sw);
+		if (e.state == DTI_MODULE_FREE)
+			continue;
+		if (e.state != DTI_MODULE_LIVE && e.state != DTI_MODULE_GONE)
+			snprintf(why, size, "entry %u: unknown state %u", i, e.state);
+		else if (!memchr(e.name, '\0', sizeof(e.name)) || !e.name[0])
+			snprintf(why, size, "entry %u: no module name", i);
+		else if (e.build_id_len > DTI_BUILD_ID_SIZE)
+			snprintf(why, size, "entry %u: a build-id of %u bytes", i, e.build_id_len);
+		else {
+			out[k++] = e;
+			continue;
+		}
+		return -1;
+	}
+	return k;
+}
+
+/*
+ * The marker at @addr begins a module table (struct dti_dump_modules):
+ * check it and, if it is the first that checks out, keep its entries.
+ * 0, 1 if it is a stray marker (no magic), -1 (ENOMEM).
+ */
+static int dti_table_found(struct dti_dump *d, uint64_t addr)
+{
+	unsigned char head[DTI_TABLE_HEAD], *raw = NULL;
+	struct dti_module *mods = NULL;
+	char why[DTI_WHY_MAX] = "";
+	uint32_t magic, size, entry_size, n, crc;
+	uint16_t version, type;
+	const char *rwhy;
+	int k = 0;
+	bool sw;
+
+	if (!dti_phys(d, addr, head, sizeof(head), &rwhy))
+		return 1;
+#define DTI_TABLE_FIELD(v, f) \
+	memcpy(&(v), head + offsetof(struct dti_dump_modules, f), sizeof(v))
+	DTI_TABLE_FIELD(magic, magic);
+	if (magic != DTI_DUMP_MAGIC && magic != bswap_32(DTI_DUMP_MAGIC))
+		return 1;
+	d->n_tables++;
+	sw = magic != DTI_DUMP_MAGIC;
+	DTI_TABLE_FIELD(version, version);
+	DTI_TABLE_FIELD(type, type);
+	DTI_TABLE_FIELD(size, size);
+	DTI_TABLE_FIELD(entry_size, entry_size);
+	DTI_TABLE_FIELD(n, n_entries);
+	DTI_TABLE_FIELD(crc, crc);
+#undef DTI_TABLE_FIELD
+	version = dti_d16(version, sw);
+	type = dti_d16(type, sw);
+	size = dti_d32(size, sw);
+	entry_size = dti_d32(entry_size, sw);
+	n = dti_d32(n, sw);
+	crc = dti_d32(crc, sw);
+	if (version != DTI_DUMP_VERSION)
+		snprintf(why, sizeof(why), "version %u (this reader knows version %u)",
+			 version, DTI_DUMP_VERSION);
+	else if (type != DTI_DUMP_MODULES)
+		snprintf(why, sizeof(why), "type %u, not that of a module table (%u)",
+			 type, DTI_DUMP_MODULES);
+	else if (entry_size != sizeof(struct dti_module) || !n || n > DTI_TABLE_ENTRIES_MAX ||
+		 size != DTI_TABLE_HEAD + (uint64_t)n * entry_size)
+		snprintf(why, sizeof(why), "impossible size %u for %u entries of %u bytes",
+			 size, n, entry_size);
+	else if (!(raw = malloc(size)) || !(mods = calloc(n, sizeof(*mods))))
+		goto nomem;
+	else if (!dti_phys(d, addr, raw, size, &rwhy))
+		snprintf(why, sizeof(why), "its %u bytes cannot be read: %s", size, rwhy);
+	else if (memset(raw + offsetof(struct dti_dump_modules, crc), 0, sizeof(crc)),
+		 dti_crc32(raw, size) != crc)
+		snprintf(why, sizeof(why), "CRC mismatch (damaged, or caught in the middle of an update)");
+	else
+		k = dti_table_entries(raw, n, sw, mods, why, sizeof(why));
+	free(raw);
+	if (why[0]) {
+		dti_addf(&d->mods_lines, "module table at physical 0x%llx: %s; not used",
+			 (unsigned long long)addr, why);
+		if (!d->mods_why[0])
+			snprintf(d->mods_why, sizeof(d->mods_why), "module table at physical 0x%llx: %s",
+				 (unsigned long long)addr, why);
+		free(mods);
+		return 0;
+	}
+	if (d->sum.modules_addr) {
+		/* the same twice (a copy) is no news */
+		if ((unsigned int)k != d->n_mods || memcmp(mods, d->mods, k * sizeof(*mods)))
+			dti_addf(&d->mods_lines, "module table at physical 0x%llx: %d entries; another table, at physical 0x%llx, is used",
+				 (unsigned long long)addr, k, (unsigned long long)d->sum.modules_addr);
+		free(mods);
+		return 0;
+	}
+	d->mods = mods;
+	d->n_mods = k;
+	d->sum.modules_addr = addr;
+	return 0;
+nomem:
+	free(raw);
+	free(mods);
+	return dti_fail(ENOMEM, "out of memory for a module table of %u entries", n);
+}
+
+int dti_dump_modules(const struct dti_dump *d, const struct dti_module **mods)
+{
+	*mods = NULL;
+	if (d->sum.modules_addr) {
+		*mods = d->mods;
+		return d->n_mods;
+	}
+	if (d->mods_why[0])
+		return dti_fail(EBADMSG, "%s", d->mods_why);
+	return dti_fail(ENOENT, "no module table in the dump (a dti.ko without one?)");
+}
+
 static int dti_chan_cmp(const void *a, const void *b)
 {
 	const struct dti_dump_chan *x = a, *y = b;
 
 	return strcmp(x->name, y->name);
+}
+
+static unsigned int dti_live_count(const struct dti_dump *d)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < d->n_mods; i++)
+		n += d->mods[i].state == DTI_MODULE_LIVE;
+	return n;
 }
 
 int dti_dump_load(struct dti_dump *d)
@@ -1621,11 +1789,22 @@ int dti_dump_load(struct dti_dump *d)
 	dti_marks_unique(d);
 	d->sum.markers = d->n_marks;
 	for (i = 0; i < d->n_marks; i++) {
+		unsigned char mk[DTI_DUMP_MARKER_SIZE];
+		const char *why;
+
 		ret = dti_region_find(d, d->marks[i]);
 		if (ret == -1)
 			return -1;
 		if (ret != -2)
 			continue;
+		/* the module table: no channel ("." starts no channel name) */
+		if (dti_phys(d, d->marks[i], mk, sizeof(mk), &why) && dti_is_modules_marker(mk)) {
+			ret = dti_table_found(d, d->marks[i]);
+			if (ret < 0)
+				return -1;
+			d->sum.stray += ret;
+			continue;
+		}
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			f = realloc(d->found, cap * sizeof(*f));
@@ -1638,7 +1817,10 @@ int dti_dump_load(struct dti_dump *d)
 		else
 			n++;
 	}
-	d->sum.descriptors = n;
+	d->sum.descriptors = n + d->n_tables;
+	if (d->sum.modules_addr)
+		dti_addf(&d->mods_lines, "module table at physical 0x%llx: %u entries, %u of them live",
+			 (unsigned long long)d->sum.modules_addr, d->n_mods, dti_live_count(d));
 	kept = dti_drop_earlier(d, n);
 	if (kept < 0)
 		return -1;
@@ -1699,6 +1881,8 @@ void dti_dump_free(struct dti_dump *d)
 	free(d->earlier);
 	free(d->region_lines);
 	free(d->region_damage);
+	free(d->mods);
+	free(d->mods_lines);
 	free(d->found);
 	free(d->marks);
 	free(d);
@@ -2088,6 +2272,7 @@ int dti_dump_print_list(const struct dti_dump *d, FILE *out,
 	}
 	dti_list_lines(out, "region", d->region_lines);
 	dti_list_lines(out, "damage", d->region_damage);
+	dti_list_lines(out, "modules", d->mods_lines);
 	if (!(flags & DTI_LIST_QUIET)) {
 		fprintf(out, "%u channel%s in %llu MiB of memory; %lu \"%s\" markers, %lu of them neither descriptor nor region\n",
 			d->n_ch, d->n_ch == 1 ? "" : "s",

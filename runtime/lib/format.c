@@ -467,23 +467,263 @@ static char *dti_put_addr(char *p, uint64_t v)
 	return p + 18 - skip;
 }
 
-/* dti_caller() when the cache does not have @addr (or there is no reader) */
-static const struct dti_caller *dti_caller_fill(struct dti_reader *r,
-						struct dti_caller *c, uint64_t addr)
+/* Whether JSON takes the @len bytes at @s as they are */
+static bool dti_json_plain(const char *s, size_t len)
 {
-	unsigned int i;
+	size_t i;
 
-	c->addr = addr;
+	for (i = 0; i < len; i++)
+		if (s[i] < 0x20 || s[i] >= 0x7f || s[i] == '"' || s[i] == '\\')
+			return false;
+	return true;
+}
+
+/* @addr as it prints without source lines: %pS with symbols, else hex */
+static void dti_caller_plain(struct dti_reader *r, struct dti_caller *c, uint64_t addr)
+{
 	if (r && r->ksyms) {
 		dti_ksyms_format(r->ksyms, addr, c->text, sizeof(c->text));
 		c->len = strlen(c->text);
 	} else {
 		c->len = dti_put_addr(c->text, addr) - c->text;
 	}
-	for (i = 0, c->plain = true; i < c->len; i++)
-		if (c->text[i] < 0x20 || c->text[i] >= 0x7f || c->text[i] == '"' ||
-		    c->text[i] == '\\')
-			c->plain = false;
+}
+
+/* ---- callers as source lines ---- */
+
+/* The lines cache starts with this many slots and doubles at half full. */
+#define DTI_LCACHE_INIT		256u
+/* Room the text of a resolved caller takes at most, its %pS part first */
+#define DTI_LTEXT_ROOM		(DTI_CALLER_MAX - 1)
+
+void dti_lcache_free(struct dti_reader *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->lcache_cap; i++) {
+		free(r->lcache[i].text);
+		free(r->lcache[i].json);
+	}
+	free(r->lcache);
+	r->lcache = NULL;
+	r->lcache_cap = r->lcache_used = 0;
+}
+
+static struct dti_lcaller *dti_lcache_slot(struct dti_lcaller *tab, size_t cap,
+					   uint64_t addr)
+{
+	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+
+	while (tab[i].used && tab[i].addr != addr)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* Room for one more entry.  0, or -1 (ENOMEM). */
+static int dti_lcache_grow(struct dti_reader *r)
+{
+	size_t cap = r->lcache_cap ? 2 * r->lcache_cap : DTI_LCACHE_INIT, i;
+	struct dti_lcaller *tab;
+
+	if (2 * (r->lcache_used + 1) <= r->lcache_cap)
+		return 0;
+	tab = calloc(cap, sizeof(*tab));
+	if (!tab)
+		return -1;
+	for (i = 0; i < r->lcache_cap; i++)
+		if (r->lcache[i].used)
+			*dti_lcache_slot(tab, cap, r->lcache[i].addr) = r->lcache[i];
+	free(r->lcache);
+	r->lcache = tab;
+	r->lcache_cap = cap;
+	return 0;
+}
+
+/* @s as a JSON string into @f */
+static void dti_fjson_str(FILE *f, const char *s)
+{
+	const unsigned char *p;
+
+	fputc('"', f);
+	for (p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+/*
+ * The text of caller @addr at @l (resolved) into @f: "%pS" as the kernel
+ * prints it ("func+0x1c/0x80 [mod]", without [mod] for vmlinux; the
+ * address when no symbol covers it), then " FILE:LINE" and the chain of
+ * functions inlined there, innermost first, " (f inlined at FILE:LINE,
+ * g inlined at FILE:LINE)": the call each was inlined for, in the next
+ * outer function.  Its %pS part alone into @ps.
+ */
+static void dti_ltext(FILE *f, FILE *ps, uint64_t addr, const struct dti_line *l)
+{
+	char hex[24];
+	unsigned int i;
+	FILE *out;
+
+	for (out = ps; out; out = out == ps ? f : NULL) {
+		if (l->function)
+			fprintf(out, "%s+0x%llx/0x%llx", l->function,
+				(unsigned long long)l->offset, (unsigned long long)l->size);
+		else
+			fwrite(hex, 1, dti_put_addr(hex, addr) - hex, out);
+		if (strcmp(l->module, "vmlinux"))
+			fprintf(out, " [%s]", l->module);
+	}
+	if (!l->file)
+		return;
+	fprintf(f, " %s:%u", l->file, l->line);
+	for (i = 0; i < l->n_inlined; i++)
+		fprintf(f, "%s%s inlined at %s:%u", i ? ", " : " (", l->inlined[i].function ?
+			l->inlined[i].function : "??", l->inlined[i].file ? l->inlined[i].file : "??",
+			l->inlined[i].line);
+	if (l->n_inlined)
+		fputc(')', f);
+}
+
+/* The JSON of resolved caller @l, "caller" (@ps) and its fields, into @f */
+static void dti_ljson(FILE *f, const char *ps, const struct dti_line *l)
+{
+	unsigned int i;
+
+	dti_fjson_str(f, ps);
+	if (l->function) {
+		fputs(",\"function\":", f);
+		dti_fjson_str(f, l->function);
+		fprintf(f, ",\"offset\":%llu,\"size\":%llu", (unsigned long long)l->offset,
+			(unsigned long long)l->size);
+	}
+	fputs(",\"module\":", f);
+	dti_fjson_str(f, l->module);
+	if (!l->file)
+		return;
+	fputs(",\"file\":", f);
+	dti_fjson_str(f, l->file);
+	fprintf(f, ",\"line\":%u,\"column\":%u,\"inlined\":[", l->line, l->column);
+	for (i = 0; i < l->n_inlined; i++) {
+		fputs(i ? ",{\"function\":" : "{\"function\":", f);
+		dti_fjson_str(f, l->inlined[i].function);
+		fputs(",\"file\":", f);
+		dti_fjson_str(f, l->inlined[i].file);
+		fprintf(f, ",\"line\":%u,\"column\":%u}", l->inlined[i].line,
+			l->inlined[i].column);
+	}
+	fputc(']', f);
+}
+
+/*
+ * Resolve @addr through the reader's lines into @e: its text and JSON,
+ * or, not resolved, the text it prints without (no JSON).  0, or -1
+ * (ENOMEM: @e is left unused).
+ */
+static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_t addr)
+{
+	char *ps = NULL, *text = NULL, *json = NULL;
+	size_t ps_len = 0, text_len = 0, json_len = 0;
+	struct dti_caller plain;
+	struct dti_line line;
+	FILE *fp, *ft, *fj;
+
+	if (dti_lines_resolve(r->lines, addr, 0, &line)) {
+		if (errno == ENOMEM)
+			return -1;
+		dti_caller_plain(r, &plain, addr);
+		text = malloc(plain.len + 32);
+		if (!text)
+			return -1;
+		memcpy(text, plain.text, plain.len);
+		text_len = plain.len;
+	} else {
+		fp = open_memstream(&ps, &ps_len);
+		ft = open_memstream(&text, &text_len);
+		fj = open_memstream(&json, &json_len);
+		if (fp && ft && fj) {
+			dti_ltext(ft, fp, addr, &line);
+			fflush(fp);
+			dti_ljson(fj, ps, &line);
+			fputs("                                ", ft);	/* room for 32 */
+		}
+		if (fp)
+			fclose(fp);
+		if (ft)
+			fclose(ft);
+		if (fj)
+			fclose(fj);
+		free(ps);
+		if (!fp || !ft || !fj || !text || !json) {
+			free(text);
+			free(json);
+			return -1;
+		}
+		text_len -= 32;
+		if (text_len > DTI_LTEXT_ROOM)
+			text_len = DTI_LTEXT_ROOM;
+		if (json_len > DTI_EVENT_JSON_MAX) {
+			/* not printed cut: the plain caller alone */
+			free(json);
+			json = NULL;
+			json_len = 0;
+		}
+	}
+	e->addr = addr;
+	e->used = true;
+	e->text = text;
+	e->len = text_len;
+	e->plain = dti_json_plain(text, text_len);
+	e->json = json;
+	e->json_len = json_len;
+	r->lcache_used++;
+	return 0;
+}
+
+/*
+ * dti_caller_fill() with source lines: the resolved caller of the
+ * reader's cache, made on its first use.  NULL if memory ran out.
+ */
+static const struct dti_caller *dti_caller_lines(struct dti_reader *r,
+						 struct dti_caller *c, uint64_t addr)
+{
+	struct dti_lcaller *e = NULL;
+
+	if (r->lcache_cap)
+		e = dti_lcache_slot(r->lcache, r->lcache_cap, addr);
+	if (!e || !e->used) {
+		if (dti_lcache_grow(r))
+			return NULL;
+		e = dti_lcache_slot(r->lcache, r->lcache_cap, addr);
+		if (dti_lcaller_make(r, e, addr))
+			return NULL;
+	}
+	c->addr = addr;
+	c->p = e->text;
+	c->len = e->len;
+	c->plain = e->plain;
+	c->json = e->json;
+	c->json_len = e->json_len;
+	return c;
+}
+
+/* dti_caller() when the cache does not have @addr (or there is no reader) */
+static const struct dti_caller *dti_caller_fill(struct dti_reader *r,
+						struct dti_caller *c, uint64_t addr)
+{
+	if (r && r->lines && dti_caller_lines(r, c, addr))
+		return c;
+	c->addr = addr;
+	c->p = c->text;
+	c->json = NULL;
+	c->json_len = 0;
+	dti_caller_plain(r, c, addr);
+	c->plain = dti_json_plain(c->text, c->len);
 	return c;
 }
 
@@ -511,9 +751,9 @@ static char *dti_put_caller(struct dti_reader *r, char *p, uint64_t addr)
 	const struct dti_caller *c = dti_caller(r, addr, &tmp);
 
 	if (c->len <= 32)
-		memcpy(p, c->text, 32);		/* a fixed size is cheaper */
+		memcpy(p, c->p, 32);		/* a fixed size is cheaper */
 	else
-		memcpy(p, c->text, c->len);
+		memcpy(p, c->p, c->len);
 	return p + c->len;
 }
 
@@ -668,12 +908,16 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	p = (char *)memcpy(p, ",\"flags\":", 9) + 9;
 	p = dti_put_dec(p, rec->flags, 0, 0);
 	p = (char *)memcpy(p, ",\"caller\":\"", 11) + 11;
-	if (c->plain) {
-		memcpy(p, c->text, c->len);
+	if (c->json) {
+		/* "caller" and the fields of its source line */
+		if ((p = dti_ob_room(ob, p - 1, c->json_len)))
+			p = (char *)memcpy(p, c->json, c->json_len) + c->json_len;
+	} else if (c->plain) {
+		memcpy(p, c->p, c->len);
 		p += c->len;
 		*p++ = '"';
 	} else {
-		p = dti_put_json_str(ob, p - 1, (const unsigned char *)c->text,
+		p = dti_put_json_str(ob, p - 1, (const unsigned char *)c->p,
 				     c->len);
 	}
 	if (p && r && (f = dti_events_find(&r->events, rec)) &&

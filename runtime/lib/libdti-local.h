@@ -226,15 +226,36 @@ struct dti_obuf {
 	struct dti_stream *run_src;
 };
 
-/* A caller as dti_print() shows it ("func+0x1c/0x80 [mod]" at most this long) */
-#define DTI_CALLER_MAX	600
+/*
+ * A caller as dti_print() shows it: "func+0x1c/0x80 [mod]" or an address
+ * in @text, at most DTI_CALLER_TEXT long; or, resolved to source lines
+ * (dti_set_lines()), a struct dti_lcaller's text, at most DTI_CALLER_MAX
+ * long, and its JSON fields.  @p is the text either way.
+ */
+#define DTI_CALLER_TEXT	600
+#define DTI_CALLER_MAX	2048
 struct dti_caller {
 	uint64_t addr;
 	unsigned int len;		/* 0: empty */
 	bool plain;			/* JSON takes it as it is */
-	char text[DTI_CALLER_MAX];
+	const char *p;			/* @text, or a struct dti_lcaller's */
+	const char *json;		/* NULL, or "caller" and the line's fields */
+	unsigned int json_len;
+	char text[DTI_CALLER_TEXT];
 };
 #define DTI_CALLERS	8	/* 1 << 3: dti_put_caller() hashes to 3 bits */
+
+/*
+ * A caller resolved to its source line (or not: then as it prints
+ * without), kept by address for the reader's life: a trace has few
+ * callers.  @text has room for 32 bytes at least (dti_put_caller()).
+ */
+struct dti_lcaller {
+	uint64_t addr;
+	bool used, plain;
+	unsigned int len, json_len;
+	char *text, *json;
+};
 
 /*
  * Records of the stream last returned that dti_next() takes one after
@@ -325,6 +346,9 @@ struct dti_reader {
 	dti_formatter_fn fmt;
 	void *fmt_arg;
 	struct dti_ksyms *ksyms;
+	struct dti_lines *lines;	/* dti_set_lines(), and its callers */
+	struct dti_lcaller *lcache;
+	size_t lcache_cap, lcache_used;
 	unsigned long n_damage, n_warning;
 
 	struct dti_cpu *cpus;
@@ -490,6 +514,7 @@ void dti_check_ident(struct dti_reader *r, struct dti_stream *s,
 
 /* format.c */
 int dti_ob_flush(struct dti_obuf *ob);
+void dti_lcache_free(struct dti_reader *r);
 int dti_ob_settle(struct dti_obuf *ob);
 
 /* channel.c */

@@ -92,6 +92,13 @@ struct dti_lines_mod {
 	size_t n_secs;
 	char *path;			/* the file used */
 	bool dwarf;			/* it has (or found) DWARF */
+	/*
+	 * From a module table (dti_lines_add_modules()): its file is looked
+	 * for when an address in it is first resolved, with its build-id
+	 */
+	bool pending;
+	unsigned char id[DTI_BUILD_ID_SIZE];
+	size_t id_len;
 };
 
 /* Module files of a directory tree, by module name ('-' read as '_') */
@@ -626,13 +633,16 @@ unusable:
 	return DTI_TRY_UNUSABLE;
 }
 
-static void dti_lines_notify(struct dti_lines *l, const char *source,
-			     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void dti_lines_notify_type(struct dti_lines *l, enum dti_notice_type type,
+				  const char *source, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+#define dti_lines_notify(l, source, ...) \
+	dti_lines_notify_type(l, DTI_NOTICE_WARNING, source, __VA_ARGS__)
 
-static void dti_lines_notify(struct dti_lines *l, const char *source,
-			     const char *fmt, ...)
+static void dti_lines_notify_type(struct dti_lines *l, enum dti_notice_type type,
+				  const char *source, const char *fmt, ...)
 {
-	struct dti_notice n = { .type = DTI_NOTICE_WARNING, .source = source };
+	struct dti_notice n = { .type = type, .source = source };
 	char msg[2 * PATH_MAX];
 	va_list ap;
 
@@ -1036,6 +1046,32 @@ static inline void dti_line_copy(struct dti_line *out, const struct dti_line *in
 	       in->n_inlined * sizeof(in->inlined[0]));
 }
 
+/*
+ * The file of @m, a module of a table, when the first address in it is
+ * resolved: the notices dti_mod_find() gives, a file of another build
+ * refused as DTI_NOTICE_REFUSED, a table without the build-id told.
+ * Only ENOMEM fails (-1); otherwise @m has a file or never will.
+ */
+static int dti_mod_find_late(struct dti_lines *l, struct dti_lines_mod *m)
+{
+	int ret;
+
+	m->pending = false;
+	ret = dti_mod_find(l, m, m->id, m->id_len);
+	if (ret < 0 && errno == ENOMEM)
+		return -1;
+	if (ret < 0) {
+		dti_lines_notify_type(l, DTI_NOTICE_REFUSED, m->name, "%s", dti_errmsg());
+		/* marks it refused for dti_lines_resolve()'s message */
+		m->path = strdup("");
+		return 0;
+	}
+	if (m->dwfl && !m->id_len)
+		dti_lines_notify(l, m->name, "module %s: the module table has no build-id for it: %s used unchecked",
+				 m->name, m->path);
+	return 0;
+}
+
 int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
 		      struct dti_line *out)
 {
@@ -1059,12 +1095,15 @@ int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
 	if (dti_cache_grow(l))
 		return -1;
 	m = addr >= adj ? dti_mod_at(l, pc) : NULL;
+	if (m && m->pending && dti_mod_find_late(l, m))
+		return -1;
 	if (!m)
 		ret = dti_fail(ENOENT, "0x%llx: in no module added",
 			       (unsigned long long)addr);
 	else if (!m->dwfl)
-		ret = dti_fail(ENOENT, "0x%llx: in module %s, for which no file was found",
-			       (unsigned long long)addr, m->name);
+		ret = dti_fail(ENOENT, "0x%llx: in module %s, for which no file %s",
+			       (unsigned long long)addr, m->name,
+			       m->path ? "of its build was found" : "was found");
 	else
 		ret = dti_lookup(l, m, pc, adj, out);
 	e = dti_cache_slot(l->cache, l->cache_cap, addr, exact);
@@ -1194,12 +1233,42 @@ int dti_lines_add_search(struct dti_lines *l, const char *path)
 	return 0;
 }
 
+/*
+ * Put @m (taken) into l->mods, sorted by start: EINVAL if its range
+ * overlaps another module's, ENOMEM.  0, or -1.
+ */
+static int dti_mod_insert(struct dti_lines *l, struct dti_lines_mod *m)
+{
+	struct dti_lines_mod *nm, *o;
+	size_t pos;
+
+	for (pos = 0; pos < l->n_mods && l->mods[pos].start < m->start; pos++)
+		;
+	o = pos < l->n_mods ? &l->mods[pos] : NULL;
+	if ((o && o->start < m->end) || (pos && l->mods[pos - 1].end > m->start)) {
+		o = o && o->start < m->end ? o : &l->mods[pos - 1];
+		return dti_fail(EINVAL, "module %s at 0x%llx-0x%llx overlaps module %s at 0x%llx-0x%llx",
+				m->name, (unsigned long long)m->start, (unsigned long long)m->end,
+				o->name, (unsigned long long)o->start, (unsigned long long)o->end);
+	}
+	nm = realloc(l->mods, (l->n_mods + 1) * sizeof(*nm));
+	if (!nm)
+		return dti_fail(ENOMEM, "out of memory");
+	l->mods = nm;
+	memmove(&nm[pos + 1], &nm[pos], (l->n_mods - pos) * sizeof(*nm));
+	nm[pos] = *m;
+	l->n_mods++;
+	/* addresses of the new range were cached as in no module */
+	dti_cache_free(l);
+	return 0;
+}
+
 int dti_lines_add_module(struct dti_lines *l, const char *name,
 			 const unsigned char *build_id, size_t id_len,
 			 uint64_t text_start, uint64_t text_size)
 {
-	struct dti_lines_mod m = { 0 }, *nm, *o;
-	size_t i, pos;
+	struct dti_lines_mod m = { 0 };
+	size_t i;
 	int ret;
 
 	if (!text_start || text_start + text_size < text_start)
@@ -1220,32 +1289,88 @@ int dti_lines_add_module(struct dti_lines *l, const char *name,
 	m.start = text_start;
 	m.end = text_start + text_size;
 	ret = dti_mod_find(l, &m, build_id, id_len);
-	if (ret < 0)
-		goto fail;
-	for (pos = 0; pos < l->n_mods && l->mods[pos].start < m.start; pos++)
-		;
-	o = pos < l->n_mods ? &l->mods[pos] : NULL;
-	if ((o && o->start < m.end) || (pos && l->mods[pos - 1].end > m.start)) {
-		o = o && o->start < m.end ? o : &l->mods[pos - 1];
-		ret = dti_fail(EINVAL, "module %s at 0x%llx-0x%llx overlaps module %s at 0x%llx-0x%llx",
-			       name, (unsigned long long)m.start, (unsigned long long)m.end,
-			       o->name, (unsigned long long)o->start, (unsigned long long)o->end);
-		goto fail;
+	if (ret < 0 || dti_mod_insert(l, &m) < 0) {
+		dti_mod_drop_dwfl(&m);
+		free(m.name);
+		return -1;
 	}
-	nm = realloc(l->mods, (l->n_mods + 1) * sizeof(*nm));
-	if (!nm) {
-		ret = dti_fail(ENOMEM, "out of memory");
-		goto fail;
-	}
-	l->mods = nm;
-	memmove(&nm[pos + 1], &nm[pos], (l->n_mods - pos) * sizeof(*nm));
-	nm[pos] = m;
-	l->n_mods++;
-	/* addresses of the new range were cached as in no module */
-	dti_cache_free(l);
 	return ret;
-fail:
-	dti_mod_drop_dwfl(&m);
-	free(m.name);
-	return -1;
+}
+
+/* Whether module @name was added (names compare as the kernel's do) */
+static bool dti_mod_named(const struct dti_lines *l, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < l->n_mods; i++)
+		if (dti_mod_name_eq(l->mods[i].name, name))
+			return true;
+	return false;
+}
+
+/* The order modules of a table are added in: live ones, then the last gone first */
+static int dti_table_cmp(const void *a, const void *b)
+{
+	const struct dti_module *x = *(const struct dti_module *const *)a;
+	const struct dti_module *y = *(const struct dti_module *const *)b;
+
+	if ((x->state == DTI_MODULE_LIVE) != (y->state == DTI_MODULE_LIVE))
+		return x->state == DTI_MODULE_LIVE ? -1 : 1;
+	if (x->state == DTI_MODULE_LIVE || x->unloaded_ns == y->unloaded_ns)
+		return x < y ? -1 : x > y;
+	return x->unloaded_ns > y->unloaded_ns ? -1 : 1;
+}
+
+int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods, size_t n)
+{
+	const struct dti_module **order, *e;
+	struct dti_lines_mod m;
+	char name[DTI_MODULE_NAME_MAX + 1];
+	size_t i, added = 0;
+
+	if (n > INT_MAX)
+		return dti_fail(EINVAL, "dti_lines_add_modules: %zu entries", n);
+	if (dti_add_defaults(l))
+		return -1;
+	order = malloc((n ? n : 1) * sizeof(*order));
+	if (!order)
+		return dti_fail(ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		order[i] = &mods[i];
+	qsort(order, n, sizeof(*order), dti_table_cmp);
+	for (i = 0; i < n; i++) {
+		e = order[i];
+		if (e->state != DTI_MODULE_LIVE && e->state != DTI_MODULE_GONE)
+			continue;
+		memcpy(name, e->name, DTI_MODULE_NAME_MAX);
+		name[DTI_MODULE_NAME_MAX] = '\0';
+		/* a module unloaded and loaded again: its last load only */
+		if (!name[0] || !e->text || !e->text_size ||
+		    e->text + e->text_size < e->text || e->build_id_len > DTI_BUILD_ID_SIZE ||
+		    dti_mod_named(l, name))
+			continue;
+		memset(&m, 0, sizeof(m));
+		m.start = e->text;
+		m.end = e->text + e->text_size;
+		m.pending = true;
+		m.id_len = e->build_id_len;
+		memcpy(m.id, e->build_id, m.id_len);
+		m.name = strdup(name);
+		if (!m.name) {
+			free(order);
+			return dti_fail(ENOMEM, "out of memory");
+		}
+		if (dti_mod_insert(l, &m) < 0) {
+			free(m.name);
+			if (errno == ENOMEM) {
+				free(order);
+				return -1;
+			}
+			/* a gone module where a later one was loaded: not used */
+			continue;
+		}
+		added++;
+	}
+	free(order);
+	return (int)added;
 }

@@ -91,6 +91,7 @@ void dti_close(struct dti_reader *r)
 	free(r->s);
 	free(r->cpus);
 	dti_events_free(&r->events);
+	dti_lcache_free(r);
 	free(r->info);
 	free(r->stats);
 	free(r->ob.p);
@@ -511,6 +512,15 @@ int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms)
 {
 	r->ksyms = syms;
 	memset(r->callers, 0, sizeof(r->callers));
+	dti_lcache_free(r);
+	return 0;
+}
+
+int dti_set_lines(struct dti_reader *r, struct dti_lines *lines)
+{
+	r->lines = lines;
+	memset(r->callers, 0, sizeof(r->callers));
+	dti_lcache_free(r);
 	return 0;
 }
 

@@ -47,6 +47,7 @@ extern "C" {
 
 struct dti_reader;		/* opaque: merged per-CPU streams */
 struct dti_ksyms;		/* opaque: a loaded /proc/kallsyms */
+struct dti_lines;		/* opaque: source lines (see "source lines") */
 
 /**
  * struct dti_rec - one decoded trace record (valid until the next dti_next())
@@ -103,6 +104,9 @@ enum dti_notice_type {
 				 * CPU (not merged twice), files of different
 				 * channels, a file with no DTI data, a reused
 				 * snapshot directory, a level out of range */
+	DTI_NOTICE_REFUSED,	/* source lines (dti_lines_*): the files of a
+				 * module's name are all other builds than the
+				 * module the records come from: not used */
 };
 
 /**
@@ -232,6 +236,23 @@ unsigned long dti_warning_count(const struct dti_reader *r);
 int dti_set_formatter(struct dti_reader *r, dti_formatter_fn fn, void *arg);
 /* Resolve callers with @syms in dti_print() (NULL: print them as hex).  Returns 0. */
 int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms);
+/*
+ * Print callers with their source lines in dti_print() (NULL: not).
+ * @lines (see "source lines" below) must outlive the reader's printing.
+ * DTI_FMT_TS and DTI_FMT_HEX then print a caller that resolves as
+ * "func+0x1c/0x80 [mod] FILE:LINE", followed, where functions were
+ * inlined at it, by " (f inlined at FILE:LINE, g inlined at FILE:LINE)",
+ * innermost first, each with the call it was inlined for; [mod] is left
+ * out for vmlinux, and "func+0x1c/0x80" is the address where no symbol
+ * covers it.  DTI_FMT_JSON keeps "caller" as the part before the file
+ * and adds "function", "offset", "size", "module" and, with DWARF,
+ * "file", "line", "column" and "inlined" (an array of objects with
+ * "function", "file", "line" and "column").  A caller that does not
+ * resolve prints as without (through the symbols of dti_set_ksyms() if
+ * set).  Each caller is resolved once, on its first record, and kept.
+ * Returns 0.
+ */
+int dti_set_lines(struct dti_reader *r, struct dti_lines *lines);
 /* Number of per-CPU streams.  Never fails. */
 unsigned int dti_nr_streams(const struct dti_reader *r);
 
@@ -410,6 +431,8 @@ struct dti_dump_channel {
  *		how many boots took it, slots used
  * @region_damage: NULL, or a line for each region whose header fails its
  *		checks and for each damaged slot, saying where and why
+ * @modules_addr: physical address of the module table used
+ *		(dti_dump_modules()), 0 if none checks out
  *
  * The strings are valid until dti_dump_free(); lines end in '\n'.
  */
@@ -418,6 +441,7 @@ struct dti_dump_summary {
 	unsigned long markers, stray, descriptors, channels;
 	unsigned long regions, damaged_slots;
 	const char *region_lines, *region_damage;
+	uint64_t modules_addr;
 };
 
 /*
@@ -483,6 +507,19 @@ struct dti_reader *dti_dump_open(struct dti_dump *d, unsigned int i,
  * mkdir(), open() or write(); dti_errmsg() names the file.
  */
 int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir);
+/*
+ * dti.ko's module table in the dump (struct dti_dump_modules behind the
+ * marker "__DTI__.modules", which is no channel): its entries in host
+ * order, the free ones left out, into *@mods, valid until
+ * dti_dump_free(); for dti_lines_add_modules().  A table is used only if
+ * it checks out (magic, version, type, size, CRC of the whole table,
+ * every entry's state, name and build-id length); of several, the first
+ * found (others that differ are noted in dti_dump_print_list()).  Call
+ * after dti_dump_load().  Returns the number of entries, or -1: ENOENT
+ * (none in the dump: a dti.ko without one), EBADMSG (the tables found
+ * all fail their checks: dti_errmsg() says where and why).
+ */
+int dti_dump_modules(const struct dti_dump *d, const struct dti_module **mods);
 /* Free a dump and its channels' descriptions; NULL is ignored. */
 void dti_dump_free(struct dti_dump *d);
 
@@ -639,6 +676,59 @@ int dti_lines_add_module(struct dti_lines *l, const char *name,
  */
 int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
 		      struct dti_line *out);
+
+/*
+ * dti.ko's module table: where each module that can log was loaded, so
+ * that callers resolve with nothing but the data (struct dti_module of
+ * <linux/dti_record.h>: name, address and size of its core code, state,
+ * load and unload times, build-id).  It comes as text from the debugfs
+ * file <debugfs>/dti/.modules (and .previous/.modules for the previous
+ * boot), a snapshot's "modules" and the "module" lines of the panic
+ * console, one entry a line:
+ *
+ *	NAME 0xTEXT 0xTEXT_SIZE BUILD_ID STATE LOADED_NS UNLOADED_NS
+ *
+ * BUILD_ID in hex or "-" (none), STATE "live" or "gone", the times in
+ * decimal; and from a memory dump as struct dti_dump_modules
+ * (dti_dump_modules()).
+ */
+
+/*
+ * Parse @len bytes of the text at @text (a NUL ends it too) into a
+ * malloc()ed array of entries, *@mods, that the caller frees with free()
+ * (NULL if there are none).  Empty lines are skipped; every field of the
+ * others is checked.  @source names the text in messages (NULL: "module
+ * table").  Returns the number of entries, or -1: EINVAL at the first
+ * line that does not parse (dti_errmsg(): "SOURCE:LINE: what is wrong:
+ * the line"; nothing is returned of the others), ENOMEM.
+ */
+int dti_modules_parse(const char *text, size_t len, const char *source,
+		      struct dti_module **mods);
+/*
+ * dti_modules_parse() of the file @path.  Returns the number of entries,
+ * or -1: the errno of open() or read() (ENOENT: no such file), or those
+ * of dti_modules_parse().
+ */
+int dti_modules_load(const char *path, struct dti_module **mods);
+/*
+ * Add the @n entries of a module table to @l: the live ones, then the
+ * gone ones, the last unloaded first, each only if its name and its
+ * range clash with no module added before (a module unloaded and loaded
+ * again keeps its last load; a gone module whose range a later one took
+ * is left out).  Entries with no name, a zero address or size, and
+ * DTI_MODULE_FREE ones are left out too.  No file is looked for now:
+ * each module's is looked for (as dti_lines_add_module() does) when an
+ * address in it is first resolved, and what dti_lines_add_module()
+ * would tell is told then, once per module, to the notice handler: no
+ * file found, no DWARF, a file of another build passed over; a module
+ * the table has no build-id for is told, and its file used unchecked;
+ * and a module whose files are all other builds is told as
+ * DTI_NOTICE_REFUSED (the message names the first file and gives both
+ * build-ids) and its addresses resolve to nothing.  Returns the number
+ * of entries added, or -1 (ENOMEM, EINVAL: more than INT_MAX entries).
+ */
+int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods,
+			  size_t n);
 
 /* ---- channel control (debugfs) ---- */
 
