@@ -14,6 +14,10 @@
  * records of each channel become one stream per CPU in memory, which
  * libdti reads as it reads per-CPU files.
  *
+ * The module table comes before the channels, a "module" line per entry
+ * ("dti: panic: module NAME 0xTEXT ...", as <debugfs>/dti/.modules), for
+ * --lines.
+ *
  * Damage (exit status 2, a message naming the line): a record line that
  * does not parse, a payload cut short on the console, a section the log
  * ends inside of (its last record may be cut), an end line whose count
@@ -43,6 +47,8 @@ const char usage_console_log[] =
 #define DTI_PANIC_TAG		"dti: panic: "
 #define DTI_BEGIN		"---- begin "
 #define DTI_END			"---- end "
+/* A line of the module table, printed before the channels */
+#define DTI_MODULE		"module "
 /* The payload marks of kmod/dti_panic.c */
 #define DTI_BIN_MARK		"<bin>"
 /* Most CPUs a console section can name */
@@ -70,6 +76,11 @@ struct dti_con_chan {
 
 struct dti_con {
 	const char *path;
+	/* the module table printed before the channels ("module" lines) */
+	struct dti_module *mods;
+	size_t n_mods, cap_mods;
+	bool mods_closed;		/* a channel began after them */
+	unsigned long mods_line;	/* the line of the first of them */
 	const char *only;		/* --channel: damage of others not told */
 	struct dti_con_chan *chans, **tail;
 	unsigned long line;
@@ -302,6 +313,48 @@ static void dti_con_end(struct dti_con *c, const char *s)
 			       ch->name);
 }
 
+/*
+ * A module line, "module NAME 0xTEXT ...", the entry as <debugfs>/dti/
+ * .modules has it.  A table printed again (an oops, then the panic)
+ * replaces the one before.  One that does not parse is left out, with a
+ * warning.  0, or -1 (ENOMEM).
+ */
+static int dti_con_module(struct dti_con *c, const char *s)
+{
+	struct dti_module *e, *n;
+	char src[32];
+	int k;
+
+	if (c->mods_closed) {
+		c->n_mods = 0;
+		c->mods_closed = false;
+	}
+	if (!c->n_mods)
+		c->mods_line = c->line;
+	if (c->n_mods == c->cap_mods) {
+		c->cap_mods = c->cap_mods ? 2 * c->cap_mods : 16;
+		n = realloc(c->mods, c->cap_mods * sizeof(*n));
+		if (!n)
+			return -1;
+		c->mods = n;
+	}
+	strcpy(src, "-");
+	k = dti_modules_parse(s, strlen(s), src, &e);
+	if (k < 0 && errno == ENOMEM)
+		return -1;
+	if (k < 0) {
+		/* "-:1: what is wrong: the line" */
+		if (!c->quiet)
+			dti_warn("%s:%lu: a module line that does not parse (left out): %s",
+				 c->path, c->line, dti_errmsg() + strlen(src) + 3);
+		return 0;
+	}
+	if (k == 1)
+		c->mods[c->n_mods++] = *e;
+	free(e);
+	return 0;
+}
+
 /* One line of the log */
 static int dti_con_line(struct dti_con *c, char *line)
 {
@@ -313,8 +366,12 @@ static int dti_con_line(struct dti_con *c, char *line)
 		return 0;
 	s += strlen(DTI_PANIC_TAG);
 	line[strcspn(line, "\r\n")] = '\0';
-	if (!strncmp(s, DTI_BEGIN, strlen(DTI_BEGIN)))
+	if (!strncmp(s, DTI_MODULE, strlen(DTI_MODULE)))
+		return dti_con_module(c, s + strlen(DTI_MODULE));
+	if (!strncmp(s, DTI_BEGIN, strlen(DTI_BEGIN))) {
+		c->mods_closed = c->n_mods > 0;
 		return dti_con_begin(c, s + strlen(DTI_BEGIN));
+	}
 	if (!strncmp(s, DTI_END, strlen(DTI_END))) {
 		dti_con_end(c, s + strlen(DTI_END));
 		return 0;
@@ -337,6 +394,7 @@ static void dti_con_free(struct dti_con *c)
 			free(ch->buf[cpu]);
 		free(ch);
 	}
+	free(c->mods);
 }
 
 /* Read the log; DTI_EXIT_OK or DTI_EXIT_FAIL (message printed) */
@@ -410,6 +468,12 @@ int cmd_console_log(int argc, char **argv)
 	ret = dti_con_read(&c, f);
 	if (f != stdin)
 		fclose(f);
+	if (ret == DTI_EXIT_OK && c.n_mods)
+		ret = dti_read_lines_table(&o, c.mods, c.n_mods, NULL);
+	else if (ret == DTI_EXIT_OK)
+		ret = dti_read_lines_table(&o, NULL, -1,
+					   "no module table in the log (\"" DTI_PANIC_TAG DTI_MODULE
+					   "...\" lines: a dti.ko without one?)");
 	if (ret == DTI_EXIT_OK)
 		ret = dti_con_print(&c, &o);
 	if (ret == DTI_EXIT_OK && c.damage)

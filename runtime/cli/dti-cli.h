@@ -61,6 +61,14 @@ int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	"      --max-level L     only records of level L or lower\n"
 #define DTI_HELP_TAIL \
 	"      --kallsyms FILE   resolve callers through FILE (from the traced machine)\n" \
+	"      --lines           callers as function, source file:line and inlined\n" \
+	"                        functions, from the modules' DWARF (by build-id)\n" \
+	"  -d, --debuginfo PATH  a module's file (NAME.ko) or a directory to look in\n" \
+	"                        first (repeatable; implies --lines)\n" \
+	"      --kernel-release R  the traced kernel's release, for the default places\n" \
+	"                        (/usr/lib/debug/lib/modules/R, /lib/modules/R)\n" \
+	"      --modules FILE    the module table to resolve with (a copy of\n" \
+	"                        <debugfs>/dti/.modules; implies --lines)\n" \
 	"      --strict          stop at the first damaged record (exit status 1)\n" \
 	"  -q, --quiet           report neither lost records nor damage on stderr\n" \
 	"\nExit status: 0, 1 failure, 2 damaged data skipped, 129 usage.\n"
@@ -82,6 +90,16 @@ struct dti_read_opts {
 	const char *channel, *out_dir;	/* dump --channel, --out */
 	const char *excerpt;		/* dump --excerpt */
 	struct dti_ksyms *syms;
+	/* --lines: source lines through the module table */
+	bool lines;
+	const char **debuginfo;		/* -d, --debuginfo, in order */
+	unsigned int n_debuginfo;
+	const char *release;		/* --kernel-release */
+	const char *modules;		/* --modules */
+	struct dti_lines *lines_l;	/* the resolver, with the places given */
+	bool lines_done;		/* dti_read_lines_table() was called */
+	bool lines_on;			/* with a table: callers resolved */
+	unsigned long refused;		/* modules of another build refused */
 	FILE *f;		/* the output */
 	struct dti_out out;
 };
@@ -99,6 +117,17 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 int dti_read_print(struct dti_reader *r, struct dti_read_opts *o);
 /* Close the output, free what parsing loaded; @ret or the output's error. */
 int dti_read_finish(struct dti_read_opts *o, int ret);
+/*
+ * With --lines, resolve callers through the @n entries of a module table
+ * (@mods; @n -1: none could be read, @why (NULL: dti_errmsg()) says why,
+ * which is told once as a warning, and callers print as without
+ * --lines); --modules FILE replaces it.  Only the first call counts (a
+ * table per run).  DTI_EXIT_OK, or DTI_EXIT_FAIL (message printed).
+ */
+int dti_read_lines_table(struct dti_read_opts *o, const struct dti_module *mods, int n,
+			 const char *why);
+/* dti_read_lines_table() of the table in file @path (--modules wins over it) */
+int dti_read_lines_file(struct dti_read_opts *o, const char *path);
 /* The worse of two exit codes: DTI_EXIT_FAIL, then DTI_EXIT_DAMAGE. */
 int dti_exit_worst(int a, int b);
 /*

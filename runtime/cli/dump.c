@@ -1199,6 +1199,11 @@ static int dti_dump_excerpt(struct dti_vmcore *v, struct dti_dump *d, int n,
 	if (!x)
 		return dti_err("%s", dti_errmsg());
 	v->recording = true;
+	/* the module table, for --lines on the excerpt */
+	if (dti_dump_summary(d)->modules_addr &&
+	    dti_excerpt_scan(v, x, dti_dump_summary(d)->modules_addr,
+			     sizeof(struct dti_dump_modules)) < 0)
+		goto nomem;
 	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
 		/* a channel of a region alone: the region, found by its header */
 		if (!ch->desc_addr &&
@@ -1248,6 +1253,27 @@ static bool dti_dump_has(struct dti_dump *d, int n, const char *name)
 	return false;
 }
 
+/*
+ * --lines: the dump's module table, and its kernel's release (VMCOREINFO
+ * OSRELEASE) for the default places unless --kernel-release gave one.
+ */
+static int dti_dump_lines(struct dti_vmcore *v, struct dti_dump *d,
+			  struct dti_read_opts *o)
+{
+	const struct dti_module *mods;
+	char *release = NULL;
+	int n;
+
+	if (!o->release &&
+	    kdump_vmcoreinfo_line(v->ctx, "OSRELEASE", &release) == KDUMP_OK &&
+	    dti_lines_set_kernel(o->lines_l, release) < 0)
+		dti_vwarn(v, "%s: VMCOREINFO's OSRELEASE: %s", v->path, dti_errmsg());
+	kdump_clear_err(v->ctx);
+	free(release);
+	n = dti_dump_modules(d, &mods);
+	return dti_read_lines_table(o, mods, n, NULL);
+}
+
 /* Find the channels of @v; print, list or save them as @o says. */
 static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 {
@@ -1282,6 +1308,9 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 		   !o->out_dir && !o->excerpt && n > 1) {
 		ret = dti_err("%s: %d channels: --format raw needs --channel NAME (or --out DIR)",
 			      v->path, n);
+	} else if (o->lines_l && !o->list && !o->out_dir && !o->excerpt &&
+		   (ret = dti_dump_lines(v, d, o)) != DTI_EXIT_OK) {
+		/* out of memory: said */
 	} else {
 		if (!o->list && !o->channel)
 			ret = dti_dump_region_damage(sum, o);

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,11 @@
 	{ "min-level", required_argument, NULL, OPT_MIN }, \
 	{ "max-level", required_argument, NULL, OPT_MAX }, \
 	{ "kallsyms",  required_argument, NULL, OPT_KALLSYMS }, \
-	{ "strict",    no_argument,       NULL, OPT_STRICT }
+	{ "strict",    no_argument,       NULL, OPT_STRICT }, \
+	{ "lines",     no_argument,       NULL, OPT_LINES }, \
+	{ "debuginfo", required_argument, NULL, 'd' }, \
+	{ "kernel-release", required_argument, NULL, OPT_RELEASE }, \
+	{ "modules",   required_argument, NULL, OPT_MODULES }
 
 const char usage_read[] =
 	"usage: dti read [options] CHANNEL\n"
@@ -63,7 +68,7 @@ const char usage_decode[] =
 	DTI_READ_HELP;
 
 enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET, OPT_STRICT,
-       OPT_CHANNEL, OPT_OUT, OPT_EXCERPT };
+       OPT_CHANNEL, OPT_OUT, OPT_EXCERPT, OPT_LINES, OPT_RELEASE, OPT_MODULES };
 
 static const struct option dti_read_opts[] = {
 	DTI_READ_OPTS,
@@ -176,6 +181,81 @@ static int dti_out_close(FILE *f, struct dti_out *out)
 }
 
 /*
+ * What source lines tell: a module without a file or DWARF, a file of
+ * the wrong build passed over (warnings), a module whose files are all
+ * other builds (an error: the exit status is 1 at the end).
+ */
+static void dti_lines_notice(const struct dti_notice *n, void *arg)
+{
+	struct dti_read_opts *o = arg;
+
+	if (n->type == DTI_NOTICE_REFUSED) {
+		o->refused++;
+		dti_err("%s", n->message);
+	} else if (!o->quiet) {
+		dti_warn("%s", n->message);
+	}
+}
+
+/* --lines: the resolver with the places given.  DTI_EXIT_OK or _FAIL. */
+static int dti_read_lines_new(struct dti_read_opts *o)
+{
+	unsigned int i;
+
+	o->lines_l = dti_lines_new();
+	if (!o->lines_l)
+		return dti_err("%s", dti_errmsg());
+	dti_lines_set_notice_handler(o->lines_l, dti_lines_notice, o);
+	if (o->release && dti_lines_set_kernel(o->lines_l, o->release) < 0)
+		return dti_err("--kernel-release: %s", dti_errmsg());
+	for (i = 0; i < o->n_debuginfo; i++)
+		if (dti_lines_add_search(o->lines_l, o->debuginfo[i]) < 0)
+			return dti_err("%s", dti_errmsg());
+	return DTI_EXIT_OK;
+}
+
+int dti_read_lines_table(struct dti_read_opts *o, const struct dti_module *mods, int n,
+			 const char *why)
+{
+	struct dti_module *given = NULL;
+	int ret = DTI_EXIT_OK;
+
+	if (!o->lines_l || o->lines_done)
+		return DTI_EXIT_OK;
+	o->lines_done = true;
+	if (o->modules) {
+		/* --modules wins over the table of the source */
+		n = dti_modules_load(o->modules, &given);
+		mods = given;
+		why = NULL;
+	}
+	if (n < 0) {
+		if (!o->quiet)
+			dti_warn("callers not resolved to source lines: %s",
+				 why ? why : dti_errmsg());
+	} else if (dti_lines_add_modules(o->lines_l, mods, n) < 0) {
+		ret = dti_err("%s", dti_errmsg());
+	} else {
+		o->lines_on = true;
+	}
+	free(given);
+	return ret;
+}
+
+int dti_read_lines_file(struct dti_read_opts *o, const char *path)
+{
+	struct dti_module *mods = NULL;
+	int n, ret;
+
+	if (!o->lines_l || o->lines_done)
+		return DTI_EXIT_OK;
+	n = o->modules ? 0 : dti_modules_load(path, &mods);
+	ret = dti_read_lines_table(o, mods, n, NULL);
+	free(mods);
+	return ret;
+}
+
+/*
  * Parse options and operands (@min_args..@max_args of them, 0: any), load
  * the symbols and open the output, before anything is read or reset.
  * Returns -1 to go on, or an exit code.
@@ -193,8 +273,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	o->filter.min_level = DTI_LEVEL_EMERG;
 	o->filter.max_level = DTI_LEVEL_MAX;
 	while ((c = dti_getopt(cmd, argc, argv,
-			       is_read ? "hfpF:o:c:sq" : is_dump ? "hF:o:c:ql" :
-			       is_con ? "hF:o:c:q" : "hF:o:c:sq",
+			       is_read ? "hfpF:o:c:sqd:" : is_dump ? "hF:o:c:qld:" :
+			       is_con ? "hF:o:c:qd:" : "hF:o:c:sqd:",
 			       is_read ? dti_read_opts : is_dump ? dti_dump_opts :
 			       is_con ? dti_console_opts : dti_decode_opts, &ret)) != -1) {
 		switch (c) {
@@ -254,6 +334,24 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		case OPT_STRICT:
 			o->strict = true;
 			break;
+		case OPT_LINES:
+			o->lines = true;
+			break;
+		case 'd':
+			o->debuginfo = realloc(o->debuginfo,
+					       (o->n_debuginfo + 1) * sizeof(*o->debuginfo));
+			if (!o->debuginfo)
+				return dti_err("out of memory");
+			o->debuginfo[o->n_debuginfo++] = optarg;
+			o->lines = true;
+			break;
+		case OPT_RELEASE:
+			o->release = optarg;
+			break;
+		case OPT_MODULES:
+			o->modules = optarg;
+			o->lines = true;
+			break;
 		}
 	}
 	if (argc - optind < min_args)
@@ -277,9 +375,17 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		if (!o->syms)
 			dti_warn("callers printed as addresses: %s", dti_errmsg());
 	}
+	if (o->release && !o->lines)
+		return dti_usage(cmd, true, "--kernel-release is for --lines");
+	if (o->lines && dti_read_lines_new(o) != DTI_EXIT_OK) {
+		dti_ksyms_free(o->syms);
+		return DTI_EXIT_FAIL;
+	}
 	o->f = dti_out_open(&o->out, o->output);
 	if (!o->f) {
 		dti_ksyms_free(o->syms);
+		dti_lines_free(o->lines_l);
+		free(o->debuginfo);
 		return DTI_EXIT_FAIL;
 	}
 	return -1;
@@ -326,6 +432,8 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 		return dti_err("%s", dti_errmsg());
 	dti_set_notice_handler(r, dti_notice, o);
 	dti_set_ksyms(r, o->syms);
+	if (o->lines_on)
+		dti_set_lines(r, o->lines_l);
 	ret = dti_print_all(r, o);
 	damage = dti_damage_count(r) > 0;
 	dti_close(r);	/* writes what dti_print() still holds */
@@ -359,7 +467,12 @@ int dti_read_finish(struct dti_read_opts *o, int ret)
 
 	if (ret != DTI_EXIT_FAIL && ret_out != DTI_EXIT_OK)
 		ret = ret_out;
+	/* a module's files all of another build: told, its callers left */
+	if (o->refused)
+		ret = DTI_EXIT_FAIL;
 	dti_ksyms_free(o->syms);
+	dti_lines_free(o->lines_l);
+	free(o->debuginfo);
 	return ret;
 }
 
@@ -371,10 +484,12 @@ static int dti_read_run(struct dti_reader *r, struct dti_read_opts *o)
 
 int cmd_read(int argc, char **argv)
 {
+	struct dti_module *mods = NULL;
 	struct dti_read_opts o;
+	struct dti_reader *r;
 	struct sigaction sa;
 	unsigned int flags;
-	int ret = dti_read_parse("read", argc, argv, 1, 1, &o);
+	int n, ret = dti_read_parse("read", argc, argv, 1, 1, &o);
 
 	if (ret >= 0)
 		return ret;
@@ -387,9 +502,18 @@ int cmd_read(int argc, char **argv)
 	sa.sa_handler = dti_on_signal;	/* no SA_RESTART: wake the sleep */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	if (o.previous)
-		return dti_read_run(dti_open_previous(argv[optind], flags), &o);
-	return dti_read_run(dti_open_channel(argv[optind], flags), &o);
+	r = o.previous ? dti_open_previous(argv[optind], flags) :
+			 dti_open_channel(argv[optind], flags);
+	if (r && o.lines_l) {
+		n = o.modules ? 0 : dti_modules_read(o.previous ? DTI_MODULES_PREVIOUS : 0, &mods);
+		ret = dti_read_lines_table(&o, mods, n, NULL);
+		free(mods);
+		if (ret != DTI_EXIT_OK) {
+			dti_close(r);
+			return dti_read_finish(&o, ret);
+		}
+	}
+	return dti_read_run(r, &o);
 }
 
 /* Open the operands of decode: one directory, or files with '-' for stdin. */
@@ -408,6 +532,34 @@ static struct dti_reader *dti_decode_open(char **args, unsigned int n,
 	return dti_open_files((const char *const *)args, n, flags);
 }
 
+/*
+ * --lines: the module table of what decode reads: DIR/modules, or the
+ * file "modules" of a snapshot among the files (dti_open_files() leaves
+ * it out of the records), unless --modules names one.
+ */
+static int dti_decode_lines(struct dti_read_opts *o, char **args, unsigned int n)
+{
+	char path[PATH_MAX];
+	const char *base;
+	struct stat st;
+	unsigned int i;
+
+	if (!o->lines_l)
+		return DTI_EXIT_OK;
+	if (n == 1 && strcmp(args[0], "-") && stat(args[0], &st) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		snprintf(path, sizeof(path), "%s/modules", args[0]);
+		return dti_read_lines_file(o, path);
+	}
+	for (i = 0; i < n; i++) {
+		base = strrchr(args[i], '/');
+		if (!strcmp(base ? base + 1 : args[i], "modules"))
+			return dti_read_lines_file(o, args[i]);
+	}
+	return dti_read_lines_table(o, NULL, -1,
+				    "no module table among the files (a snapshot's DIR/modules, or --modules FILE)");
+}
+
 int cmd_decode(int argc, char **argv)
 {
 	struct dti_read_opts o;
@@ -415,6 +567,9 @@ int cmd_decode(int argc, char **argv)
 
 	if (ret >= 0)
 		return ret;
+	ret = dti_decode_lines(&o, argv + optind, argc - optind);
+	if (ret != DTI_EXIT_OK)
+		return dti_read_finish(&o, ret);
 	return dti_read_run(dti_decode_open(argv + optind, argc - optind,
 					    o.strict ? DTI_OPEN_STRICT : 0), &o);
 }

@@ -22,17 +22,21 @@
 
 #include "dti-cli.h"
 
+/* The module table in a snapshot directory (libdti reads it by this name) */
+#define DTI_SNAP_MODULES	"modules"
+
 const char usage_snapshot[] =
 	"usage: dti snapshot [--raw] [--force] CHANNEL DIR\n"
 	"\nSwitch CHANNEL off, copy every per-CPU trace file (all records the\n"
-	"buffers hold) and its info and stats into DIR (created if needed, else\n"
-	"it must be empty), and restore the previous level, also when\n"
-	"interrupted.  Decode the copy with 'dti decode DIR'.\n"
+	"buffers hold), its info and stats, and the module table (as modules,\n"
+	"for 'dti decode --lines') into DIR (created if needed, else it must be\n"
+	"empty), and restore the previous level, also when interrupted.  Decode\n"
+	"the copy with 'dti decode DIR'.\n"
 	"\n"
 	"  --raw    copy each whole ring through mmap instead of reading the\n"
 	"           trace files: nothing is consumed, padding is kept\n"
-	"  --force  use a DIR that is not empty: remove the trace*, info and\n"
-	"           stats files an earlier snapshot left there\n";
+	"  --force  use a DIR that is not empty: remove the trace*, info, stats\n"
+	"           and modules files an earlier snapshot left there\n";
 
 /* What the signal handler needs to restore the level: no allocation, no stdio */
 static struct {
@@ -105,7 +109,7 @@ static void dti_snap_disarm(void)
 static bool dti_snap_file(const char *name)
 {
 	return !strncmp(name, "trace", 5) || !strcmp(name, "info") ||
-	       !strcmp(name, "stats");
+	       !strcmp(name, "stats") || !strcmp(name, DTI_SNAP_MODULES);
 }
 
 /*
@@ -242,6 +246,25 @@ static long long dti_copy(const char *src, const char *dst)
 	return total;
 }
 
+/*
+ * The machine's module table, <debugfs>/dti/.modules beside the channel
+ * directory @chdir, into DIR/modules, for 'dti decode --lines': where the
+ * modules that logged were loaded, with their build-ids.  A dti.ko
+ * without one has none: nothing is copied.  0 or an exit code.
+ */
+static int dti_copy_modules(const char *chdir, const char *dir)
+{
+	char src[PATH_MAX + 32], dst[PATH_MAX + 300];
+	const char *slash = strrchr(chdir, '/');
+
+	snprintf(src, sizeof(src), "%.*s/" DTI_MODULES_FILE,
+		 slash ? (int)(slash - chdir) : 1, slash ? chdir : ".");
+	if (access(src, F_OK) != 0)
+		return 0;
+	snprintf(dst, sizeof(dst), "%s/" DTI_SNAP_MODULES, dir);
+	return dti_copy(src, dst) < 0 ? DTI_EXIT_FAIL : 0;
+}
+
 static int dti_copy_channel(const char *chdir, const char *dir, size_t ring,
 			    unsigned int *files, long long *bytes)
 {
@@ -324,6 +347,8 @@ int cmd_snapshot(int argc, char **argv)
 		ret = dti_err("%s", dti_errmsg());
 	else
 		ret = dti_copy_channel(chdir, dir, ring, &files, &bytes);
+	if (ret == DTI_EXIT_OK)
+		ret = dti_copy_modules(chdir, dir);
 	if (level != -1 && dti_set_level(ch, level) < 0)
 		ret = dti_err("cannot restore level %d: %s", level, dti_errmsg());
 	dti_snap_disarm();

@@ -2193,6 +2193,14 @@ int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir)
 		return -1;
 	ret = dti_save_file(dir, "info", info, len);
 	free(info);
+	if (ret < 0 || !d->sum.modules_addr)
+		return ret;
+	/* the module table, as a snapshot has it (dti_modules_load()) */
+	info = dti_modules_text(d->mods, d->n_mods, &len);
+	if (!info)
+		return -1;
+	ret = dti_save_file(dir, DTI_SNAP_MODULES_FILE, info, len);
+	free(info);
 	return ret;
 }
 

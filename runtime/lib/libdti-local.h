@@ -44,6 +44,11 @@
 #define DTI_DEBUGFS_DEFAULT	"/sys/kernel/debug"
 /* A pending store's records in a snapshot directory (dti_dump_save()) */
 #define DTI_PENDING_FILE	"pending"
+/* The module table in a snapshot directory (dti snapshot, dti_dump_save()) */
+#define DTI_SNAP_MODULES_FILE	"modules"
+
+/* modules.c: @n entries as the text DTI_MODULES_FILE has, malloc()ed, *@len bytes */
+char *dti_modules_text(const struct dti_module *mods, size_t n, size_t *len);
 
 /* error.c */
 int dti_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

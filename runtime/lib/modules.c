@@ -196,3 +196,31 @@ int dti_modules_load(const char *path, struct dti_module **mods)
 	free(text);
 	return n;
 }
+
+char *dti_modules_text(const struct dti_module *mods, size_t n, size_t *len)
+{
+	char *text = NULL, hex[2 * DTI_BUILD_ID_SIZE + 1];
+	size_t i, k;
+	FILE *f = open_memstream(&text, len);
+
+	if (!f)
+		return dti_fail_null(ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		const struct dti_module *e = &mods[i];
+
+		if (e->state != DTI_MODULE_LIVE && e->state != DTI_MODULE_GONE)
+			continue;
+		strcpy(hex, "-");
+		for (k = 0; k < e->build_id_len && k < DTI_BUILD_ID_SIZE; k++)
+			sprintf(hex + 2 * k, "%02x", e->build_id[k]);
+		fprintf(f, "%.*s 0x%llx 0x%x %s %s %llu %llu\n", (int)sizeof(e->name), e->name,
+			(unsigned long long)e->text, e->text_size, hex,
+			e->state == DTI_MODULE_LIVE ? "live" : "gone",
+			(unsigned long long)e->loaded_ns, (unsigned long long)e->unloaded_ns);
+	}
+	if (fclose(f) || !text) {
+		free(text);
+		return dti_fail_null(ENOMEM, "out of memory");
+	}
+	return text;
+}

@@ -12,7 +12,9 @@
  * dti_test.ko is there (run from runtime/), the same comparison on a real
  * module.
  * Last, 1,000,000 records are decoded with and without resolving their
- * callers, and the times printed (not asserted).
+ * callers, and printed as `dti decode -F ts` prints them with and without
+ * their source lines: the times are printed, and printing with lines
+ * must take at most twice as long (not asserted under sanitizers).
  *
  * usage: test_lines BUILD_DIR; prints "N passed, N failed" last.
  */
@@ -29,6 +31,17 @@
 #include "unit.h"
 
 #define SAMPLE_SRC	"tests/lines_sample.c"
+/* built with ASan (gcc says so, clang has __has_feature) */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED	1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED	0
+#endif
 #define SAMPLE_NAME	"lines_sample"
 /* where the tests say the sample's .text was loaded: any kernel address */
 #define SAMPLE_TEXT	0xffffffffc0a00000ull
@@ -630,6 +643,39 @@ static double timed_read(const unsigned char *buf, size_t len, struct dti_lines 
 	return t0;
 }
 
+/*
+ * Print @buf's records as `dti decode -F ts` does into /dev/null, with
+ * their callers through @l (NULL: as addresses): the best of 3 runs, in
+ * seconds, or -1.
+ */
+static double timed_print(const unsigned char *buf, size_t len, struct dti_lines *l)
+{
+	const void *bufs[] = { buf };
+	double best = -1, t;
+	struct dti_reader *r;
+	int run, ret;
+	FILE *out = fopen("/dev/null", "w");
+
+	if (!out)
+		return -1;
+	for (run = 0; run < 3; run++) {
+		r = dti_open_mem(bufs, &len, 1);
+		if (!r)
+			break;
+		dti_set_lines(r, l);
+		t = now();
+		ret = dti_print_records(r, out, DTI_FMT_TS, NULL, 0);
+		dti_close(r);
+		t = now() - t;
+		if (ret < 0)
+			break;
+		if (best < 0 || t < best)
+			best = t;
+	}
+	fclose(out);
+	return best;
+}
+
 static void test_timing(void)
 {
 	static struct call sites[MAX_CALLS];
@@ -666,6 +712,17 @@ static void test_timing(void)
 	       "(x%.2f; resolving %.1f ns a record, cache hits)\n",
 	       n, t_plain * 1e3, t_lines * 1e3, t_lines / t_plain,
 	       (t_lines - t_plain) * 1e9 / n);
+	/* as dti decode -F ts prints them, without and with --lines */
+	t_plain = timed_print(buf, len, NULL);
+	t_lines = timed_print(buf, len, l);
+	CHECK(t_plain > 0 && t_lines > 0);
+	printf("  %lu records printed -F ts: %.1f ms with callers as addresses, %.1f ms with "
+	       "their source lines (x%.2f)\n", n, t_plain * 1e3, t_lines * 1e3,
+	       t_lines / t_plain);
+#if !SANITIZED
+	/* the goal: resolving callers at most doubles the time of a read */
+	CHECK(t_lines <= 2 * t_plain);
+#endif
 	free(buf);
 	dti_lines_free(l);
 }

@@ -194,10 +194,11 @@ struct dti_reader *dti_open_dir(const char *dir, unsigned int flags);
  * as they come).  Files of a snapshot directory (one holding trace0..N or
  * pending) are read as dti_open_dir() reads them: its info and stats are
  * no records but are checked against them as the directory's are (the
- * first of each given; another is not read, with a warning), and pending
- * holds a pending store's records.  So all the files of a directory give
- * what the directory gives.  NULL on error (errno from open(); ENOENT if
- * only info and stats are given).
+ * first of each given; another is not read, with a warning), pending
+ * holds a pending store's records, and its module table, modules, is
+ * left to dti_modules_load().  So all the files of a directory give what
+ * the directory gives.  NULL on error (errno from open(); ENOENT if only
+ * info, stats and modules are given).
  */
 struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
 				  unsigned int flags);
@@ -502,7 +503,9 @@ struct dti_reader *dti_dump_open(struct dti_dump *d, unsigned int i,
  * decode` read as dti_dump_open() reads it: @dir (created; if it exists
  * it must be empty) gets traceN, a copy of CPU N's ring with its stale
  * sub-buffers zeroed, pending (the pending store's records, sorted by
- * time) if there are any, and info (the descriptor, as text).  Returns
+ * time) if there are any, info (the descriptor, as text), and modules
+ * (the dump's module table, dti_dump_modules(), as dti_modules_load()
+ * reads it) if it has one.  Returns
  * 0, or -1: EINVAL as dti_dump_open(), ENOTEMPTY, or the error of
  * mkdir(), open() or write(); dti_errmsg() names the file.
  */
@@ -710,6 +713,20 @@ int dti_modules_parse(const char *text, size_t len, const char *source,
  * of dti_modules_parse().
  */
 int dti_modules_load(const char *path, struct dti_module **mods);
+
+/* dti_modules_read() flags */
+#define DTI_MODULES_PREVIOUS	0x1	/* the previous boot's table */
+
+/*
+ * dti_modules_load() of the traced machine's table, <debugfs>/dti/.modules,
+ * or with DTI_MODULES_PREVIOUS in @flags the previous boot's,
+ * <debugfs>/dti/.previous/.modules (for dti_open_previous()'s records).
+ * Returns the number of entries, or -1: ENODEV (debugfs not mounted, DTI
+ * not loaded), ENOENT (no such file: a dti.ko without a module table, or
+ * no previous boot's), EINVAL (unknown @flags), or those of
+ * dti_modules_load().
+ */
+int dti_modules_read(unsigned int flags, struct dti_module **mods);
 /*
  * Add the @n entries of a module table to @l: the live ones, then the
  * gone ones, the last unloaded first, each only if its name and its
