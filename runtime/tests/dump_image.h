@@ -332,4 +332,40 @@ static inline void img_area_chan(struct img_chan *c, const char *name, uint64_t 
 			c->pages[cpu][i] = (base + a->offset + cpu * img_stride(a)) / IMG_PAGE + i;
 }
 
+/*
+ * dti.ko's module table (struct dti_dump_modules) at @addr with the @n
+ * entries of @e (host order; the others free), sealed with its CRC
+ * unless @bad_crc.
+ */
+static inline void img_modules(struct img *m, uint64_t addr, const struct dti_module *e,
+			       unsigned int n, bool bad_crc)
+{
+	struct dti_dump_modules *t = calloc(1, sizeof(*t));
+	struct dti_module *o;
+	unsigned int i;
+
+	if (!t)
+		return;
+	img_marker(t->marker, DTI_MODULES_FILE);
+	t->magic = img32(DTI_DUMP_MAGIC);
+	t->version = img16(DTI_DUMP_VERSION);
+	t->type = img16(DTI_DUMP_MODULES);
+	t->size = img32(sizeof(*t));
+	t->entry_size = img32(sizeof(*o));
+	t->n_entries = img32(DTI_MODULES_MAX);
+	for (i = 0; i < n && i < DTI_MODULES_MAX; i++) {
+		o = &t->mod[i];
+		*o = e[i];
+		o->text = img64(e[i].text);
+		o->text_size = img32(e[i].text_size);
+		o->state = img32(e[i].state);
+		o->loaded_ns = img64(e[i].loaded_ns);
+		o->unloaded_ns = img64(e[i].unloaded_ns);
+		o->build_id_len = img32(e[i].build_id_len);
+	}
+	t->crc = img32(img_crc32(t, sizeof(*t)) ^ bad_crc);
+	img_put(m, addr, t, sizeof(*t));
+	free(t);
+}
+
 #endif /* _DTI_DUMP_IMAGE_H */

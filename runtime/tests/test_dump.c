@@ -1298,6 +1298,142 @@ static void seed(const char *dir, const char *name, const struct img *m,
 	fclose(f);
 }
 
+/* ---- the module table ---- */
+
+#define MODS_AT		(14 * IMG_PAGE)
+
+static const struct dti_module mods_drv[] = {
+	{ .name = "drv_mod", .text = 0xffffffffc0a00000ull, .text_size = 0x2345,
+	  .state = DTI_MODULE_LIVE, .loaded_ns = 1000, .build_id_len = 20,
+	  .build_id = { 0x3f, 0x6c, 0x2e, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+			15, 16, 0xff } },
+	{ .name = "old", .text = 0xffffffffc0b00000ull, .text_size = 0x1000,
+	  .state = DTI_MODULE_GONE, .loaded_ns = 5, .unloaded_ns = 900 },
+};
+
+/* drv's image with the module table after its rings */
+static void image_mods(struct img *m, struct img_chan *c, bool bad_crc)
+{
+	image_drv(m, c);
+	img_modules(m, MODS_AT, mods_drv, 2, bad_crc);
+}
+
+/* The table found, no channel; in host order from either byte order; listed */
+static void test_modules(void)
+{
+	const struct dti_module *mods;
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	const struct dti_dump_summary *sum;
+	struct dti_dump *d;
+	struct out o;
+	char *text = NULL;
+	size_t len;
+	FILE *f;
+	int n, swapped;
+
+	for (swapped = 0; swapped < 2; swapped++) {
+		img_swapped = swapped;
+		image_mods(&m, &c, false);
+		img_swapped = false;
+		d = load(&mm, &n);
+		CHECK(n == 1);
+		CHECK_STR(dti_dump_channel(d, 0)->name, "drv");
+		sum = dti_dump_summary(d);
+		CHECK(sum->markers == 2 && sum->descriptors == 2 && sum->stray == 0 &&
+		      sum->channels == 1 && sum->modules_addr == MODS_AT);
+		CHECK(dti_dump_modules(d, &mods) == 2);
+		CHECK(mods && !memcmp(&mods[0], &mods_drv[0], sizeof(mods[0])) &&
+		      !memcmp(&mods[1], &mods_drv[1], sizeof(mods[1])));
+		f = open_memstream(&text, &len);
+		CHECK(f && dti_dump_print_list(d, f, NULL, 0) == 0);
+		if (f)
+			fclose(f);
+		CHECK(text && strstr(text, "\n  modules: module table at physical 0xe000: 2 entries, 1 of them live\n"));
+		free(text);
+		text = NULL;
+		CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o), DRV_TEXT);
+		dti_dump_free(d);
+		free(m.p);
+	}
+	/* none: ENOENT */
+	image_drv(&m, &c);
+	d = load(&mm, &n);
+	errno = 0;
+	CHECK(dti_dump_modules(d, &mods) == -1 && errno == ENOENT && !mods);
+	CHECK(!dti_dump_summary(d)->modules_addr);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* A table whose CRC fails is not used, and said; the records still read */
+static void test_modules_damaged(void)
+{
+	const struct dti_module *mods;
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	struct dti_dump *d;
+	struct dti_module bad = mods_drv[0];
+	struct out o;
+	int n;
+
+	image_mods(&m, &c, true);
+	d = load(&mm, &n);
+	CHECK(n == 1);
+	errno = 0;
+	CHECK(dti_dump_modules(d, &mods) == -1 && errno == EBADMSG && !mods);
+	CHECK(strstr(dti_errmsg(), "module table at physical 0xe000: CRC mismatch"));
+	CHECK(!dti_dump_summary(d)->modules_addr);
+	CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o), DRV_TEXT);
+	CHECK(o.rc == 0 && o.damage == 0);
+	dti_dump_free(d);
+	free(m.p);
+
+	/* an entry that cannot be, under a good CRC */
+	image_drv(&m, &c);
+	bad.state = 7;
+	img_modules(&m, MODS_AT, &bad, 1, false);
+	d = load(&mm, &n);
+	CHECK(n == 1 && dti_dump_modules(d, &mods) == -1 && errno == EBADMSG &&
+	      strstr(dti_errmsg(), "entry 0: unknown state 7"));
+	dti_dump_free(d);
+	free(m.p);
+
+	/* a damaged copy beside a good one: the good one */
+	image_mods(&m, &c, false);
+	img_modules(&m, IMG_PAGE, mods_drv, 1, true);
+	d = load(&mm, &n);
+	CHECK(n == 1 && dti_dump_modules(d, &mods) == 2);
+	dti_dump_free(d);
+	free(m.p);
+}
+
+/* dti_dump_save() writes the table as modules, which dti_modules_load() reads */
+static void test_modules_saved(void)
+{
+	struct dti_module *mods = NULL;
+	char dir[512], path[600];
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	struct dti_dump *d;
+	int n;
+
+	image_mods(&m, &c, false);
+	d = load(&mm, &n);
+	snprintf(dir, sizeof(dir), "%s/mods-save", tmpdir);
+	CHECK(dti_dump_save(d, 0, dir) == 0);
+	snprintf(path, sizeof(path), "%s/modules", dir);
+	CHECK(dti_modules_load(path, &mods) == 2);
+	CHECK(mods && !memcmp(&mods[0], &mods_drv[0], sizeof(mods[0])) &&
+	      !memcmp(&mods[1], &mods_drv[1], sizeof(mods[1])));
+	free(mods);
+	dti_dump_free(d);
+	free(m.p);
+}
+
 static int write_seeds(const char *dir)
 {
 	struct img m;
@@ -1327,6 +1463,9 @@ static int write_seeds(const char *dir)
 	image_persist(&m, true);
 	seed(dir, "dump-persist", &m, 1);
 	free(m.p);
+	image_mods(&m, &c, false);
+	seed(dir, "dump-modules", &m, 1);
+	free(m.p);
 	return 0;
 }
 
@@ -1352,6 +1491,9 @@ static const struct unit_test tests[] = {
 	{ "persistent region without descriptors; the listing", test_persist_no_descriptor },
 	{ "persistent region: damaged slots and headers", test_persist_damage },
 	{ "persistent region not in the dump; the other byte order", test_persist_missing_and_swapped },
+	{ "module table: found, no channel, either byte order, listed", test_modules },
+	{ "module table: damaged ones not used, records read", test_modules_damaged },
+	{ "module table saved with a channel", test_modules_saved },
 };
 
 int main(int argc, char **argv)

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <linux/dti_record.h>
 #include "dti/libdti.h"
@@ -555,6 +557,28 @@ static void test_real_module(void)
 	dti_lines_free(l);
 }
 
+/* The file @path as a string to free(), or NULL */
+static char *slurp(const char *path)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *in = fopen(path, "r"), *out = open_memstream(&text, &size);
+	int c;
+
+	if (in && out)
+		while ((c = fgetc(in)) != EOF)
+			fputc(c, out);
+	if (in)
+		fclose(in);
+	if (out)
+		fclose(out);
+	if (!in) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
 /* ---- timing ---- */
 
 static double now(void)
@@ -727,11 +751,436 @@ static void test_timing(void)
 	dti_lines_free(l);
 }
 
+/* ---- module tables ---- */
+
+static void test_modules_parse(void)
+{
+	static const struct {
+		const char *line, *why;
+	} bad[] = {
+		{ "x 0x10 0x20 - live 1", "too few fields" },
+		{ "x 0x10 0x20 - live 1 0 more", "too many fields" },
+		{ "x 10 0x20 - live 1 0", "text address" },
+		{ "x 0x0 0x20 - live 1 0", "text address" },
+		{ "x 0x1z 0x20 - live 1 0", "text address" },
+		{ "x 0x10 0x100000000 - live 1 0", "text size" },
+		{ "x 0xffffffffffffff00 0x1000 - live 1 0", "past the end" },
+		{ "x 0x10 0x20 abc live 1 0", "build-id" },
+		{ "x 0x10 0x20 0011223344556677889900112233445566778899aa live 1 0", "build-id" },
+		{ "x 0x10 0x20 - dead 1 0", "state" },
+		{ "x 0x10 0x20 - live -1 0", "time" },
+		{ "x 0x10 0x20 - live 1 99999999999999999999", "time" },
+		{ "a_module_name_longer_than_any_module_name_of_the_kernel_is 0x10 0x20 - live 1 0",
+		  "module name longer" },
+	};
+	const char *good = "first 0xffffffffc0a3e000 0x5a20 3f6c2e0011 live 2345678901 0\n"
+			   "\n  \n"
+			   "second 0xffffffffc0b00000 0x1000 - gone 5 18446744073709551615\n";
+	struct dti_module *m = NULL;
+	char text[512], want[64];
+	size_t i;
+
+	CHECK(dti_modules_parse(good, strlen(good), "t", &m) == 2);
+	if (m) {
+		CHECK_STR(m[0].name, "first");
+		CHECK(m[0].text == 0xffffffffc0a3e000ull && m[0].text_size == 0x5a20 &&
+		      m[0].build_id_len == 5 && m[0].build_id[0] == 0x3f &&
+		      m[0].build_id[4] == 0x11 && m[0].state == DTI_MODULE_LIVE &&
+		      m[0].loaded_ns == 2345678901ull && !m[0].unloaded_ns);
+		CHECK_STR(m[1].name, "second");
+		CHECK(m[1].state == DTI_MODULE_GONE && !m[1].build_id_len &&
+		      m[1].unloaded_ns == UINT64_MAX);
+	}
+	free(m);
+	CHECK(dti_modules_parse("", 0, NULL, &m) == 0 && !m);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "ok 0x10 0x20 - live 1 0\n%s\n", bad[i].line);
+		errno = 0;
+		m = (struct dti_module *)1;
+		CHECK(dti_modules_parse(text, strlen(text), "tbl", &m) == -1 && errno == EINVAL &&
+		      !m);
+		CHECK(!strncmp(dti_errmsg(), "tbl:2: ", 7) && strstr(dti_errmsg(), bad[i].why));
+		if (!strstr(dti_errmsg(), bad[i].why))
+			printf("  %s -> %s\n", bad[i].line, dti_errmsg());
+	}
+	/* a NUL in the table */
+	snprintf(want, sizeof(want), "x 0x10 0x20 - live 1 0");
+	want[1] = '\0';
+	CHECK(dti_modules_parse(want, 22, "nul", &m) == -1 && errno == EINVAL &&
+	      strstr(dti_errmsg(), "nul:1: a NUL byte"));
+	errno = 0;
+	CHECK(dti_modules_load("/nonexistent/modules", &m) == -1 && errno == ENOENT &&
+	      strstr(dti_errmsg(), "/nonexistent/modules"));
+}
+
+static unsigned int n_refused;
+
+static void on_lines_notice(const struct dti_notice *n, void *arg)
+{
+	(void)arg;
+	if (n->type == DTI_NOTICE_REFUSED)
+		n_refused++;
+	on_notice(n, arg);
+}
+
+/* The build-id of the sample (@path) as a module table entry */
+static void sample_entry(struct dti_module *e, const char *path, const char *name,
+			 uint64_t text, uint32_t size, int state, bool with_id)
+{
+	unsigned char id[BUILD_ID_MAX];
+	size_t n = with_id ? build_id_of(path, id) : 0;
+
+	memset(e, 0, sizeof(*e));
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->text = text;
+	e->text_size = size;
+	e->state = state;
+	e->unloaded_ns = state == DTI_MODULE_GONE ? 100 : 0;
+	if (n <= DTI_BUILD_ID_SIZE) {
+		memcpy(e->build_id, id, n);
+		e->build_id_len = n;
+	}
+}
+
+/*
+ * dti_lines_add_modules(): live entries, gone ones that clash with
+ * nothing; files looked for at the first caller, told then, once
+ */
+static void test_add_modules(void)
+{
+	struct dti_module t[5];
+	struct call calls[MAX_CALLS];
+	struct dti_lines *l = dti_lines_new();
+	struct dti_line out;
+	size_t n = call_sites(sample, calls, MAX_CALLS);
+
+	CHECK(l && n == 7);
+	if (!l || n != 7) {
+		dti_lines_free(l);
+		return;
+	}
+	n_notices = n_refused = 0;
+	dti_lines_set_notice_handler(l, on_lines_notice, NULL);
+	CHECK(!dti_lines_add_search(l, sample));
+	/* an earlier load of the sample, gone, listed first */
+	sample_entry(&t[0], sample, SAMPLE_NAME, SAMPLE_TEXT + 0x100000, 0x1000,
+		     DTI_MODULE_GONE, true);
+	sample_entry(&t[1], sample, SAMPLE_NAME, SAMPLE_TEXT, 0x1000, DTI_MODULE_LIVE, true);
+	/* gone where the sample is now: left out */
+	sample_entry(&t[2], sample, "clash", SAMPLE_TEXT + 0x800, 0x1000, DTI_MODULE_GONE, true);
+	/* gone, clashing with nothing: added, no file */
+	sample_entry(&t[3], sample, "gone_mod", SAMPLE_TEXT + 0x200000, 0x1000,
+		     DTI_MODULE_GONE, false);
+	/* free: left out */
+	sample_entry(&t[4], sample, "free_mod", SAMPLE_TEXT + 0x300000, 0x1000,
+		     DTI_MODULE_FREE, false);
+	CHECK(dti_lines_add_modules(l, t, 5) == 2);
+	CHECK(n_notices == 0);		/* nothing looked for yet */
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[4].koff, 0, &out) &&
+	      out.line == marked_line("cold_fn_call"));
+	CHECK(n_notices == 0);
+	errno = 0;
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x100000 + 9, 0, &out) == -1 &&
+	      errno == ENOENT && strstr(dti_errmsg(), "in no module"));
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x801 + 0x1000, 0, &out) == -1 &&
+	      strstr(dti_errmsg(), "in no module"));
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x200010, 0, &out) == -1 &&
+	      errno == ENOENT && strstr(dti_errmsg(), "no file was found"));
+	CHECK(n_notices == 1 && strstr(last_notice, "no file found for module gone_mod"));
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x200020, 0, &out) == -1);
+	CHECK(n_notices == 1 && n_refused == 0);
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x300010, 0, &out) == -1 &&
+	      strstr(dti_errmsg(), "in no module"));
+	dti_lines_free(l);
+
+	/* no build-id in the table: used unchecked, told */
+	l = dti_lines_new();
+	n_notices = 0;
+	dti_lines_set_notice_handler(l, on_lines_notice, NULL);
+	CHECK(l && !dti_lines_add_search(l, sample));
+	sample_entry(&t[0], sample, SAMPLE_NAME, SAMPLE_TEXT, 0x1000, DTI_MODULE_LIVE, false);
+	CHECK(l && dti_lines_add_modules(l, t, 1) == 1);
+	CHECK(l && !dti_lines_resolve(l, SAMPLE_TEXT + calls[0].koff, 0, &out) &&
+	      out.line == marked_line("first_call"));
+	CHECK(n_notices == 1 && strstr(last_notice, "no build-id") &&
+	      strstr(last_notice, "used unchecked"));
+	dti_lines_free(l);
+}
+
+/* A table's module whose files are all other builds: refused, told once */
+static void test_table_mismatch(void)
+{
+	unsigned char id[BUILD_ID_MAX], id_other[BUILD_ID_MAX];
+	char hex[2 * BUILD_ID_MAX + 1], hex_other[2 * BUILD_ID_MAX + 1];
+	struct dti_lines *l = dti_lines_new();
+	struct dti_module t;
+	struct dti_line out;
+	size_t n = build_id_of(sample, id), i;
+
+	build_id_of(other, id_other);
+	for (i = 0; i < n; i++) {
+		sprintf(hex + 2 * i, "%02x", id[i]);
+		sprintf(hex_other + 2 * i, "%02x", id_other[i]);
+	}
+	n_notices = n_refused = 0;
+	CHECK(l && !dti_lines_add_search(l, other));
+	if (!l)
+		return;
+	dti_lines_set_notice_handler(l, on_lines_notice, NULL);
+	sample_entry(&t, sample, SAMPLE_NAME, SAMPLE_TEXT, 0x1000, DTI_MODULE_LIVE, true);
+	CHECK(dti_lines_add_modules(l, &t, 1) == 1);
+	errno = 0;
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 8, 0, &out) == -1 && errno == ENOENT &&
+	      strstr(dti_errmsg(), "no file of its build was found"));
+	CHECK(n_refused == 1 && n_notices == 1);
+	CHECK(strstr(last_notice, other) && strstr(last_notice, hex) &&
+	      strstr(last_notice, hex_other));
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 16, 0, &out) == -1);
+	CHECK(n_refused == 1 && n_notices == 1);
+	dti_lines_free(l);
+}
+
+/* Everything dti_print() wrote to a memory stream, as a string to free() */
+static char *print_all(const unsigned char *buf, size_t len, struct dti_lines *l,
+		       enum dti_format fmt)
+{
+	const void *bufs[] = { buf };
+	struct dti_reader *r = dti_open_mem(bufs, &len, 1);
+	char *text = NULL;
+	size_t size;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!r || !f) {
+		dti_close(r);
+		if (f)
+			fclose(f);
+		free(text);
+		return NULL;
+	}
+	dti_set_lines(r, l);
+	dti_print_records(r, f, fmt, NULL, 0);
+	dti_close(r);
+	fclose(f);
+	return text;
+}
+
+/* The sample's calls and one address of no module, as records' callers */
+static unsigned char *sample_records(const struct call *calls, size_t n_calls,
+				     size_t *len)
+{
+	uint64_t callers[MAX_CALLS + 1];
+	size_t i;
+
+	for (i = 0; i < n_calls; i++)
+		callers[i] = SAMPLE_TEXT + calls[i].koff;
+	callers[n_calls] = SAMPLE_TEXT - 0x1000;
+	return timed_buffer(n_calls + 1, callers, n_calls + 1, len);
+}
+
+/* dti_set_lines(): callers printed with file:line and the inlined chain */
+static void test_print_lines(void)
+{
+	struct call calls[MAX_CALLS];
+	struct dti_lines *l;
+	struct dti_line ln;
+	unsigned char *buf;
+	char want[2048], *text;
+	size_t n = call_sites(sample, calls, MAX_CALLS), len;
+	int ret = -1;
+
+	l = lines_with(sample, SAMPLE_NAME, SAMPLE_TEXT, &ret);
+	buf = n == 7 ? sample_records(calls, n, &len) : NULL;
+	CHECK(l && ret == 0 && buf);
+	if (!l || ret || !buf) {
+		dti_lines_free(l);
+		free(buf);
+		return;
+	}
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[1].koff, 0, &ln) && ln.n_inlined == 1);
+	text = print_all(buf, len, l, DTI_FMT_TS);
+	snprintf(want, sizeof(want),
+		 "[    0.000000011] cpu0 L3 #1 lines_outer+0x%llx/0x%llx [lines_sample] %s:%u "
+		 "(lines_helper inlined at %s:%u): record!!\n",
+		 (unsigned long long)ln.offset, (unsigned long long)ln.size, ln.file, ln.line,
+		 ln.inlined[0].file, ln.inlined[0].line);
+	CHECK(text && strstr(text, want));
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[5].koff, 0, &ln));
+	snprintf(want, sizeof(want), " #5 lines_split.cold+0x%llx/0x%llx [lines_sample] %s:%u: ",
+		 (unsigned long long)ln.offset, (unsigned long long)ln.size, ln.file,
+		 marked_line("split_report"));
+	CHECK(text && strstr(text, want));
+	/* no module there: as without lines */
+	CHECK(text && strstr(text, " #7 0xffffffffc09ff000: record!!\n"));
+	if (text && !strstr(text, want))
+		printf("%s", text);
+	free(text);
+
+	text = print_all(buf, len, l, DTI_FMT_JSON);
+	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[1].koff, 0, &ln));
+	snprintf(want, sizeof(want),
+		 "\"seq\":1,\"flags\":1,\"caller\":\"lines_outer+0x%llx/0x%llx [lines_sample]\","
+		 "\"function\":\"lines_outer\",\"offset\":%llu,\"size\":%llu,"
+		 "\"module\":\"lines_sample\",\"file\":\"%s\",\"line\":%u,\"column\":%u,"
+		 "\"inlined\":[{\"function\":\"lines_helper\",\"file\":\"%s\",\"line\":%u,"
+		 "\"column\":%u}],\"text\":\"record!!\"}\n",
+		 (unsigned long long)ln.offset, (unsigned long long)ln.size,
+		 (unsigned long long)ln.offset, (unsigned long long)ln.size, ln.file, ln.line,
+		 ln.column, ln.inlined[0].file, ln.inlined[0].line, ln.inlined[0].column);
+	CHECK(text && strstr(text, want));
+	CHECK(text && strstr(text, "\"seq\":7,\"flags\":1,\"caller\":\"0xffffffffc09ff000\",\"text\""));
+	free(text);
+	/* text format: no caller at all */
+	text = print_all(buf, len, l, DTI_FMT_TEXT);
+	CHECK(text && !strncmp(text, "record!!\nrecord!!\n", 18));
+	free(text);
+	free(buf);
+	dti_lines_free(l);
+}
+
+/* ---- the dti command ---- */
+
+/* Run @cmd (sh) with stdout and stderr into files; its exit status */
+static int run_cmd(const char *cmd, char **out, char **err)
+{
+	char line[4096], o[600], e[600];
+	int rc;
+
+	snprintf(o, sizeof(o), "%s/out", tmpdir);
+	snprintf(e, sizeof(e), "%s/err", tmpdir);
+	snprintf(line, sizeof(line), "%s > '%s' 2> '%s'", cmd, o, e);
+	rc = system(line);
+	*out = slurp(o);
+	*err = slurp(e);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+/*
+ * dti decode --lines of a snapshot directory whose modules file places
+ * the sample, with -d the sample, its directory, another build
+ */
+static void test_cli_decode_lines(void)
+{
+	struct call calls[MAX_CALLS];
+	char dir[512], path[600], cmd[2048], want[1024], *out, *err;
+	unsigned char *buf, id[BUILD_ID_MAX], id_other[BUILD_ID_MAX];
+	size_t n = call_sites(sample, calls, MAX_CALLS), len, k, i;
+	FILE *f;
+	int rc;
+
+	buf = n == 7 ? sample_records(calls, n, &len) : NULL;
+	k = build_id_of(sample, id);
+	build_id_of(other, id_other);
+	CHECK(buf && k == 20);
+	if (!buf || k != 20) {
+		free(buf);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s/snap", tmpdir);
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/trace0", dir);
+	f = fopen(path, "w");
+	CHECK(f && fwrite(buf, 1, len, f) == len);
+	if (f)
+		fclose(f);
+	free(buf);
+	snprintf(path, sizeof(path), "%s/modules", dir);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fprintf(f, "dti 0xffffffffc0000000 0x8000 - live 1 0\n" SAMPLE_NAME " 0x%llx 0x1000 ",
+		SAMPLE_TEXT);
+	for (i = 0; i < k; i++)
+		fprintf(f, "%02x", id[i]);
+	fprintf(f, " live 2 0\n");
+	fclose(f);
+
+	/* the sample given: file:line of every call, the inlined chain */
+	snprintf(cmd, sizeof(cmd), "%s/dti decode -F ts -d %s %s", build, sample, dir);
+	rc = run_cmd(cmd, &out, &err);
+	CHECK(rc == 0 && err && !err[0]);
+	snprintf(want, sizeof(want), "lines_sample.c:%u: record!!\n", marked_line("first_call"));
+	CHECK(out && strstr(out, want));
+	snprintf(want, sizeof(want), "lines_sample.c:%u (lines_helper inlined at ",
+		 marked_line("helper_call"));
+	CHECK(out && strstr(out, want));
+	snprintf(want, sizeof(want), "lines_sample.c:%u: record!!\n",
+		 marked_line("split_cold_call"));
+	CHECK(out && strstr(out, " lines_split.cold+0x") && strstr(out, want));
+	CHECK(out && strstr(out, " #7 0xffffffffc09ff000: record!!\n"));
+	if (rc || !out || !strstr(out, want))
+		printf("  %s\n%s%s", cmd, out ? out : "", err ? err : "");
+	free(out);
+	free(err);
+
+	/* the files of the directory given one by one, the sample's directory searched */
+	snprintf(cmd, sizeof(cmd), "%s/dti decode -F json --debuginfo %s/lines %s/*", build,
+		 build, dir);
+	rc = run_cmd(cmd, &out, &err);
+	snprintf(want, sizeof(want), "\"function\":\"lines_first\",\"offset\":%llu,",
+		 (unsigned long long)calls[0].off);
+	CHECK(rc == 0 && err && !err[0] && out && strstr(out, want));
+	free(out);
+	free(err);
+
+	/* another build: refused, both build-ids said, callers as addresses, status 1 */
+	snprintf(cmd, sizeof(cmd), "%s/dti decode -F ts -d %s %s", build, other, dir);
+	rc = run_cmd(cmd, &out, &err);
+	snprintf(want, sizeof(want), "dti: %s: build-id ", other);
+	for (i = 0; i < k; i++)
+		sprintf(want + strlen(want), "%02x", id_other[i]);
+	strcat(want, " is not that of module lines_sample as loaded (");
+	for (i = 0; i < k; i++)
+		sprintf(want + strlen(want), "%02x", id[i]);
+	strcat(want, "): another build, not used\n");
+	CHECK(rc == 1 && err && !strcmp(err, want));
+	if (err && strcmp(err, want))
+		printf("  got:  %s  want: %s", err, want);
+	CHECK(out && strstr(out, "#0 0xffffffffc0a0") && !strstr(out, "lines_sample.c"));
+	free(out);
+	free(err);
+
+	/* a per-CPU file alone: no table, said once, callers as addresses */
+	snprintf(cmd, sizeof(cmd), "%s/dti decode -F ts --lines %s/trace0", build, dir);
+	rc = run_cmd(cmd, &out, &err);
+	CHECK(rc == 0 && err && !strcmp(err, "dti: warning: callers not resolved to source lines: "
+			"no module table among the files (a snapshot's DIR/modules, or --modules FILE)\n"));
+	CHECK(out && strstr(out, "#0 0xffffffffc0a0"));
+	free(out);
+	free(err);
+	/* ... unless --modules names the table */
+	snprintf(cmd, sizeof(cmd), "%s/dti decode -F ts -d %s --modules %s/modules %s/trace0",
+		 build, sample, dir, dir);
+	rc = run_cmd(cmd, &out, &err);
+	CHECK(rc == 0 && err && !err[0] && out && strstr(out, "(lines_helper inlined at "));
+	free(out);
+	free(err);
+	/* a table that does not parse: said with its line, callers as addresses */
+	snprintf(cmd, sizeof(cmd), "printf 'x 0x10\\n' > %s/bad; %s/dti decode --lines --modules %s/bad %s",
+		 tmpdir, build, tmpdir, dir);
+	rc = run_cmd(cmd, &out, &err);
+	CHECK(rc == 0 && err && strstr(err, "callers not resolved to source lines: ") &&
+	      strstr(err, "/bad:1: too few fields"));
+	free(out);
+	free(err);
+	/* --kernel-release is for --lines */
+	snprintf(cmd, sizeof(cmd), "%s/dti decode --kernel-release 6.1.0 %s", build, dir);
+	rc = run_cmd(cmd, &out, &err);
+	CHECK(rc == 129 && err && strstr(err, "--kernel-release is for --lines"));
+	free(out);
+	free(err);
+}
+
 static const struct unit_test tests[] = {
 	{ "lines: calls and inlined calls as eu-addr2line -f -i", test_sample_lines },
 	{ "lines: a file of another build-id is refused", test_build_id_mismatch },
 	{ "lines: no DWARF, no file: told once", test_no_debuginfo },
 	{ "lines: a real module (testsuite/modules/dti_test.ko)", test_real_module },
+	{ "module tables: the text format, bad lines", test_modules_parse },
+	{ "module tables: live and gone entries, files looked for late", test_add_modules },
+	{ "module tables: a module of another build refused", test_table_mismatch },
+	{ "callers printed with source lines: ts, json, text", test_print_lines },
+	{ "dti decode --lines -d of a snapshot directory", test_cli_decode_lines },
 	{ "lines: 1M records' callers resolved (timed)", test_timing },
 };
 
