@@ -51,6 +51,9 @@ def seeds() -> dict[str, dict[str, bytes]]:
     out["snapshot"] = {
         "guest-dir": b"\x00" + parts(list(snap.items())),
         "guest-files": b"\x01" + parts(list(snap.items())),
+        "guest-modules": b"\x00" + parts(list(snap.items()) + [
+            ("modules", b"dti_test 0xffffffffc0000000 0x10000000 - live 1 0\n"
+                        b"gone_mod 0xffffffffd0000000 0x1000 0011 gone 1 2\n")]),
         "guest-strict-cut": b"\x02" + parts([("info", snap["info"]),
                                              ("trace0", snap["trace0"][:700])]),
         "guest-stats-one-cpu": b"\x00" + parts(

@@ -268,6 +268,18 @@ static void fix_crcs(struct fuzz_mem *m)
 				pd.crc = 0;
 				pd.crc = f32(img_crc32(&pd, sizeof(pd)), sw);
 				memcpy(p, &pd, sizeof(pd));
+			} else if (type == DTI_DUMP_MODULES &&
+				   sizeof(struct dti_dump_modules) <= m->seg[i].len - at) {
+				/* the table as this dti.ko writes it, whole */
+				struct dti_dump_modules *t = malloc(sizeof(*t));
+
+				if (!t)
+					continue;
+				memcpy(t, p, sizeof(*t));
+				t->crc = 0;
+				t->crc = f32(img_crc32(t, sizeof(*t)), sw);
+				memcpy(p, t, sizeof(*t));
+				free(t);
 			}
 		}
 }
@@ -299,11 +311,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.read_phys = fuzz_read_phys, .read_virt = fuzz_read_virt, .arg = &m,
 	};
 	const struct dti_dump_channel *ch;
+	const struct dti_module *mods;
 	struct dti_dump *d;
 	struct dti_reader *r;
 	unsigned int flags, how, s;
 	uint8_t *copy;
-	int n, i;
+	int n, i, nm;
 
 	if (size < 1)
 		return 0;
@@ -335,6 +348,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		scan_seg(d, &m.seg[how == 3 ? m.n - 1 - s : s], how);
 	n = dti_dump_load(d);
 	if (n < 0 && errno != ENOMEM)
+		__builtin_trap();
+	/* the module table: either a valid one or why not */
+	nm = n >= 0 ? dti_dump_modules(d, &mods) : 0;
+	if (nm < 0 && errno != ENOENT && errno != EBADMSG)
+		__builtin_trap();
+	if (nm > 0 && (!mods || !dti_dump_summary(d)->modules_addr))
 		__builtin_trap();
 	for (i = 0; i < n; i++) {
 		ch = dti_dump_channel(d, i);

@@ -4,7 +4,7 @@
  * files a `dti snapshot` or dti_dump_save() writes (trace0..N, copies of
  * the rings; info; stats; pending) and what checks them against each
  * other.  After a byte of flags the input holds the files as parts
- * (fuzz_file.h) named info, stats, pending or traceN (N of up to three
+ * (fuzz_file.h) named info, stats, pending, modules or traceN (N of up to three
  * digits, so that trace0 and trace00 are two files of one CPU); parts
  * of other names are left out.  They are written into a directory that
  * is opened with dti_open_dir(), or (bit 0) whose files are given to
@@ -34,7 +34,8 @@ static bool fuzz_snap_name(const struct fuzz_part *pt)
 {
 	size_t i;
 
-	if (fuzz_named(pt, "info") || fuzz_named(pt, "stats") || fuzz_named(pt, "pending"))
+	if (fuzz_named(pt, "info") || fuzz_named(pt, "stats") || fuzz_named(pt, "pending") ||
+	    fuzz_named(pt, "modules"))
 		return true;
 	if (pt->name_len < 6 || pt->name_len > 8 || memcmp(pt->name, "trace", 5))
 		return false;
@@ -50,7 +51,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *paths[FUZZ_PARTS_MAX];
 	struct fuzz_part parts[FUZZ_PARTS_MAX];
 	struct dti_reader *r;
+	struct dti_module *mods = NULL;
+	struct dti_lines *l = NULL;
 	unsigned int n, i, k = 0;
+	int nm, open_err;
 	static bool made;
 	bool strict;
 	FILE *f;
@@ -83,10 +87,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r = dti_open_files(paths, k, strict ? DTI_OPEN_STRICT : 0);
 	else
 		r = dti_open_dir(dir, strict ? DTI_OPEN_STRICT : 0);
-	if (r)
-		fuzz_drain(r, strict);
-	else if (errno != ENOENT && errno != ENOMEM)
+	open_err = errno;
+	/* a module table: callers printed through it (no file is found) */
+	snprintf(names[FUZZ_PARTS_MAX - 1], PATH_MAX, "%s/modules", dir);
+	nm = dti_modules_load(names[FUZZ_PARTS_MAX - 1], &mods);
+	if (nm < 0 && errno != ENOENT && errno != EINVAL && errno != ENOMEM)
 		__builtin_trap();
+	if (r && nm >= 0 && (l = dti_lines_new()) &&
+	    !dti_lines_set_kernel(l, "fuzz-no-such-release") &&
+	    dti_lines_add_modules(l, mods, nm) >= 0)
+		dti_set_lines(r, l);
+	if (r)
+		fuzz_drain(r, strict);	/* closes it */
+	else if (open_err != ENOENT && open_err != ENOMEM)
+		__builtin_trap();
+	dti_lines_free(l);
+	free(mods);
 	for (i = 0; i < k; i++)
 		unlink(paths[i]);
 	return 0;
