@@ -37,7 +37,7 @@ const char usage_console_log[] =
 	"dump_on_panic set) out of a saved console log (serial console capture,\n"
 	"netconsole, dmesg, journal or syslog; '-' is standard input) and print\n"
 	"each channel's records merged by time, as 'dti read' would, each after a\n"
-	"line \"==> NAME <==\".\n"
+	"line \"==> NAME <==\".  --lines uses the module table printed before them.\n"
 	"\n"
 	"      --channel NAME    only channel NAME (no header line)\n"
 	DTI_HELP_FORMAT
@@ -346,7 +346,7 @@ static int dti_con_module(struct dti_con *c, const char *s)
 		/* "-:1: what is wrong: the line" */
 		if (!c->quiet)
 			dti_warn("%s:%lu: a module line that does not parse (left out): %s",
-				 c->path, c->line, dti_errmsg() + strlen(src) + 3);
+				 c->path, c->line, dti_errmsg() + strlen(src) + 4);
 		return 0;
 	}
 	if (k == 1)

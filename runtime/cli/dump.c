@@ -57,7 +57,8 @@ const char usage_dump[] =
 	"                        'dti dump' reads as it reads VMCORE (to send it)\n"
 	DTI_HELP_FORMAT
 	DTI_HELP_TAIL
-	"A damaged channel is reported and skipped (exit status 2).\n";
+	"A damaged channel is reported and skipped (exit status 2).  --lines uses\n"
+	"the dump's module table and its kernel's release (VMCOREINFO).\n";
 
 #ifndef DTI_HAVE_KDUMPFILE
 
@@ -1166,10 +1167,13 @@ out:
 static int dti_excerpt_scan(struct dti_vmcore *v, struct dti_dump *x, uint64_t addr,
 			    size_t len)
 {
-	unsigned char buf[DTI_DUMP_CHANNEL_SIZE > DTI_DUMP_PENDING_SIZE ?
-			  DTI_DUMP_CHANNEL_SIZE : DTI_DUMP_PENDING_SIZE];
+	unsigned char buf[sizeof(struct dti_dump_modules)];
 
-	if (!addr || dti_read_phys(v, addr, buf, len) < 0)
+	_Static_assert(sizeof(struct dti_dump_modules) >= DTI_DUMP_CHANNEL_SIZE &&
+		       sizeof(struct dti_dump_modules) >= DTI_DUMP_PENDING_SIZE &&
+		       sizeof(struct dti_dump_modules) >= sizeof(struct dti_persist_header),
+		       "the largest thing an excerpt scans");
+	if (!addr || len > sizeof(buf) || dti_read_phys(v, addr, buf, len) < 0)
 		return 0;	/* read as it was the first time */
 	return dti_dump_scan(x, addr, buf, len);
 }

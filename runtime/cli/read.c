@@ -56,14 +56,16 @@ const char usage_read[] =
 	"      --no-reset        only the records not read before\n"
 	"  -p, --previous        the records the previous boot left in persistent\n"
 	"                        channel CHANNEL (after a reset that kept RAM)\n"
+	"                        (--lines: with the previous boot's module table)\n"
 	DTI_READ_HELP;
 const char usage_decode[] =
 	"usage: dti decode [options] DIR | FILE... | -\n"
 	"\nPrint the records of per-CPU files copied by 'dti snapshot' (DIR holding\n"
 	"trace0..N) or given one file per CPU, merged by time; '-' is standard\n"
 	"input.  Copies of the whole ring (mmap, memory dumps) are read as well.\n"
-	"A snapshot's info and stats given as FILEs are read as DIR's are, so\n"
-	"'dti decode DIR/*' prints what 'dti decode DIR' prints.\n"
+	"A snapshot's info, stats and modules given as FILEs are read as DIR's\n"
+	"are, so 'dti decode DIR/*' prints what 'dti decode DIR' prints.  With\n"
+	"--lines the module table is DIR/modules (or the FILE called modules).\n"
 	"\n"
 	DTI_READ_HELP;
 

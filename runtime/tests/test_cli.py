@@ -329,6 +329,15 @@ def test_help(cmd):
         assert p.returncode == 0 and p.stdout.startswith(f"usage: dti {cmd}".encode())
 
 
+def test_help_options_in_man_page():
+    """Every long option a command's --help shows is in dti.1."""
+    page = (RUNTIME / "dti.1").read_text().replace("\\-", "-")
+    for cmd in ["read", "write", "snapshot", "decode", "dump", "console-log"]:
+        helptext = run([cmd, "--help"]).stdout.decode()
+        for opt in set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", helptext)):
+            assert opt in page, f"dti {cmd} --help shows {opt}, which dti.1 does not"
+
+
 def test_debugfs_from_proc_mounts(tmp_path):
     """debugfs mounted where dti cannot guess it, in a mount namespace."""
     mnt = tmp_path / "dbg"
@@ -793,6 +802,165 @@ def test_man_example_installed(work):
     p = subprocess.run([str(exe), "snap"], cwd=work, capture_output=True, env=env)
     assert p.returncode == 0, p.stderr
     assert p.stdout == run(["decode", "-F", "ts", "{snap}"], work).stdout
+
+
+# ---- --lines: callers through the module table ----
+
+SAMPLE = BUILD / "lines" / "lines_sample.ko"
+SAMPLE_OTHER = BUILD / "lines" / "other" / "lines_sample.ko"
+# struct dti_module and the head of struct dti_dump_modules
+DMOD = struct.Struct("<56sQIIQQ20sI")
+DMODS_HEAD = struct.Struct("<40sIHHIIIII4x")
+DUMP_MODULES, MODULES_MAX = 3, 64
+
+
+def sample_facts():
+    """The sample's build-id, the return address of lines_first's call
+    (in .text) and that call's line in the source."""
+    notes = subprocess.run(["readelf", "-n", str(SAMPLE)], capture_output=True, text=True)
+    build_id = re.search(r"Build ID: ([0-9a-f]+)", notes.stdout).group(1)
+    relocs = subprocess.run(["readelf", "-rW", str(SAMPLE)], capture_output=True,
+                            text=True).stdout.split("Relocation section")
+    rela = next(r for r in relocs if r.startswith(" '.rela.text'"))
+    first = int(re.search(r"^([0-9a-f]+) .*R_X86_64_PLT32", rela, re.M).group(1), 16) + 4
+    src = (RUNTIME / "tests" / "lines_sample.c").read_text().splitlines()
+    line = next(i + 1 for i, x in enumerate(src) if "LINE:first_call " in x)
+    return build_id, first, line
+
+
+def modules_text(build_id, first):
+    """A module table placing the sample so that CALLER is lines_first's call."""
+    return (f"dti 0xffffffffc1000000 0x8000 - live 1 0\n"
+            f"lines_sample 0x{CALLER - first:x} 0x1000 {build_id} live 2 0\n")
+
+
+def test_snapshot_copies_modules(work):
+    """dti snapshot copies <debugfs>/dti/.modules as DIR/modules, which
+    decode --lines reads (and decode DIR/* too)."""
+    build_id, first, line = sample_facts()
+    (work / "fs/dti/.modules").write_text(modules_text(build_id, first))
+    p = run(["--debugfs", "{fs}", "snapshot", "ch", "new"], work)
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(work / "new")) == ["info", "modules", "stats", "trace0", "trace1"]
+    assert (work / "new/modules").read_text() == modules_text(build_id, first)
+    want = f"lines_first+0x{first:x}/0x"
+    for args in (["new"], sorted(str(f.relative_to(work)) for f in (work / "new").iterdir())):
+        p = run(["decode", "-F", "ts", "-d", str(SAMPLE), *args], work)
+        assert p.returncode == 0 and p.stderr == b"", p.stderr
+        out = p.stdout.decode()
+        assert out.count(want) == 6 and f"lines_sample.c:{line}: zero-a\n" in out, out
+    # without --lines nothing changes; --force removes modules too
+    assert run(["decode", "new"], work).stdout.decode() == MERGED
+    (work / "fs/dti/ch/level").write_text("3\n")
+    p = run(["--debugfs", "{fs}", "snapshot", "--force", "ch", "new"], work)
+    assert p.returncode == 0 and b"removed 5 files" in p.stderr
+
+
+def test_read_lines(work):
+    """read --lines takes the live table; read --previous --lines the
+    previous boot's, and says once when there is none."""
+    build_id, first, line = sample_facts()
+    (work / "fs/dti/.modules").write_text(modules_text(build_id, first))
+    p = run(["--debugfs", "{fs}", "read", "--lines", "-d", str(SAMPLE.parent), "-F", "ts",
+             "ch"], work)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    assert f"#0 lines_first+0x{first:x}/0x".encode() in p.stdout
+    assert f"lines_sample.c:{line}: zero-a\n".encode() in p.stdout
+    # another build: refused, said with both build-ids, exit status 1
+    p = run(["--debugfs", "{fs}", "read", "-d", str(SAMPLE_OTHER), "-F", "ts", "ch"], work)
+    assert p.returncode == 1
+    assert re.fullmatch(rf"dti: {SAMPLE_OTHER}: build-id [0-9a-f]{{40}} is not that of module "
+                        rf"lines_sample as loaded \({build_id}\): another build, not used\n",
+                        p.stderr.decode()), p.stderr
+    assert b"#0 0xffffffffc0001234: zero-a" in p.stdout
+    # the previous boot's records, no table of it
+    make_snap(work / "fs/dti/.previous/ch")
+    p = run(["--debugfs", "{fs}", "read", "--previous", "--lines", "-F", "ts", "ch"], work)
+    assert p.returncode == 0, p.stderr
+    assert re.fullmatch(r"dti: warning: callers not resolved to source lines: (\S+/)?fs/dti/"
+                        r"\.previous/\.modules does not exist \(no module table of the previous "
+                        r"boot[^\n]*\n", p.stderr.decode()), p.stderr
+    assert b"#0 0xffffffffc0001234: zero-a" in p.stdout
+    (work / "fs/dti/.previous/.modules").write_text(modules_text(build_id, first))
+    p = run(["--debugfs", "{fs}", "read", "-p", "-d", str(SAMPLE), "-F", "ts", "ch"], work)
+    assert p.returncode == 0 and f"lines_sample.c:{line}: zero-a".encode() in p.stdout
+
+
+def modules_table(build_id, first, crc_ok=True):
+    """struct dti_dump_modules placing the sample as modules_text() does."""
+    ents = [DMOD.pack(b"dti", 0xffffffffc1000000, 0x8000, 1, 1, 0, b"", 0),
+            DMOD.pack(b"lines_sample", CALLER - first, 0x1000, 1, 2, 0,
+                      bytes.fromhex(build_id), len(build_id) // 2)]
+    ents += [bytes(DMOD.size)] * (MODULES_MAX - len(ents))
+    size = DMODS_HEAD.size + DMOD.size * MODULES_MAX
+    head = DMODS_HEAD.pack(marker(".modules"), DUMP_MAGIC, 1, DUMP_MODULES, size,
+                           DMOD.size, MODULES_MAX, 0, 0)
+    crc = zlib.crc32(head + b"".join(ents)) ^ (0 if crc_ok else 1)
+    return DMODS_HEAD.pack(marker(".modules"), DUMP_MAGIC, 1, DUMP_MODULES, size,
+                           DMOD.size, MODULES_MAX, crc, 0) + b"".join(ents)
+
+
+def test_dump_lines(tmp_path):
+    """dump --lines resolves through the dump's table, which is no
+    channel; a damaged table is said, and the records still print."""
+    build_id, first, line = sample_facts()
+    for crc_ok in (True, False):
+        mem = bytearray(8 * PAGE)
+        channel(mem, "cli", PAGE, 3, ["dump-a", "dump-b"])
+        put(mem, 5 * PAGE, modules_table(build_id, first, crc_ok))
+        (tmp_path / "vmcore").write_bytes(elf_core(mem))
+        p = run(["dump", "--channel", "cli", "-F", "ts", "-d", str(SAMPLE), "vmcore"], tmp_path)
+        out, err = p.stdout.decode(), p.stderr.decode()
+        if crc_ok:
+            assert p.returncode == 0 and err == "", err
+            assert out.startswith("[    2.000000000] cpu0 L3 #0 lines_first+0x") and \
+                f"lines_sample.c:{line}: dump-a\n" in out, out
+        else:
+            assert p.returncode == 0
+            assert err == ("dti: warning: callers not resolved to source lines: module table at "
+                           "physical 0x5000: CRC mismatch (damaged, or caught in the middle of "
+                           "an update)\n"), err
+            assert out == ("[    2.000000000] cpu0 L3 #0 0xffffffffc0001234: dump-a\n"
+                           "[    2.000000010] cpu0 L3 #1 0xffffffffc0001234: dump-b\n")
+        p = run(["dump", "--list", "vmcore"], tmp_path)
+        assert p.returncode == 0 and b"\n.modules" not in p.stdout
+        assert (b"  modules: module table at physical 0x5000: 2 entries, 2 of them live\n"
+                if crc_ok else b"CRC mismatch") in p.stdout, p.stdout
+    # an excerpt keeps the table
+    put(mem, 5 * PAGE, modules_table(build_id, first))
+    (tmp_path / "vmcore").write_bytes(elf_core(mem))
+    assert run(["dump", "--excerpt", "x.elf", "vmcore"], tmp_path).returncode == 0
+    p = run(["dump", "--channel", "cli", "-F", "ts", "-d", str(SAMPLE), "x.elf"], tmp_path)
+    assert p.returncode == 0 and f"lines_sample.c:{line}: dump-a".encode() in p.stdout
+    # --out saves it with the channel, for decode --lines
+    assert run(["dump", "--out", "o", "vmcore"], tmp_path).returncode == 0
+    assert (tmp_path / "o/cli/modules").read_text() == modules_text(build_id, first)
+
+
+def test_console_log_lines(tmp_path):
+    """console-log --lines takes the module lines printed before the
+    channels; other lines and channels are read as without."""
+    build_id, first, line = sample_facts()
+    mods = [f"[    4.100000] dti: panic: module {x}" for x in
+            modules_text(build_id, first).splitlines()]
+    log = CONSOLE_LOG.splitlines()
+    (tmp_path / "log").write_text("\n".join(log[:2] + mods + log[2:]) + "\n")
+    p = run(["console-log", "--channel", "ca", "-F", "ts", "-d", str(SAMPLE), "log"], tmp_path)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    out = p.stdout.decode().splitlines()
+    assert len(out) == 3 and all(f"lines_first+0x{first:x}/0x" in x and
+                                 f"lines_sample.c:{line}: " in x for x in out), out
+    # without them: said once
+    (tmp_path / "log").write_text(CONSOLE_LOG)
+    p = run(["console-log", "--channel", "ca", "--lines", "log"], tmp_path)
+    assert p.returncode == 0 and p.stderr.decode().count("no module table in the log") == 1
+    # a module line that does not parse: said, left out
+    bad = mods[:1] + [mods[1].replace(" live ", " dead ")]
+    (tmp_path / "log").write_text("\n".join(log[:2] + bad + log[2:8]) + "\n")
+    p = run(["console-log", "--channel", "ca", "-F", "ts", "-d", str(SAMPLE), "log"], tmp_path)
+    assert p.returncode == 0 and b"lines_sample.c" not in p.stdout
+    assert re.search(rb"log:4: a module line that does not parse \(left out\): the state is "
+                     rb"neither", p.stderr), p.stderr
 
 
 if __name__ == "__main__":
