@@ -79,7 +79,7 @@ def same_file(resolved: str, claim: str) -> bool:
 
 def check_lines(recs: list[dict]) -> None:
     """Each record resolved to the line its text claims; init's left alone."""
-    assert len(recs) == 1 + 4 * ROUNDS, [r["text"] for r in recs]
+    assert len(recs) == 1 + 5 * ROUNDS, [r["text"] for r in recs]
     seen = set()
     for rec in recs:
         file, line, func = claimed(rec)
@@ -139,3 +139,104 @@ def test_module_table(dti_guest):
     assert plain[0]["unloaded"] >= plain[0]["loaded"] and plain[0]["unloaded"] <= plain[1]["loaded"]
     assert plain[1]["text"] == int((out / "sysfs2").read_text().split()[1], 16)
     assert again["dti_lines"] == table["dti_lines"]
+
+
+def test_live_read_lines(dti_guest, dti_tool, modules):
+    """dti read --lines in the guest: every record at the line its text claims."""
+    ko = module_ko(modules, "dti_lines")
+    dti_guest.extra_files[str(dti_tool)] = "/bin/dti"
+    res = dti_guest.run(LOAD + r"""
+        dti read --lines -d $DTI_MODDIR/dti_lines.ko -F json lines > /out/read.json 2> /out/read.err
+        dti read --lines --debuginfo $DTI_MODDIR -F ts lines > /out/read.txt 2> /out/read-txt.err
+        dti snapshot lines /out/snap > /dev/null
+    """, smp=2).check()
+    out = res.outdir
+    assert (out / "read.err").read_text() == "", (out / "read.err").read_text()
+    check_lines(json_records(out / "read.json"))
+    # -F ts: the caller as "func+0xoff/0xsize [dti_lines] FILE:LINE", the
+    # inlined helper's with " (lines_helper inlined at FILE:LINE)"
+    text = (out / "read.txt").read_text().splitlines()
+    assert len(text) == 1 + 5 * ROUNDS
+    for ln in text:
+        caller, claim = ln.rsplit(": ", 1)
+        file, line, func = claimed({"text": claim})
+        if func == "lines_init":
+            assert not re.search(r"\.c:\d+", caller), ln
+            continue
+        assert re.search(rf" \[dti_lines\] \S*{os.path.basename(file)}:{line}\b", caller), ln
+        assert (func == "lines_helper") == ("lines_helper inlined at" in caller), ln
+    assert (out / "snap" / "modules").is_file()
+    # Offline, on the host: the snapshot with the host's copy of the module.
+    r = subprocess.run([str(HOST_DTI), "decode", "--lines", "-d", str(ko), "-F", "json",
+                        str(out / "snap")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    recs = [json.loads(ln) for ln in r.stdout.splitlines()]
+    check_lines(recs)
+    assert recs == json_records(out / "read.json")
+    # A snapshot's files one by one read as the directory, modules included.
+    files = sorted(str(p) for p in (out / "snap").iterdir())
+    r2 = subprocess.run([str(HOST_DTI), "decode", "--lines", "-d", str(ko), "-F", "json",
+                         *files], capture_output=True, text=True, timeout=300)
+    assert (r2.returncode, r2.stdout, r2.stderr) == (r.returncode, r.stdout, r.stderr)
+
+
+HOST_DTI = HERE.parent / "runtime" / "build" / "dti"
+
+
+def rebuilt_elsewhere(tmp_path: Path, kernel) -> Path:
+    """dti_lines.ko built again from a copy whose lines moved down by one."""
+    src = tmp_path / "other"
+    src.mkdir()
+    (src / "dti_lines.c").write_text("/* moved */\n" + LINES_SRC.read_text())
+    (src / "Kbuild").write_text("obj-m := dti_lines.o\n"
+                                f"ccflags-y := -I{HERE.parent / 'kmod' / 'include'}\n")
+    r = subprocess.run(["make", "-C", str(kernel.build_dir), f"M={src}",
+                        f"KBUILD_EXTRA_SYMBOLS={HERE.parent / 'kmod' / 'Module.symvers'}",
+                        "modules"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    return src / "dti_lines.ko"
+
+
+def build_id(ko: Path) -> str:
+    r = subprocess.run(["readelf", "-n", str(ko)], capture_output=True, text=True, check=True)
+    return re.search(r"Build ID: ([0-9a-f]+)", r.stdout)[1]
+
+
+DUMP_SCRIPT = r"""
+insmod $DTI_MODDIR/dti.ko
+insmod $DTI_MODDIR/dti_lines.ko
+echo %d > /sys/kernel/debug/dti_lines/log
+echo "@@VIEW lines"
+cat /sys/kernel/debug/dti/lines/merged-ts
+echo "@@END lines"
+echo "@@READY"
+""" % ROUNDS
+
+
+def test_dump_lines_and_wrong_build(request, modules, kernel, build_dir, dti_tool, tmp_path):
+    """dti dump --lines on a QEMU dump; a .ko of another build is refused by build-id."""
+    failed = request.session.testsfailed
+    ko = module_ko(modules, "dti_lines")
+    res = dump.qemu_dump(DUMP_SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir,
+                         formats=("elf",))
+    assert "@@READY" in res.stdout, res.stdout[-3000:]
+    vmcore = res.files["elf"]
+    r = subprocess.run([str(HOST_DTI), "dump", str(vmcore), "--channel", "lines", "--lines",
+                        "-d", str(ko), "-F", "json"], capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    check_lines([json.loads(ln) for ln in r.stdout.splitlines()])
+
+    other = rebuilt_elsewhere(tmp_path, kernel)
+    want, got = build_id(ko), build_id(other)
+    assert want != got
+    for cmd in (["dump", str(vmcore), "--channel", "lines"],):
+        w = subprocess.run([str(HOST_DTI), *cmd, "--lines", "-d", str(other), "-F", "json"],
+                           capture_output=True, text=True, timeout=600)
+        assert w.returncode != 0, w.stdout[-2000:]
+        assert str(other) in w.stderr and want in w.stderr and got in w.stderr, w.stderr
+        recs = [json.loads(ln) for ln in w.stdout.splitlines()]
+        assert len(recs) == 1 + 5 * ROUNDS
+        assert not any(x.get("line") for x in recs), recs[:3]
+    if request.session.testsfailed == failed:
+        vmcore.unlink(missing_ok=True)

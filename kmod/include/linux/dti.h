@@ -294,6 +294,22 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	return true;
 }
 
+/*
+ * __dti_call - make a logging call that stays a call
+ *
+ * dti.ko records a call's return address as the record's caller.  A
+ * logging call in tail position (the last statement of a function) that
+ * the compiler turned into a jump would return to the caller's caller,
+ * and the record would name the wrong function and line; the empty asm
+ * after it keeps it a call.  It emits no instruction.
+ */
+#define __dti_call(call)						\
+({									\
+	typeof(call) __dti_ret = (call);				\
+	barrier();							\
+	__dti_ret;							\
+})
+
 /**
  * __dti_printk - log a printk-style text record
  * @trace: channel
@@ -308,7 +324,7 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	struct dti_info *__dti_t = (trace);				\
 	int __dti_l = (level);						\
 	dti_enabled(__dti_t, __dti_l) ?					\
-		dti_printk_raw(__dti_t, __dti_l, fmt, ##__VA_ARGS__) : 0; \
+		__dti_call(dti_printk_raw(__dti_t, __dti_l, fmt, ##__VA_ARGS__)) : 0; \
 })
 
 /**
@@ -325,7 +341,7 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	struct dti_info *__dti_t = (trace);				\
 	int __dti_l = (level);						\
 	dti_enabled(__dti_t, __dti_l) ?					\
-		dti_event_raw(__dti_t, __dti_l, buf, len) : 0;		\
+		__dti_call(dti_event_raw(__dti_t, __dti_l, buf, len)) : 0; \
 })
 
 /**
@@ -365,7 +381,8 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	if (0)								\
 		__dti_event_check(ev##__dti_fmt, ##__VA_ARGS__);	\
 	dti_enabled(__dti_t, __dti_l) ?					\
-		dti_event_log_raw(__dti_t, __dti_l, &(ev), ##__VA_ARGS__) : 0; \
+		__dti_call(dti_event_log_raw(__dti_t, __dti_l, &(ev),	\
+					     ##__VA_ARGS__)) : 0;	\
 })
 
 /*
