@@ -86,6 +86,11 @@ def seeds() -> dict[str, dict[str, bytes]]:
         "guest-json-pa": b"\x06" + log,
         "guest-cut": b"\x01" + log[:len(log) * 2 // 3],
         "guest-damaged": b"\x09" + b"".join(damaged),
+        "guest-modules": b"\x19" + b"".join(
+            lines[:1] + [b"[    9.000000] dti: panic: module dti_test 0xffffffffc0000000 "
+                         b"0x10000000 - live 1 0\n",
+                         b"[    9.000000] dti: panic: module gone 0xffffffffd0000000 0x1000 "
+                         b"0011 gone 1 2\n"] + lines[1:]),
     }
     return out
 

@@ -4,15 +4,16 @@
  * after a byte of flags is a console log, read by the command itself as
  * a file, its records printed to /dev/null.  Flags: bits 0-1 the format
  * (text, ts, json, hex), bit 2 --channel pa, bit 3 not --quiet (the
- * damage messages on stderr).  The command exits 0, 1 or 2, nothing
+ * damage messages on stderr), bit 4 --lines (through the log's module
+ * lines, with no module file found).  The command exits 0, 1 or 2, nothing
  * else, and leaks nothing.  Built with the whole dti command (its main()
  * renamed): cmd_console_log() uses the option parsing and printing that
  * read and decode share.
  *
  * Seeds (fuzz-seeds-from-guest.py): tests/guest-output/console.log, the
  * console of a real panic with two channels' records (text with escapes,
- * binary), as it is, cut inside a section, and with a record line per
- * kind of damage.
+ * binary), as it is, cut inside a section, with a record line per
+ * kind of damage, and with module lines.
  */
 #include <getopt.h>
 
@@ -23,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const formats[] = { "text", "ts", "json", "hex" };
 	char path[64];
-	char *argv[12];
+	char *argv[16];
 	int argc = 0, fd, ret;
 
 	if (size < 1)
@@ -40,6 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!(data[0] & 8))
 		argv[argc++] = (char *)"-q";
+	if (data[0] & 16) {
+		/* through the log's module lines; no release: no files found */
+		argv[argc++] = (char *)"--lines";
+		argv[argc++] = (char *)"--kernel-release";
+		argv[argc++] = (char *)"fuzz-no-such-release";
+	}
 	argv[argc++] = path;
 	argv[argc] = NULL;
 	optind = 0;		/* getopt from the start, as a new process */
