@@ -509,12 +509,16 @@ void dti_lcache_free(struct dti_reader *r)
 	r->lcache_cap = r->lcache_used = 0;
 }
 
+/*
+ * The entry of @addr at time @ts, or the free slot it would take (the
+ * entries of one address at other times lie on its way)
+ */
 static struct dti_lcaller *dti_lcache_slot(struct dti_lcaller *tab, size_t cap,
-					   uint64_t addr)
+					   uint64_t addr, uint64_t ts)
 {
 	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 
-	while (tab[i].used && tab[i].addr != addr)
+	while (tab[i].used && (tab[i].addr != addr || ts - tab[i].lo > tab[i].hi - tab[i].lo))
 		i = (i + 1) & (cap - 1);
 	return &tab[i];
 }
@@ -532,7 +536,8 @@ static int dti_lcache_grow(struct dti_reader *r)
 		return -1;
 	for (i = 0; i < r->lcache_cap; i++)
 		if (r->lcache[i].used)
-			*dti_lcache_slot(tab, cap, r->lcache[i].addr) = r->lcache[i];
+			*dti_lcache_slot(tab, cap, r->lcache[i].addr,
+					 r->lcache[i].lo) = r->lcache[i];
 	free(r->lcache);
 	r->lcache = tab;
 	r->lcache_cap = cap;
@@ -625,15 +630,17 @@ static void dti_ljson(FILE *f, const char *ps, const struct dti_line *l)
  * or, not resolved, the text it prints without (no JSON).  0, or -1
  * (ENOMEM: @e is left unused).
  */
-static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_t addr)
+static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_t addr,
+			    uint64_t ts)
 {
 	char *ps = NULL, *text = NULL, *json = NULL;
 	size_t ps_len = 0, text_len = 0, json_len = 0;
 	struct dti_caller plain;
 	struct dti_line line;
+	uint64_t lo, hi;
 	FILE *fp, *ft, *fj;
 
-	if (dti_lines_resolve(r->lines, addr, 0, &line)) {
+	if (dti_lines_resolve_when(r->lines, addr, ts, &line, &lo, &hi)) {
 		if (errno == ENOMEM)
 			return -1;
 		dti_caller_plain(r, &plain, addr);
@@ -675,6 +682,8 @@ static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_
 		}
 	}
 	e->addr = addr;
+	e->lo = lo;
+	e->hi = hi;
 	e->used = true;
 	e->text = text;
 	e->len = text_len;
@@ -690,20 +699,23 @@ static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_
  * reader's cache, made on its first use.  NULL if memory ran out.
  */
 static const struct dti_caller *dti_caller_lines(struct dti_reader *r,
-						 struct dti_caller *c, uint64_t addr)
+						 struct dti_caller *c, uint64_t addr,
+						 uint64_t ts)
 {
 	struct dti_lcaller *e = NULL;
 
 	if (r->lcache_cap)
-		e = dti_lcache_slot(r->lcache, r->lcache_cap, addr);
+		e = dti_lcache_slot(r->lcache, r->lcache_cap, addr, ts);
 	if (!e || !e->used) {
 		if (dti_lcache_grow(r))
 			return NULL;
-		e = dti_lcache_slot(r->lcache, r->lcache_cap, addr);
-		if (dti_lcaller_make(r, e, addr))
+		e = dti_lcache_slot(r->lcache, r->lcache_cap, addr, ts);
+		if (dti_lcaller_make(r, e, addr, ts))
 			return NULL;
 	}
 	c->addr = addr;
+	c->lo = e->lo;
+	c->hi = e->hi;
 	c->p = e->text;
 	c->len = e->len;
 	c->plain = e->plain;
@@ -714,11 +726,14 @@ static const struct dti_caller *dti_caller_lines(struct dti_reader *r,
 
 /* dti_caller() when the cache does not have @addr (or there is no reader) */
 static const struct dti_caller *dti_caller_fill(struct dti_reader *r,
-						struct dti_caller *c, uint64_t addr)
+						struct dti_caller *c, uint64_t addr,
+						uint64_t ts)
 {
-	if (r && r->lines && dti_caller_lines(r, c, addr))
+	if (r && r->lines && dti_caller_lines(r, c, addr, ts))
 		return c;
 	c->addr = addr;
+	c->lo = 0;
+	c->hi = UINT64_MAX;
 	c->p = c->text;
 	c->json = NULL;
 	c->json_len = 0;
@@ -728,27 +743,29 @@ static const struct dti_caller *dti_caller_fill(struct dti_reader *r,
 }
 
 /*
- * The caller, as %pS with symbols, else as an address, formatted in @tmp
- * or found in the reader's cache: a trace has few callers, the reader
- * keeps the last ones, by address.
+ * The caller at @addr of a record logged at @ts, as %pS with symbols,
+ * else as an address (or with its source line), formatted in @tmp or
+ * found in the reader's cache: a trace has few callers, the reader keeps
+ * the last ones, by address (and the times their text holds for).
  */
 static inline const struct dti_caller *dti_caller(struct dti_reader *r,
-						  uint64_t addr,
+						  uint64_t addr, uint64_t ts,
 						  struct dti_caller *tmp)
 {
 	struct dti_caller *c;
 
 	if (!r)
-		return dti_caller_fill(r, tmp, addr);
+		return dti_caller_fill(r, tmp, addr, ts);
 	c = &r->callers[(addr * 0x9e3779b97f4a7c15ull) >> 61];
-	return c->len && c->addr == addr ? c : dti_caller_fill(r, c, addr);
+	return c->len && c->addr == addr && ts - c->lo <= c->hi - c->lo ? c :
+	       dti_caller_fill(r, c, addr, ts);
 }
 
 /* The caller.  Room: DTI_CALLER_MAX. */
-static char *dti_put_caller(struct dti_reader *r, char *p, uint64_t addr)
+static char *dti_put_caller(struct dti_reader *r, char *p, uint64_t addr, uint64_t ts)
 {
 	struct dti_caller tmp;
-	const struct dti_caller *c = dti_caller(r, addr, &tmp);
+	const struct dti_caller *c = dti_caller(r, addr, ts, &tmp);
 
 	if (c->len <= 32)
 		memcpy(p, c->p, 32);		/* a fixed size is cheaper */
@@ -776,7 +793,7 @@ static char *dti_put_prefix(struct dti_reader *r, char *p,
 	else
 		p = dti_put_dec(p, rec->seq, 0, 0);
 	*p++ = ' ';
-	p = dti_put_caller(r, p, rec->caller);
+	p = dti_put_caller(r, p, rec->caller, rec->ts_ns);
 	*p++ = ':';
 	*p++ = ' ';
 	return p;
@@ -889,7 +906,7 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 			  const struct dti_rec *rec)
 {
 	struct dti_caller tmp;
-	const struct dti_caller *c = dti_caller(r, rec->caller, &tmp);
+	const struct dti_caller *c = dti_caller(r, rec->caller, rec->ts_ns, &tmp);
 	const struct dti_evfmt *f = NULL;
 	char text[DTI_EVENT_TEXT_MAX];
 	int n;

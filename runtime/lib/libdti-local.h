@@ -241,6 +241,7 @@ struct dti_obuf {
 #define DTI_CALLER_MAX	2048
 struct dti_caller {
 	uint64_t addr;
+	uint64_t lo, hi;		/* the times it holds for (inclusive) */
 	unsigned int len;		/* 0: empty */
 	bool plain;			/* JSON takes it as it is */
 	const char *p;			/* @text, or a struct dti_lcaller's */
@@ -252,11 +253,13 @@ struct dti_caller {
 
 /*
  * A caller resolved to its source line (or not: then as it prints
- * without), kept by address for the reader's life: a trace has few
- * callers.  @text has room for 32 bytes at least (dti_put_caller()).
+ * without), kept by address and time for the reader's life: a trace has
+ * few callers, and an address is another module's only where modules
+ * were unloaded and others loaded there (dti_lines_resolve_when()).  @text has room for 32 bytes at least (dti_put_caller()).
  */
 struct dti_lcaller {
 	uint64_t addr;
+	uint64_t lo, hi;		/* the times it holds for (inclusive) */
 	bool used, plain;
 	unsigned int len, json_len;
 	char *text, *json;
@@ -516,6 +519,13 @@ void dti_notify(struct dti_reader *r, struct dti_notice *n, const char *fmt, ...
 	__attribute__((format(printf, 3, 4)));
 void dti_check_ident(struct dti_reader *r, struct dti_stream *s,
 		     const struct dti_ident *id);
+
+/*
+ * lines.c: dti_lines_resolve_at() of a record's caller, and the times
+ * *@lo..*@hi (inclusive) through which the answer holds at @addr
+ */
+int dti_lines_resolve_when(struct dti_lines *l, uint64_t addr, uint64_t ts_ns,
+			   struct dti_line *out, uint64_t *lo, uint64_t *hi);
 
 /* format.c */
 int dti_ob_flush(struct dti_obuf *ob);

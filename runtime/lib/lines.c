@@ -30,8 +30,18 @@
  * static dti must not dlopen() its client; the separate debuginfo is
  * looked up by build-id in the directories known (dti_find_debuginfo()).
  *
- * Resolving is cached by address in an open-addressing hash table: a
- * trace has few distinct callers and many records.
+ * dti.ko's module table (dti_lines_add_modules()) says which modules
+ * were loaded where, and when: the live ones, and those gone, with their
+ * build-ids.  A module's file is looked for only at its first caller, so
+ * that a table of many modules costs nothing for those that did not log.
+ * The loads that clash with another's name or range (a module loaded
+ * again, another loaded where a gone one was) are kept apart, in @old,
+ * and dti_lines_resolve_at() picks among the loads at an address by the
+ * record's time: a record is never given another module's lines.
+ *
+ * Resolving is cached by address (and the module looked in) in an
+ * open-addressing hash table: a trace has few distinct callers and many
+ * records.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +109,12 @@ struct dti_lines_mod {
 	bool pending;
 	unsigned char id[DTI_BUILD_ID_SIZE];
 	size_t id_len;
+	/*
+	 * When it was loaded (a table's times; 0 and UINT64_MAX if not
+	 * known), and a number of its own for the cache (from 1)
+	 */
+	uint64_t from_ns, to_ns;
+	unsigned int serial;
 };
 
 /* Module files of a directory tree, by module name ('-' read as '_') */
@@ -113,10 +129,15 @@ struct dti_lines_dir {
 	size_t n;
 };
 
-/* A resolved address (or the failure), @addr and @exact its key */
+/*
+ * A resolved address (or the failure), @addr and @tag its key: whether
+ * it is exact (bit 0) and the serial of the module it was looked up in
+ * (0: none), which a time may choose among loads at one address
+ */
 struct dti_lines_entry {
 	uint64_t addr;
-	bool used, exact;
+	bool used;
+	unsigned int tag;
 	int err;			/* 0, or the errno of the failure */
 	char *errmsg;
 	struct dti_line line;
@@ -131,6 +152,14 @@ struct dti_lines {
 	char kver[sizeof(((struct utsname *)0)->release)];
 	struct dti_lines_mod *mods;	/* sorted by start */
 	size_t n_mods;
+	/*
+	 * Loads of a table that clash with those in @mods (a module gone
+	 * where a later one was loaded, an earlier load of a module): used
+	 * for records logged while they were loaded
+	 */
+	struct dti_lines_mod *old;
+	size_t n_old;
+	unsigned int serial;		/* the last given to a module */
 	struct dti_lines_entry *cache;
 	size_t cache_cap, cache_used;
 	char **paths;			/* "comp_dir/file" strings, a hash set */
@@ -741,19 +770,20 @@ static int dti_mod_find(struct dti_lines *l, struct dti_lines_mod *m,
 
 /* ---- the cache ---- */
 
-static size_t dti_hash(uint64_t addr, bool exact, size_t cap)
+static size_t dti_hash(uint64_t addr, unsigned int tag, size_t cap)
 {
 	/* Fibonacci hashing: callers differ in their low bits */
-	return (size_t)(((addr ^ exact) * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+	return (size_t)(((addr ^ ((uint64_t)tag << 47)) * 0x9e3779b97f4a7c15ull) >> 32) &
+	       (cap - 1);
 }
 
-/* The slot of (@addr, @exact): its entry, or the free slot it would take */
+/* The slot of (@addr, @tag): its entry, or the free slot it would take */
 static struct dti_lines_entry *dti_cache_slot(struct dti_lines_entry *tab, size_t cap,
-					      uint64_t addr, bool exact)
+					      uint64_t addr, unsigned int tag)
 {
-	size_t i = dti_hash(addr, exact, cap);
+	size_t i = dti_hash(addr, tag, cap);
 
-	while (tab[i].used && (tab[i].addr != addr || tab[i].exact != exact))
+	while (tab[i].used && (tab[i].addr != addr || tab[i].tag != tag))
 		i = (i + 1) & (cap - 1);
 	return &tab[i];
 }
@@ -772,7 +802,7 @@ static int dti_cache_grow(struct dti_lines *l)
 	for (i = 0; i < l->cache_cap; i++) {
 		e = &l->cache[i];
 		if (e->used)
-			*dti_cache_slot(tab, cap, e->addr, e->exact) = *e;
+			*dti_cache_slot(tab, cap, e->addr, e->tag) = *e;
 	}
 	free(l->cache);
 	l->cache = tab;
@@ -1072,19 +1102,19 @@ static int dti_mod_find_late(struct dti_lines *l, struct dti_lines_mod *m)
 	return 0;
 }
 
-int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
-		      struct dti_line *out)
+/*
+ * @addr (@pc the address looked up, @adj past it) in module @m (NULL:
+ * none), through the cache.  0, or -1 as dti_lines_resolve().
+ */
+static int dti_resolve_in(struct dti_lines *l, struct dti_lines_mod *m, uint64_t addr,
+			  uint64_t pc, uint64_t adj, struct dti_line *out)
 {
-	bool exact = flags & DTI_LINES_EXACT;
-	uint64_t adj = exact ? 0 : 1, pc = addr - adj;
+	unsigned int tag = (adj ? 0u : 1u) | (m ? m->serial << 1 : 0);
 	struct dti_lines_entry *e;
-	struct dti_lines_mod *m;
 	int ret;
 
-	if (flags & ~DTI_LINES_EXACT)
-		return dti_fail(EINVAL, "dti_lines_resolve: unknown flags 0x%x", flags);
 	if (l->cache_cap) {
-		e = dti_cache_slot(l->cache, l->cache_cap, addr, exact);
+		e = dti_cache_slot(l->cache, l->cache_cap, addr, tag);
 		if (e->used) {
 			if (e->err)
 				return dti_fail(e->err, "%s", e->errmsg);
@@ -1094,7 +1124,6 @@ int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
 	}
 	if (dti_cache_grow(l))
 		return -1;
-	m = addr >= adj ? dti_mod_at(l, pc) : NULL;
 	if (m && m->pending && dti_mod_find_late(l, m))
 		return -1;
 	if (!m)
@@ -1106,9 +1135,9 @@ int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
 			       m->path ? "of its build was found" : "was found");
 	else
 		ret = dti_lookup(l, m, pc, adj, out);
-	e = dti_cache_slot(l->cache, l->cache_cap, addr, exact);
+	e = dti_cache_slot(l->cache, l->cache_cap, addr, tag);
 	e->addr = addr;
-	e->exact = exact;
+	e->tag = tag;
 	if (ret) {
 		e->err = errno;
 		e->errmsg = strdup(dti_errmsg());
@@ -1121,6 +1150,104 @@ int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
 	e->used = true;
 	l->cache_used++;
 	return ret;
+}
+
+int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
+		      struct dti_line *out)
+{
+	uint64_t adj = flags & DTI_LINES_EXACT ? 0 : 1;
+
+	if (flags & ~DTI_LINES_EXACT)
+		return dti_fail(EINVAL, "dti_lines_resolve: unknown flags 0x%x", flags);
+	return dti_resolve_in(l, addr >= adj ? dti_mod_at(l, addr - adj) : NULL, addr,
+			      addr - adj, adj, out);
+}
+
+/* Whether @m holds @pc */
+static inline bool dti_mod_holds(const struct dti_lines_mod *m, uint64_t pc)
+{
+	return pc >= m->start && pc < m->end;
+}
+
+/*
+ * Of the loads that held @pc (@m, and the clashing ones kept apart), the
+ * one loaded at @ts: *@lo..*@hi (inclusive) is the time it was loaded,
+ * or the gap between loads @ts falls in.  NULL if none (*@near: a load
+ * that held @pc at another time, or NULL).
+ */
+static struct dti_lines_mod *dti_mod_when(struct dti_lines *l, struct dti_lines_mod *m,
+					  uint64_t pc, uint64_t ts, uint64_t *lo,
+					  uint64_t *hi, struct dti_lines_mod **near)
+{
+	struct dti_lines_mod *e;
+	size_t i;
+
+	*lo = 0;
+	*hi = UINT64_MAX;
+	*near = NULL;
+	for (i = 0; i <= l->n_old; i++) {
+		e = i ? &l->old[i - 1] : m;
+		if (!e || !dti_mod_holds(e, pc))
+			continue;
+		if (ts >= e->from_ns && ts <= e->to_ns) {
+			*lo = e->from_ns;
+			*hi = e->to_ns;
+			return e;
+		}
+		*near = e;
+		if (e->to_ns < ts && e->to_ns + 1 > *lo)
+			*lo = e->to_ns + 1;
+		if (e->from_ns > ts && e->from_ns - 1 < *hi)
+			*hi = e->from_ns - 1;
+	}
+	return NULL;
+}
+
+int dti_lines_resolve_when(struct dti_lines *l, uint64_t addr, uint64_t ts_ns,
+			   struct dti_line *out, uint64_t *lo, uint64_t *hi)
+{
+	struct dti_lines_mod *m = addr ? dti_mod_at(l, addr - 1) : NULL, *near;
+	struct dti_lines_entry *e;
+	unsigned int tag;
+
+	*lo = 0;
+	*hi = UINT64_MAX;
+	/* the common case: one load there, of all time */
+	if (!l->n_old && (!m || (!m->from_ns && m->to_ns == UINT64_MAX)))
+		return dti_resolve_in(l, m, addr, addr - 1, 1, out);
+	if (!addr)
+		return dti_resolve_in(l, NULL, addr, addr - 1, 1, out);
+	m = dti_mod_when(l, m, addr - 1, ts_ns, lo, hi, &near);
+	if (m || !near)
+		return dti_resolve_in(l, m, addr, addr - 1, 1, out);
+	/* loaded there at other times only: not resolved, said once */
+	tag = (near->serial << 1) | 1u << 31;
+	e = l->cache_cap ? dti_cache_slot(l->cache, l->cache_cap, addr, tag) : NULL;
+	if (e && e->used)
+		return dti_fail(e->err, "%s", e->errmsg);
+	if (dti_cache_grow(l))
+		return -1;
+	e = dti_cache_slot(l->cache, l->cache_cap, addr, tag);
+	dti_fail(ENOENT, "0x%llx: logged at %llu ns, when no module the table holds was loaded there (%s was from %llu ns)",
+		 (unsigned long long)addr, (unsigned long long)ts_ns, near->name,
+		 (unsigned long long)near->from_ns);
+	e->errmsg = strdup(dti_errmsg());
+	if (!e->errmsg)
+		return dti_fail(ENOMEM, "out of memory");
+	e->addr = addr;
+	e->tag = tag;
+	e->err = ENOENT;
+	e->used = true;
+	l->cache_used++;
+	return dti_fail(ENOENT, "%s", e->errmsg);
+}
+
+int dti_lines_resolve_at(struct dti_lines *l, uint64_t addr, uint64_t ts_ns,
+			 struct dti_line *out)
+{
+	uint64_t lo, hi;
+
+	return dti_lines_resolve_when(l, addr, ts_ns, out, &lo, &hi);
 }
 
 /* ---- the resolver ---- */
@@ -1166,6 +1293,11 @@ void dti_lines_free(struct dti_lines *l)
 		free(l->mods[i].name);
 	}
 	free(l->mods);
+	for (i = 0; i < l->n_old; i++) {
+		dti_mod_drop_dwfl(&l->old[i]);
+		free(l->old[i].name);
+	}
+	free(l->old);
 	for (i = 0; i < l->n_files; i++)
 		free(l->files[i]);
 	free(l->files);
@@ -1288,6 +1420,8 @@ int dti_lines_add_module(struct dti_lines *l, const char *name,
 		return dti_fail(ENOMEM, "out of memory");
 	m.start = text_start;
 	m.end = text_start + text_size;
+	m.to_ns = UINT64_MAX;
+	m.serial = ++l->serial;
 	ret = dti_mod_find(l, &m, build_id, id_len);
 	if (ret < 0 || dti_mod_insert(l, &m) < 0) {
 		dti_mod_drop_dwfl(&m);
@@ -1306,6 +1440,20 @@ static bool dti_mod_named(const struct dti_lines *l, const char *name)
 		if (dti_mod_name_eq(l->mods[i].name, name))
 			return true;
 	return false;
+}
+
+/* Keep @m (taken) apart, for the records logged while it was loaded.  0, or -1. */
+static int dti_mod_keep_old(struct dti_lines *l, struct dti_lines_mod *m)
+{
+	struct dti_lines_mod *n = realloc(l->old, (l->n_old + 1) * sizeof(*n));
+
+	if (!n)
+		return dti_fail(ENOMEM, "out of memory");
+	l->old = n;
+	l->old[l->n_old++] = *m;
+	/* addresses were cached as in no module, at any time */
+	dti_cache_free(l);
+	return 0;
 }
 
 /* The order modules of a table are added in: live ones, then the last gone first */
@@ -1327,6 +1475,7 @@ int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods, si
 	struct dti_lines_mod m;
 	char name[DTI_MODULE_NAME_MAX + 1];
 	size_t i, added = 0;
+	int ret;
 
 	if (n > INT_MAX)
 		return dti_fail(EINVAL, "dti_lines_add_modules: %zu entries", n);
@@ -1344,10 +1493,9 @@ int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods, si
 			continue;
 		memcpy(name, e->name, DTI_MODULE_NAME_MAX);
 		name[DTI_MODULE_NAME_MAX] = '\0';
-		/* a module unloaded and loaded again: its last load only */
 		if (!name[0] || !e->text || !e->text_size ||
 		    e->text + e->text_size < e->text || e->build_id_len > DTI_BUILD_ID_SIZE ||
-		    dti_mod_named(l, name))
+		    (e->state == DTI_MODULE_GONE && e->unloaded_ns < e->loaded_ns))
 			continue;
 		memset(&m, 0, sizeof(m));
 		m.start = e->text;
@@ -1355,19 +1503,28 @@ int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods, si
 		m.pending = true;
 		m.id_len = e->build_id_len;
 		memcpy(m.id, e->build_id, m.id_len);
+		m.from_ns = e->loaded_ns;
+		m.to_ns = e->state == DTI_MODULE_GONE ? e->unloaded_ns : UINT64_MAX;
+		m.serial = ++l->serial;
 		m.name = strdup(name);
 		if (!m.name) {
 			free(order);
 			return dti_fail(ENOMEM, "out of memory");
 		}
-		if (dti_mod_insert(l, &m) < 0) {
+		/*
+		 * A module unloaded and loaded again, a gone one where a later
+		 * one was loaded: apart, for the records of its time only
+		 */
+		if (dti_mod_named(l, name))
+			ret = dti_mod_keep_old(l, &m);
+		else if (dti_mod_insert(l, &m) < 0)
+			ret = errno == ENOMEM ? -1 : dti_mod_keep_old(l, &m);
+		else
+			ret = 0;
+		if (ret < 0) {
 			free(m.name);
-			if (errno == ENOMEM) {
-				free(order);
-				return -1;
-			}
-			/* a gone module where a later one was loaded: not used */
-			continue;
+			free(order);
+			return -1;
 		}
 		added++;
 	}

@@ -844,7 +844,8 @@ static void sample_entry(struct dti_module *e, const char *path, const char *nam
 
 /*
  * dti_lines_add_modules(): live entries, gone ones that clash with
- * nothing; files looked for at the first caller, told then, once
+ * nothing; clashing loads kept for their records' times; files looked
+ * for at the first caller, told then, once
  */
 static void test_add_modules(void)
 {
@@ -853,6 +854,7 @@ static void test_add_modules(void)
 	struct dti_lines *l = dti_lines_new();
 	struct dti_line out;
 	size_t n = call_sites(sample, calls, MAX_CALLS);
+	uint64_t first = SAMPLE_TEXT + calls[0].koff;
 
 	CHECK(l && n == 7);
 	if (!l || n != 7) {
@@ -862,33 +864,54 @@ static void test_add_modules(void)
 	n_notices = n_refused = 0;
 	dti_lines_set_notice_handler(l, on_lines_notice, NULL);
 	CHECK(!dti_lines_add_search(l, sample));
-	/* an earlier load of the sample, gone, listed first */
+	/* an earlier load of the sample, from 10 to 100 ns, listed first */
 	sample_entry(&t[0], sample, SAMPLE_NAME, SAMPLE_TEXT + 0x100000, 0x1000,
 		     DTI_MODULE_GONE, true);
+	t[0].loaded_ns = 10;
+	t[0].unloaded_ns = 100;
+	/* its load now, from 200 ns */
 	sample_entry(&t[1], sample, SAMPLE_NAME, SAMPLE_TEXT, 0x1000, DTI_MODULE_LIVE, true);
-	/* gone where the sample is now: left out */
+	t[1].loaded_ns = 200;
+	/* gone from where the sample is now, from 110 to 150 ns */
 	sample_entry(&t[2], sample, "clash", SAMPLE_TEXT + 0x800, 0x1000, DTI_MODULE_GONE, true);
+	t[2].loaded_ns = 110;
+	t[2].unloaded_ns = 150;
 	/* gone, clashing with nothing: added, no file */
 	sample_entry(&t[3], sample, "gone_mod", SAMPLE_TEXT + 0x200000, 0x1000,
 		     DTI_MODULE_GONE, false);
 	/* free: left out */
 	sample_entry(&t[4], sample, "free_mod", SAMPLE_TEXT + 0x300000, 0x1000,
 		     DTI_MODULE_FREE, false);
-	CHECK(dti_lines_add_modules(l, t, 5) == 2);
+	CHECK(dti_lines_add_modules(l, t, 5) == 4);
 	CHECK(n_notices == 0);		/* nothing looked for yet */
 	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[4].koff, 0, &out) &&
 	      out.line == marked_line("cold_fn_call"));
 	CHECK(n_notices == 0);
+	/* without a time, the loads kept apart are not used */
 	errno = 0;
-	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x100000 + 9, 0, &out) == -1 &&
+	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x100000 + calls[0].koff, 0, &out) == -1 &&
 	      errno == ENOENT && strstr(dti_errmsg(), "in no module"));
-	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x801 + 0x1000, 0, &out) == -1 &&
-	      strstr(dti_errmsg(), "in no module"));
+	/* with one, each record's load */
+	CHECK(!dti_lines_resolve_at(l, SAMPLE_TEXT + 0x100000 + calls[0].koff, 50, &out) &&
+	      out.line == marked_line("first_call"));
+	CHECK(dti_lines_resolve_at(l, SAMPLE_TEXT + 0x100000 + calls[0].koff, 150, &out) == -1 &&
+	      strstr(dti_errmsg(), "logged at 150 ns, when no module the table holds was loaded there"));
+	CHECK(!dti_lines_resolve_at(l, first, 250, &out) && out.line == marked_line("first_call"));
+	CHECK(!dti_lines_resolve_at(l, first, UINT64_MAX, &out));
+	/* between the clashing module's unload and the sample's load: nobody's */
+	errno = 0;
+	CHECK(dti_lines_resolve_at(l, first, 180, &out) == -1 && errno == ENOENT &&
+	      strstr(dti_errmsg(), "(lines_sample was from 200 ns)"));
+	/* the clashing module's time: its own (no file), never the sample's */
+	CHECK(n_notices == 0);
+	CHECK(dti_lines_resolve_at(l, SAMPLE_TEXT + 0x810, 120, &out) == -1 &&
+	      strstr(dti_errmsg(), "in module clash, for which no file was found"));
+	CHECK(n_notices == 1 && strstr(last_notice, "no file found for module clash"));
 	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x200010, 0, &out) == -1 &&
 	      errno == ENOENT && strstr(dti_errmsg(), "no file was found"));
-	CHECK(n_notices == 1 && strstr(last_notice, "no file found for module gone_mod"));
+	CHECK(n_notices == 2 && strstr(last_notice, "no file found for module gone_mod"));
 	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x200020, 0, &out) == -1);
-	CHECK(n_notices == 1 && n_refused == 0);
+	CHECK(n_notices == 2 && n_refused == 0);
 	CHECK(dti_lines_resolve(l, SAMPLE_TEXT + 0x300010, 0, &out) == -1 &&
 	      strstr(dti_errmsg(), "in no module"));
 	dti_lines_free(l);
@@ -1037,6 +1060,51 @@ static void test_print_lines(void)
 	dti_lines_free(l);
 }
 
+/*
+ * The same callers logged by two modules loaded at one address one
+ * after the other: each record printed with its own module's lines (the
+ * first had no file: as an address), never the other's
+ */
+static void test_print_by_time(void)
+{
+	struct call calls[MAX_CALLS];
+	struct dti_module t[2];
+	struct dti_lines *l = dti_lines_new();
+	unsigned char *buf;
+	char *text, want[256];
+	size_t n = call_sites(sample, calls, MAX_CALLS), len, i;
+	uint64_t callers[8];
+
+	CHECK(l && n == 7 && !dti_lines_add_search(l, sample));
+	if (!l || n != 7) {
+		dti_lines_free(l);
+		return;
+	}
+	/* records 0..3 at 10..13 ns, 4..7 at 14..17 ns, calls 0, 4, 0, 4, ... */
+	for (i = 0; i < 8; i++)
+		callers[i] = SAMPLE_TEXT + calls[i % 2 ? 4 : 0].koff;
+	buf = timed_buffer(8, callers, 8, &len);
+	sample_entry(&t[0], sample, "before", SAMPLE_TEXT, 0x1000, DTI_MODULE_GONE, false);
+	t[0].loaded_ns = 1;
+	t[0].unloaded_ns = 13;
+	sample_entry(&t[1], sample, SAMPLE_NAME, SAMPLE_TEXT, 0x1000, DTI_MODULE_LIVE, true);
+	t[1].loaded_ns = 14;
+	CHECK(buf && dti_lines_add_modules(l, t, 2) == 2);
+	text = buf ? print_all(buf, len, l, DTI_FMT_TS) : NULL;
+	for (i = 0; text && i < 8; i++) {
+		if (i < 4)
+			snprintf(want, sizeof(want), "] cpu0 L3 #%zu 0x%llx: record!!\n", i,
+				 (unsigned long long)callers[i]);
+		else
+			snprintf(want, sizeof(want), "] cpu0 L3 #%zu %s+0x", i,
+				 i % 2 ? "lines_cold" : "lines_first");
+		CHECK(strstr(text, want));
+	}
+	free(text);
+	free(buf);
+	dti_lines_free(l);
+}
+
 /* ---- the dti command ---- */
 
 /* Run @cmd (sh) with stdout and stderr into files; its exit status */
@@ -1180,6 +1248,7 @@ static const struct unit_test tests[] = {
 	{ "module tables: live and gone entries, files looked for late", test_add_modules },
 	{ "module tables: a module of another build refused", test_table_mismatch },
 	{ "callers printed with source lines: ts, json, text", test_print_lines },
+	{ "callers printed by the module loaded when they logged", test_print_by_time },
 	{ "dti decode --lines -d of a snapshot directory", test_cli_decode_lines },
 	{ "lines: 1M records' callers resolved (timed)", test_timing },
 };

@@ -250,8 +250,8 @@ int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms);
  * "file", "line", "column" and "inlined" (an array of objects with
  * "function", "file", "line" and "column").  A caller that does not
  * resolve prints as without (through the symbols of dti_set_ksyms() if
- * set).  Each caller is resolved once, on its first record, and kept.
- * Returns 0.
+ * set).  Callers are resolved as dti_lines_resolve_at() does, with the
+ * record's time; each once, on its first record, and kept.  Returns 0.
  */
 int dti_set_lines(struct dti_reader *r, struct dti_lines *lines);
 /* Number of per-CPU streams.  Never fails. */
@@ -679,6 +679,16 @@ int dti_lines_add_module(struct dti_lines *l, const char *name,
  */
 int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
 		      struct dti_line *out);
+/*
+ * dti_lines_resolve() of a record's caller @addr (a return address),
+ * logged at @ts_ns: where a module table says several modules were
+ * loaded at @addr over time (dti_lines_add_modules()), the one loaded
+ * at @ts_ns is used, and none if none was (a record of a module the
+ * table no longer holds: never another module's lines).  Returns 0, or
+ * -1 as dti_lines_resolve() (ENOENT with the time in dti_errmsg()).
+ */
+int dti_lines_resolve_at(struct dti_lines *l, uint64_t addr, uint64_t ts_ns,
+			 struct dti_line *out);
 
 /*
  * dti.ko's module table: where each module that can log was loaded, so
@@ -729,11 +739,14 @@ int dti_modules_load(const char *path, struct dti_module **mods);
 int dti_modules_read(unsigned int flags, struct dti_module **mods);
 /*
  * Add the @n entries of a module table to @l: the live ones, then the
- * gone ones, the last unloaded first, each only if its name and its
- * range clash with no module added before (a module unloaded and loaded
- * again keeps its last load; a gone module whose range a later one took
- * is left out).  Entries with no name, a zero address or size, and
- * DTI_MODULE_FREE ones are left out too.  No file is looked for now:
+ * gone ones, the last unloaded first.  An entry whose name or range
+ * clashes with one added before (a module unloaded and loaded again, a
+ * gone module whose range a later one took) is kept apart:
+ * dti_lines_resolve() does not use it, dti_lines_resolve_at() (and
+ * dti_print() through dti_set_lines()) does for the records logged
+ * while it was loaded, from its loaded_ns to its unloaded_ns.  Entries
+ * with no name, a zero address or size, unloaded before they were
+ * loaded, and DTI_MODULE_FREE ones are left out.  No file is looked for now:
  * each module's is looked for (as dti_lines_add_module() does) when an
  * address in it is first resolved, and what dti_lines_add_module()
  * would tell is told then, once per module, to the notice handler: no
