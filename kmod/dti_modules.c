@@ -57,6 +57,8 @@ static const char *const dti_module_states[] = {
 };
 
 static struct dti_dump_modules *dti_mods;
+/* This boot's table in the persistent region, kept equal to dti_mods */
+static struct dti_persist_modules *dti_mods_region;
 static DEFINE_MUTEX(dti_modules_lock);
 
 /*
@@ -75,11 +77,25 @@ static u32 dti_modules_crc(const struct dti_dump_modules *t)
 	return ~crc;
 }
 
+/* Copy the entries into the persistent region's table, if any, and seal it. */
+static void dti_modules_mirror(void)
+{
+	struct dti_persist_modules *t = dti_mods_region;
+
+	lockdep_assert_held(&dti_modules_lock);
+	if (!t)
+		return;
+	memcpy(t->mod, dti_mods->mod, sizeof(t->mod));
+	t->crc = 0;
+	t->crc = dti_crc32(t, sizeof(*t));
+}
+
 /* Recompute the table's CRC after a change; dti_modules_lock held. */
 static void dti_modules_seal(void)
 {
 	lockdep_assert_held(&dti_modules_lock);
 	dti_mods->crc = dti_modules_crc(dti_mods);
+	dti_modules_mirror();
 }
 
 /*
@@ -225,18 +241,33 @@ static int dti_module_format(const struct dti_module *e, char *buf, size_t size)
 /* Room for a formatted entry: name, two hex numbers, the id, two u64s */
 #define DTI_MODULE_LINE_MAX	(DTI_MODULE_NAME_MAX + 2 * DTI_BUILD_ID_SIZE + 80)
 
-static int dti_modules_show(struct seq_file *m, void *v)
+/**
+ * dti_modules_seq_show - print module table entries as DTI_MODULES_FILE
+ * @m: the file
+ * @mods: DTI_MODULES_MAX entries, which no one changes meanwhile
+ *
+ * Free entries and entries of a state this kernel does not know (a
+ * previous boot's table is untrusted) are left out.
+ *
+ * Context: process context.
+ */
+void dti_modules_seq_show(struct seq_file *m, const struct dti_module *mods)
 {
 	char line[DTI_MODULE_LINE_MAX];
 	const struct dti_module *e;
 
-	mutex_lock(&dti_modules_lock);
-	for (e = dti_mods->mod; e < dti_mods->mod + DTI_MODULES_MAX; e++) {
-		if (e->state == DTI_MODULE_FREE)
+	for (e = mods; e < mods + DTI_MODULES_MAX; e++) {
+		if (e->state == DTI_MODULE_FREE || e->state >= ARRAY_SIZE(dti_module_states))
 			continue;
 		dti_module_format(e, line, sizeof(line));
 		seq_printf(m, "%s\n", line);
 	}
+}
+
+static int dti_modules_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&dti_modules_lock);
+	dti_modules_seq_show(m, dti_mods->mod);
 	mutex_unlock(&dti_modules_lock);
 	return 0;
 }
@@ -283,6 +314,30 @@ void dti_modules_panic_print(const char *prefix)
 		dti_module_format(e, line, sizeof(line));
 		pr_emerg("%smodule %s\n", prefix, line);
 	}
+}
+
+/**
+ * dti_modules_persist - keep a copy of the table in the persistent region
+ * @t: this boot's table in the region, or NULL to stop
+ * @boot: the region's count of boots, this one included
+ *
+ * From now on every change is copied there too, so that the next boot
+ * reads the previous boot's records with the modules that wrote them.
+ *
+ * Context: process context (dti_persist_init() and dti_persist_exit());
+ * takes dti_modules_lock.
+ */
+void dti_modules_persist(struct dti_persist_modules *t, u32 boot)
+{
+	mutex_lock(&dti_modules_lock);
+	dti_mods_region = t;
+	if (t) {
+		t->boot = boot;
+		t->n_entries = DTI_MODULES_MAX;
+		t->entry_size = sizeof(t->mod[0]);
+		dti_modules_mirror();
+	}
+	mutex_unlock(&dti_modules_lock);
 }
 
 /**

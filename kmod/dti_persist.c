@@ -111,6 +111,8 @@ static const char *const dti_persist_found_names[] = {
  * @prev:	per slot, those records, validated (released ones until
  *		unload, when their directory may still be going)
  * @prev_root:	.previous/
+ * @mods:	the region's module tables, after the slot table
+ * @prev_mods:	a checked copy of the other boot's module table, or NULL
  */
 static struct dti_persist {
 	phys_addr_t base;
@@ -124,15 +126,21 @@ static struct dti_persist {
 	int prev_area[DTI_PERSIST_SLOTS];
 	struct dti_prev *prev[DTI_PERSIST_SLOTS];
 	struct dentry *prev_root;
+	struct dti_persist_modules *mods;
+	struct dti_persist_modules *prev_mods;
 } dti_persist = {
 	.lock = __MUTEX_INITIALIZER(dti_persist.lock),
 };
 
-/* Where the areas start: the first page after the header and the slots */
+/*
+ * Where the areas start: the first page after the header, the slots and
+ * the module tables
+ */
 static u64 dti_persist_areas_start(void)
 {
 	return PAGE_ALIGN(sizeof(struct dti_persist_header) +
-			  DTI_PERSIST_SLOTS * sizeof(struct dti_persist_slot));
+			  DTI_PERSIST_SLOTS * sizeof(struct dti_persist_slot) +
+			  DTI_PERSIST_MODULE_TABLES * sizeof(struct dti_persist_modules));
 }
 
 /* Bytes between the starts of two CPUs' rings: each starts on a page */
@@ -240,6 +248,37 @@ static void dti_persist_format(struct dti_persist *p)
 	memset(p->slots, 0, DTI_PERSIST_SLOTS * sizeof(*p->slots));
 	for (i = 0; i < DTI_PERSIST_SLOTS; i++)
 		dti_persist_seal_slot(&p->slots[i]);
+	/* boot 0: never written */
+	memset(p->mods, 0, DTI_PERSIST_MODULE_TABLES * sizeof(*p->mods));
+}
+
+/*
+ * The module table the previous boot left (the one this boot does not
+ * write), copied and checked like everything else the region holds:
+ * NULL if it was never written, fails its CRC or is not of this layout.
+ */
+static struct dti_persist_modules *dti_persist_prev_modules(const struct dti_persist *p)
+{
+	const struct dti_persist_modules *t =
+		&p->mods[(p->hdr->boots + 1) % DTI_PERSIST_MODULE_TABLES];
+	struct dti_persist_modules *copy;
+	u32 crc;
+
+	if (!t->boot || t->boot >= p->hdr->boots || t->n_entries != DTI_MODULES_MAX ||
+	    t->entry_size != sizeof(t->mod[0]))
+		return NULL;
+	copy = kmemdup(t, sizeof(*t), GFP_KERNEL);
+	if (!copy)
+		return NULL;
+	crc = copy->crc;
+	copy->crc = 0;
+	if (dti_crc32(copy, sizeof(*copy)) != crc) {
+		pr_warn("persistent region: boot %u's module table is damaged: its callers will not resolve to lines\n",
+			t->boot);
+		kfree(copy);
+		return NULL;
+	}
+	return copy;
 }
 
 /* What the region's header says of the previous boot */
@@ -536,10 +575,28 @@ static const struct file_operations dti_prev_clear_fops = {
 	.llseek	= no_llseek,
 };
 
-static void dti_prev_create_files(struct dti_prev *prev)
+static int dti_prev_modules_show(struct seq_file *m, void *v)
+{
+	const struct dti_persist_modules *t = m->private;
+
+	dti_modules_seq_show(m, t->mod);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dti_prev_modules);
+
+/*
+ * The previous boot's files of @prev; with @mods, the module table of
+ * the boot that wrote its records, a "modules" file as DTI_MODULES_FILE
+ */
+static void dti_prev_create_files(struct dti_prev *prev,
+				  const struct dti_persist_modules *mods)
 {
 	char name[sizeof(DTI_TRACE_FILE_BASE) + 10];
 	unsigned int c;
+
+	if (mods && mods->boot == prev->boot)
+		debugfs_create_file("modules", 0400, prev->dir, (void *)mods,
+				    &dti_prev_modules_fops);
 
 	debugfs_create_file("status", 0444, prev->dir, prev, &dti_prev_status_fops);
 	debugfs_create_file("clear", 0200, prev->dir, prev, &dti_prev_clear_fops);
@@ -615,7 +672,7 @@ static void dti_persist_load_slots(struct dti_persist *p)
 		p->prev_area[i] = a;
 		p->prev[i] = prev;
 		prev->dir = debugfs_create_dir(prev->name, p->prev_root);
-		dti_prev_create_files(prev);
+		dti_prev_create_files(prev, p->prev_mods);
 		pr_info("%s: boot %u left %lu records in %lu sub-buffers; %lu damaged sub-buffers and %lu damaged records skipped\n",
 			prev->name, prev->boot, prev->records, prev->subbufs,
 			prev->bad_subbufs, prev->bad_records);
@@ -894,6 +951,7 @@ int __init dti_persist_init(void)
 			return -ENOMEM;
 		}
 		p->slots = (void *)p->hdr + sizeof(*p->hdr);
+		p->mods = (void *)(p->slots + DTI_PERSIST_SLOTS);
 		p->found = dti_persist_examine(p);
 		if (p->found != DTI_PERSIST_KEPT)
 			dti_persist_format(p);
@@ -901,7 +959,10 @@ int __init dti_persist_init(void)
 		dti_persist_seal(p);
 		pr_info("persistent region %pa, %llu bytes, boot %u: %s\n", &p->base, p->size,
 			p->hdr->boots, dti_persist_found_names[p->found]);
+		p->prev_mods = dti_persist_prev_modules(p);
 		dti_persist_load_slots(p);
+		dti_modules_persist(&p->mods[p->hdr->boots % DTI_PERSIST_MODULE_TABLES],
+				    p->hdr->boots);
 	}
 	debugfs_create_file(DTI_PERSIST_FILE, 0444, dti_fs_root(), NULL, &dti_region_fops);
 	return 0;
@@ -919,6 +980,7 @@ void dti_persist_exit(void)
 	struct dti_prev *prev;
 	unsigned int i;
 
+	dti_modules_persist(NULL, 0);
 	for (i = 0; i < DTI_PERSIST_SLOTS; i++) {
 		prev = p->prev[i];
 		p->prev[i] = NULL;
@@ -930,6 +992,8 @@ void dti_persist_exit(void)
 		dti_prev_put(prev);
 	}
 	debugfs_remove_recursive(p->prev_root);
+	kfree(p->prev_mods);
+	p->prev_mods = NULL;
 	if (p->hdr)
 		memunmap(p->hdr);
 	p->hdr = NULL;

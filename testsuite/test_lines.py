@@ -15,6 +15,9 @@ function (.init.text, freed once the module is live).
 * Offline: `dti decode SNAPDIR --lines -d dti_lines.ko` on the host
   does the same from a `dti snapshot`, and so does `dti dump VMCORE
   --lines` on a QEMU dump of the guest after a panic.
+* The previous boot: the persistent region keeps each boot's module
+  table, and `dti read --previous --lines` reads the previous boot's
+  records with it, though another module now sits where dti_lines was.
 * Wrong build: a dti_lines.ko built again from a source whose lines
   moved is refused by build-id, with both ids in the message, and no
   record is given a line.
@@ -33,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import dump
+from harness import dump, vm
 
 HERE = Path(__file__).resolve().parent
 LINES_SRC = HERE / "modules" / "dti_lines.c"
@@ -240,3 +243,47 @@ def test_dump_lines_and_wrong_build(request, modules, kernel, build_dir, dti_too
         assert not any(x.get("line") for x in recs), recs[:3]
     if request.session.testsfailed == failed:
         vmcore.unlink(missing_ok=True)
+
+
+PERSIST_REGION = "16M@0x30000000"
+PERSIST_MEMMAP = "memmap=16M$0x30000000"
+PREVIOUS = r"""
+say() { echo "@@$*"; echo "@@$*" > /dev/console; }
+insmod $DTI_MODDIR/dti.ko persist=%s
+D=/sys/kernel/debug/dti
+BOOTNO=$(sed -n 's/^boots //p' $D/.persist)
+if [ "$BOOTNO" = 1 ]; then
+    insmod $DTI_MODDIR/dti_lines.ko persist=1
+    echo %d > /sys/kernel/debug/dti_lines/log
+    cat $D/.modules | sed 's/^/@@MOD1 /'
+    sync
+    echo b > /proc/sysrq-trigger
+    sleep 30
+fi
+# Boot 2: dti_lines loaded again, after another module
+insmod $DTI_MODDIR/dti_plain.ko
+insmod $DTI_MODDIR/dti_lines.ko
+cat $D/.modules | sed 's/^/@@MOD2 /'
+cat $D/.previous/lines_p/modules | sed 's/^/@@PREVMOD /'
+dti read --previous --lines -d $DTI_MODDIR/dti_lines.ko -F json lines_p > /out/prev.json 2> /out/prev.err
+""" % (PERSIST_REGION, ROUNDS)
+
+
+def test_previous_boot_lines(modules, kernel, build_dir, dti_tool):
+    """dti read --previous --lines: the previous boot's module table, kept
+    in the persistent region, resolves its records, though this boot loaded
+    dti_lines elsewhere."""
+    res = vm.run(PREVIOUS, modules=modules, kernel=kernel, build_dir=build_dir, smp=2,
+                 mem=1024, append=PERSIST_MEMMAP, reboot=True, timeout=600,
+                 extra_files={str(dti_tool): "/bin/dti"}).check()
+    text = res.console + res.stdout
+    mod1 = re.findall(r"^@@MOD1 (.*)$", text, re.M)
+    mod2 = modules_table("\n".join(re.findall(r"^@@MOD2 (.*)$", res.stdout, re.M)))
+    prev = re.findall(r"^@@PREVMOD (.*)$", res.stdout, re.M)
+    assert mod1 and prev == mod1, (mod1, prev)
+    before = modules_table("\n".join(mod1))["dti_lines"][0]["text"]
+    # this boot's dti_lines is elsewhere (dti_plain came first): the live
+    # table would not resolve the previous boot's records
+    assert mod2["dti_lines"][0]["text"] != before, (mod2, before)
+    assert (res.outdir / "prev.err").read_text() == ""
+    check_lines(json_records(res.outdir / "prev.json"))

@@ -13,20 +13,29 @@
  * it cannot resolve it).
  *
  * Writing N to /sys/kernel/debug/dti_lines/log logs N rounds of the
- * calls at level INFO into channel "lines".
+ * calls at level INFO into channel "lines", and with persist=1 into the
+ * persistent channel "lines_p" as well (dti.ko needs its persist=).
  */
 #include <linux/debugfs.h>
 #include <linux/dti.h>
 #include <linux/module.h>
 
-/* The text of a record: where its call is */
-#define LINES_LOG(level)						\
-	dti_printk(lines_trace, level, "%s:%d %s\n", __FILE__, __LINE__, __func__)
+/* The text of a record: where its call is; into lines_p too with persist=1 */
+#define LINES_LOG(level) do {						\
+	dti_printk(lines_trace, level, "%s:%d %s\n", __FILE__, __LINE__, __func__); \
+	if (lines_persist)						\
+		dti_printk(lines_pers, level, "%s:%d %s\n", __FILE__, __LINE__, __func__); \
+} while (0)
 
 /* Rounds one write may ask for */
 #define LINES_ROUNDS_MAX	100000
 
 DEFINE_DTI_HANDLE(lines_trace, "lines", 256 * 1024, DTI_LEVEL_INFO);
+DEFINE_DTI_PERSIST_HANDLE(lines_pers, "lines_p", 256 * 1024, DTI_LEVEL_INFO);
+
+static bool lines_persist;
+module_param_named(persist, lines_persist, bool, 0444);
+MODULE_PARM_DESC(persist, "log into the persistent channel lines_p as well");
 
 static struct dentry *lines_dir;
 
@@ -74,6 +83,13 @@ static int __init lines_init(void)
 
 	if (ret)
 		return ret;
+	if (lines_persist) {
+		ret = INIT_DTI_HANDLE(lines_pers);
+		if (ret) {
+			CLEANUP_DTI_HANDLE(lines_trace);
+			return ret;
+		}
+	}
 	LINES_LOG(DTI_LEVEL_INFO);
 	lines_dir = debugfs_create_dir("dti_lines", NULL);
 	debugfs_create_file_unsafe("log", 0200, lines_dir, NULL, &lines_log_fops);
@@ -83,6 +99,8 @@ static int __init lines_init(void)
 static void __exit lines_exit(void)
 {
 	debugfs_remove_recursive(lines_dir);
+	if (lines_persist)
+		CLEANUP_DTI_HANDLE(lines_pers);
 	CLEANUP_DTI_HANDLE(lines_trace);
 }
 

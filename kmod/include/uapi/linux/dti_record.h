@@ -381,7 +381,7 @@ struct dti_dump_pending {
 #define DTI_PERSIST_MARKER	"__DTI_PERSIST__"
 #define DTI_PERSIST_MARKER_SIZE	16
 #define DTI_PERSIST_MAGIC	0xD7D0AE55U
-#define DTI_PERSIST_VERSION	3
+#define DTI_PERSIST_VERSION	4
 
 /* Channels a region holds: entries in its slot table */
 #define DTI_PERSIST_SLOTS	32
@@ -401,8 +401,9 @@ struct dti_dump_pending {
  * @page_size:	bytes per page of the kernel that set the region up: the
  *		areas and every CPU's ring in them start on a page
  * @next_free:	offset from the region's start of the first byte no slot's
- *		areas use; the slot table follows this header, the areas
- *		start at the first page boundary after it
+ *		areas use; the slot table follows this header, then the
+ *		module tables (struct dti_persist_modules); the areas start
+ *		at the first page boundary after them
  *
  * A load that finds a header whose every field checks out keeps what
  * the region holds (the previous boot's records); any other content is
@@ -562,6 +563,31 @@ struct dti_dump_modules {
 	__u32 n_entries;
 	__u32 crc;
 	__u32 reserved;
+	struct dti_module mod[DTI_MODULES_MAX];
+};
+
+/* Module tables a persistent region holds, after its slot table */
+#define DTI_PERSIST_MODULE_TABLES	2
+
+/**
+ * struct dti_persist_modules - a boot's module table in a persistent region
+ * @boot:	the header's @boots of the load that wrote it; 0: never written
+ * @n_entries:	DTI_MODULES_MAX
+ * @entry_size:	sizeof(struct dti_module)
+ * @crc:	CRC-32 of the table, this field zero
+ * @mod:	the entries, as struct dti_dump_modules holds them
+ *
+ * A region holds DTI_PERSIST_MODULE_TABLES of them right after its slot
+ * table, and its areas start at the first page boundary after them.  The
+ * load whose @boots is N keeps table N % 2 equal to its module table, so
+ * the other one holds the module table of the boot before.  The records
+ * of a slot's area are read with the table whose @boot is the area's.
+ */
+struct dti_persist_modules {
+	__u32 boot;
+	__u32 n_entries;
+	__u32 entry_size;
+	__u32 crc;
 	struct dti_module mod[DTI_MODULES_MAX];
 };
 
