@@ -29,6 +29,12 @@
  * write guard, in the same format, with the record count raised only
  * after a record is whole, so what a reset leaves is whole records.
  *
+ * After the slot table come two module tables (struct dti_persist_modules):
+ * this boot keeps one equal to dti.ko's module table, so the next boot
+ * can resolve the callers of the records this one leaves; the other,
+ * the boot before's, is shown as .previous/<name>/modules for the
+ * channels that boot wrote.
+ *
  * At load, each slot's last written area is checked sub-buffer by
  * sub-buffer and record by record, as a dump reader would (the region
  * is untrusted input), into a copy that /sys/kernel/debug/dti/.previous/
@@ -39,7 +45,9 @@
  * channel's ctl_lock (buffers are created under it); under it only the
  * channel's dump_lock is taken (dti_dump_add_ring()), and removing a
  * ring's file on failure waits for opens of it, which take buf_lock but
- * never this lock.
+ * never this lock.  dti_persist_init() and dti_persist_exit() hand the
+ * region's module table to dti_modules.c (dti_modules_persist()), which
+ * takes dti_modules_lock alone, with no lock of this file held.
  * Nothing here runs in atomic context: registration, level changes,
  * module load and unload, and file operations.
  */
