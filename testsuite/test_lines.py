@@ -287,3 +287,27 @@ def test_previous_boot_lines(modules, kernel, build_dir, dti_tool):
     assert mod2["dti_lines"][0]["text"] != before, (mod2, before)
     assert (res.outdir / "prev.err").read_text() == ""
     check_lines(json_records(res.outdir / "prev.json"))
+
+
+PANIC = LOAD + r"""
+echo 100 > $D/lines/dump_on_panic
+echo c > /proc/sysrq-trigger
+"""
+
+
+def test_console_log_lines(modules, kernel, build_dir, dti_tool, tmp_path):
+    """dti console-log --lines: the panic prints the module table before
+    the records, and the records resolve through it."""
+    with pytest.raises(vm.VMPanic) as e:
+        vm.run(PANIC, modules=modules, kernel=kernel, build_dir=build_dir, smp=2,
+               extra_files={str(dti_tool): "/bin/dti"})
+    console = e.value.console
+    assert re.search(r"dti: panic: module dti_lines 0x[0-9a-f]+ 0x[0-9a-f]+ [0-9a-f]{40} live ",
+                     console), console[-3000:]
+    log = tmp_path / "console.log"
+    log.write_text(console)
+    r = subprocess.run([str(HOST_DTI), "console-log", "--channel", "lines", "--lines", "-d",
+                        str(module_ko(modules, "dti_lines")), "-F", "json", str(log)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    check_lines([json.loads(ln) for ln in r.stdout.splitlines()])
