@@ -507,7 +507,8 @@ int cmd_read(int argc, char **argv)
 	r = o.previous ? dti_open_previous(argv[optind], flags) :
 			 dti_open_channel(argv[optind], flags);
 	if (r && o.lines_l) {
-		n = o.modules ? 0 : dti_modules_read(o.previous ? DTI_MODULES_PREVIOUS : 0, &mods);
+		n = o.modules ? 0 : dti_modules_read(argv[optind],
+							 o.previous ? DTI_MODULES_PREVIOUS : 0, &mods);
 		ret = dti_read_lines_table(&o, mods, n, NULL);
 		free(mods);
 		if (ret != DTI_EXIT_OK) {

@@ -363,20 +363,28 @@ int dti_level_parse(const char *text, int *level)
 	return 0;
 }
 
-int dti_modules_read(unsigned int flags, struct dti_module **mods)
+int dti_modules_read(const char *name, unsigned int flags, struct dti_module **mods)
 {
-	char root[PATH_MAX], path[PATH_MAX + 32];
+	char root[PATH_MAX], path[PATH_MAX + 64];
 
 	*mods = NULL;
 	if (flags & ~DTI_MODULES_PREVIOUS)
 		return dti_fail(EINVAL, "dti_modules_read: unknown flags 0x%x", flags);
-	if (dti_check_root(root, sizeof(root)) < 0)
+	if (!(flags & DTI_MODULES_PREVIOUS)) {
+		if (dti_check_root(root, sizeof(root)) < 0)
+			return -1;
+		snprintf(path, sizeof(path), "%s/" DTI_MODULES_FILE, root);
+		if (access(path, F_OK) != 0 && errno == ENOENT)
+			return dti_fail(ENOENT, "%s does not exist (a dti.ko without a module table?)",
+					path);
+		return dti_modules_load(path, mods);
+	}
+	/* the table of the boot that wrote @name's records, which dti.ko checked */
+	if (dti_check_previous(name, root, sizeof(root)) < 0)
 		return -1;
-	snprintf(path, sizeof(path), "%s/%s" DTI_MODULES_FILE, root,
-		 flags & DTI_MODULES_PREVIOUS ? DTI_PREVIOUS_DIR "/" : "");
+	snprintf(path, sizeof(path), "%s/%s", root, DTI_SNAP_MODULES_FILE);
 	if (access(path, F_OK) != 0 && errno == ENOENT)
-		return dti_fail(ENOENT, flags & DTI_MODULES_PREVIOUS ?
-				"%s does not exist (no module table of the previous boot: a dti.ko without one then, or no records kept)" :
-				"%s does not exist (a dti.ko without a module table?)", path);
+		return dti_fail(ENOENT, "%s does not exist (the persistent region holds no sound module table of the boot that wrote %s's records, or dti.ko keeps none)",
+				path, name);
 	return dti_modules_load(path, mods);
 }

@@ -695,7 +695,7 @@ int dti_lines_resolve_at(struct dti_lines *l, uint64_t addr, uint64_t ts_ns,
  * that callers resolve with nothing but the data (struct dti_module of
  * <linux/dti_record.h>: name, address and size of its core code, state,
  * load and unload times, build-id).  It comes as text from the debugfs
- * file <debugfs>/dti/.modules (and .previous/.modules for the previous
+ * file <debugfs>/dti/.modules (and .previous/NAME/modules for the previous
  * boot), a snapshot's "modules" and the "module" lines of the panic
  * console, one entry a line:
  *
@@ -729,14 +729,17 @@ int dti_modules_load(const char *path, struct dti_module **mods);
 
 /*
  * dti_modules_load() of the traced machine's table, <debugfs>/dti/.modules,
- * or with DTI_MODULES_PREVIOUS in @flags the previous boot's,
- * <debugfs>/dti/.previous/.modules (for dti_open_previous()'s records).
- * Returns the number of entries, or -1: ENODEV (debugfs not mounted, DTI
- * not loaded), ENOENT (no such file: a dti.ko without a module table, or
- * no previous boot's), EINVAL (unknown @flags), or those of
- * dti_modules_load().
+ * or with DTI_MODULES_PREVIOUS in @flags the table of the boot that wrote
+ * the records persistent channel @name has of the previous boot
+ * (dti_open_previous()), which dti.ko keeps in its persistent region and
+ * shows as <debugfs>/dti/.previous/@name/modules; @name is not used
+ * otherwise (NULL will do).  Returns the number of entries, or -1:
+ * ENODEV (debugfs not mounted, DTI not loaded), ENOENT (no such file: a
+ * dti.ko without a module table, no previous boot's records of @name, or
+ * no sound table of the boot that wrote them), EINVAL (unknown @flags, a
+ * bad @name), or those of dti_modules_load().
  */
-int dti_modules_read(unsigned int flags, struct dti_module **mods);
+int dti_modules_read(const char *name, unsigned int flags, struct dti_module **mods);
 /*
  * Add the @n entries of a module table to @l: the live ones, then the
  * gone ones, the last unloaded first.  An entry whose name or range
