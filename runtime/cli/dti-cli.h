@@ -99,6 +99,9 @@ struct dti_read_opts {
 	struct dti_lines *lines_l;	/* the resolver, with the places given */
 	bool lines_done;		/* dti_read_lines_table() was called */
 	bool lines_on;			/* with a table: callers resolved */
+	struct dti_lines *lines_other;	/* dti_read_lines_other(), or NULL */
+	bool lines_other_off;		/* the next print without lines */
+	bool modules_given;		/* --modules */
 	unsigned long refused;		/* modules of another build refused */
 	FILE *f;		/* the output */
 	struct dti_out out;
@@ -126,6 +129,15 @@ int dti_read_finish(struct dti_read_opts *o, int ret);
  */
 int dti_read_lines_table(struct dti_read_opts *o, const struct dti_module *mods, int n,
 			 const char *why);
+/*
+ * For the next dti_read_print() alone (a channel whose records another
+ * boot wrote, in a dump), resolve callers through the @n entries of
+ * @mods (@n -1: there is no such table, dti_errmsg() says why: told,
+ * callers as without --lines) with a resolver of its own, configured as
+ * the first; @mods NULL and @n 0 drop it.  Not with --modules, which
+ * wins.  DTI_EXIT_OK, or DTI_EXIT_FAIL (message printed).
+ */
+int dti_read_lines_other(struct dti_read_opts *o, const struct dti_module *mods, int n);
 /* dti_read_lines_table() of the table in file @path (--modules wins over it) */
 int dti_read_lines_file(struct dti_read_opts *o, const char *path);
 /* The worse of two exit codes: DTI_EXIT_FAIL, then DTI_EXIT_DAMAGE. */

@@ -889,9 +889,33 @@ static int dti_dump_print(struct dti_dump *d, int n, struct dti_read_opts *o)
 	unsigned int flags = o->strict ? DTI_OPEN_STRICT : 0;
 	int i, ret = DTI_EXIT_OK, shown = 0;
 
+	const struct dti_module *mods, *dump_mods = NULL;
+	char dump_why[512] = "";
+	int nm, dump_n = 0;
+	bool same;
+
+	if (o->lines_l) {
+		dump_n = dti_dump_modules(d, &dump_mods);
+		if (dump_n < 0)
+			snprintf(dump_why, sizeof(dump_why), "%s", dti_errmsg());
+	}
 	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
 		dti_print_channel_head(o, ch->name, shown++);
+		/*
+		 * The dump's module table for the dumped boot's channels (told
+		 * once if there is none); for an earlier boot's rings in a
+		 * persistent region, the table of that boot the region keeps
+		 */
+		if (o->lines_l) {
+			nm = dti_dump_channel_modules(d, i, &mods);
+			same = nm >= 0 ? dump_n >= 0 && mods == dump_mods :
+			       dump_n < 0 && !strcmp(dti_errmsg(), dump_why);
+			if (same ? dti_read_lines_table(o, dump_mods, dump_n, dump_why) :
+				   dti_read_lines_other(o, mods, nm))
+				return DTI_EXIT_FAIL;
+		}
 		ret = dti_exit_worst(ret, dti_read_print(dti_dump_open(d, i, flags), o));
+		dti_read_lines_other(o, NULL, 0);
 	}
 	return ret;
 }
@@ -1258,24 +1282,28 @@ static bool dti_dump_has(struct dti_dump *d, int n, const char *name)
 }
 
 /*
- * --lines: the dump's module table, and its kernel's release (VMCOREINFO
- * OSRELEASE) for the default places unless --kernel-release gave one.
+ * --lines: the dump's kernel's release (VMCOREINFO OSRELEASE) for the
+ * default places unless --kernel-release gave one; the module tables are
+ * taken channel by channel (dti_dump_print()).  DTI_EXIT_OK.
  */
-static int dti_dump_lines(struct dti_vmcore *v, struct dti_dump *d,
-			  struct dti_read_opts *o)
+static int dti_dump_lines(struct dti_vmcore *v, struct dti_read_opts *o)
 {
-	const struct dti_module *mods;
+	static char dump_release[128];
 	char *release = NULL;
-	int n;
 
 	if (!o->release &&
-	    kdump_vmcoreinfo_line(v->ctx, "OSRELEASE", &release) == KDUMP_OK &&
-	    dti_lines_set_kernel(o->lines_l, release) < 0)
-		dti_vwarn(v, "%s: VMCOREINFO's OSRELEASE: %s", v->path, dti_errmsg());
+	    kdump_vmcoreinfo_line(v->ctx, "OSRELEASE", &release) == KDUMP_OK) {
+		if (dti_lines_set_kernel(o->lines_l, release) < 0) {
+			dti_vwarn(v, "%s: VMCOREINFO's OSRELEASE: %s", v->path, dti_errmsg());
+		} else {
+			/* for the resolvers of other boots' tables too */
+			snprintf(dump_release, sizeof(dump_release), "%s", release);
+			o->release = dump_release;
+		}
+	}
 	kdump_clear_err(v->ctx);
 	free(release);
-	n = dti_dump_modules(d, &mods);
-	return dti_read_lines_table(o, mods, n, NULL);
+	return DTI_EXIT_OK;
 }
 
 /* Find the channels of @v; print, list or save them as @o says. */
@@ -1313,7 +1341,7 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 		ret = dti_err("%s: %d channels: --format raw needs --channel NAME (or --out DIR)",
 			      v->path, n);
 	} else if (o->lines_l && !o->list && !o->out_dir && !o->excerpt &&
-		   (ret = dti_dump_lines(v, d, o)) != DTI_EXIT_OK) {
+		   (ret = dti_dump_lines(v, o)) != DTI_EXIT_OK) {
 		/* out of memory: said */
 	} else {
 		if (!o->list && !o->channel)

@@ -199,20 +199,47 @@ static void dti_lines_notice(const struct dti_notice *n, void *arg)
 	}
 }
 
-/* --lines: the resolver with the places given.  DTI_EXIT_OK or _FAIL. */
-static int dti_read_lines_new(struct dti_read_opts *o)
+/* A resolver with the places given, into *@l.  DTI_EXIT_OK or _FAIL. */
+static int dti_read_lines_make(struct dti_read_opts *o, struct dti_lines **l)
 {
 	unsigned int i;
 
-	o->lines_l = dti_lines_new();
-	if (!o->lines_l)
+	*l = dti_lines_new();
+	if (!*l)
 		return dti_err("%s", dti_errmsg());
-	dti_lines_set_notice_handler(o->lines_l, dti_lines_notice, o);
-	if (o->release && dti_lines_set_kernel(o->lines_l, o->release) < 0)
+	dti_lines_set_notice_handler(*l, dti_lines_notice, o);
+	if (o->release && dti_lines_set_kernel(*l, o->release) < 0)
 		return dti_err("--kernel-release: %s", dti_errmsg());
 	for (i = 0; i < o->n_debuginfo; i++)
-		if (dti_lines_add_search(o->lines_l, o->debuginfo[i]) < 0)
+		if (dti_lines_add_search(*l, o->debuginfo[i]) < 0)
 			return dti_err("%s", dti_errmsg());
+	return DTI_EXIT_OK;
+}
+
+/* --lines: the resolver with the places given.  DTI_EXIT_OK or _FAIL. */
+static int dti_read_lines_new(struct dti_read_opts *o)
+{
+	o->modules_given = o->modules != NULL;
+	return dti_read_lines_make(o, &o->lines_l);
+}
+
+int dti_read_lines_other(struct dti_read_opts *o, const struct dti_module *mods, int n)
+{
+	dti_lines_free(o->lines_other);
+	o->lines_other = NULL;
+	o->lines_other_off = false;
+	if (!o->lines_l || o->modules_given || (!mods && !n))
+		return DTI_EXIT_OK;
+	if (n < 0) {
+		if (!o->quiet)
+			dti_warn("callers not resolved to source lines: %s", dti_errmsg());
+		o->lines_other_off = true;
+		return DTI_EXIT_OK;
+	}
+	if (dti_read_lines_make(o, &o->lines_other) != DTI_EXIT_OK)
+		return DTI_EXIT_FAIL;
+	if (dti_lines_add_modules(o->lines_other, mods, n) < 0)
+		return dti_err("%s", dti_errmsg());
 	return DTI_EXIT_OK;
 }
 
@@ -434,7 +461,9 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 		return dti_err("%s", dti_errmsg());
 	dti_set_notice_handler(r, dti_notice, o);
 	dti_set_ksyms(r, o->syms);
-	if (o->lines_on)
+	if (o->lines_other)
+		dti_set_lines(r, o->lines_other);
+	else if (o->lines_on && !o->lines_other_off)
 		dti_set_lines(r, o->lines_l);
 	ret = dti_print_all(r, o);
 	damage = dti_damage_count(r) > 0;
@@ -473,6 +502,7 @@ int dti_read_finish(struct dti_read_opts *o, int ret)
 	if (o->refused)
 		ret = DTI_EXIT_FAIL;
 	dti_ksyms_free(o->syms);
+	dti_lines_free(o->lines_other);
 	dti_lines_free(o->lines_l);
 	free(o->debuginfo);
 	return ret;

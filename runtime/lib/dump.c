@@ -139,6 +139,13 @@ struct dti_region {
 	struct dti_persist_header h;
 	struct dti_persist_slot *slots;		/* h.n_slots, host order */
 	unsigned char *slot_ok;			/* per slot: passed its checks */
+	/* its module tables (struct dti_persist_modules): boot 0 if unusable */
+	struct dti_region_mods {
+		uint32_t boot;
+		struct dti_module *mods;	/* used entries, host order */
+		unsigned int n;
+		char why[DTI_WHY_MAX];		/* why not usable, "" if never written */
+	} tab[DTI_PERSIST_MODULE_TABLES];
 };
 
 /* A channel descriptor an earlier boot left, of rings a region keeps */
@@ -1216,10 +1223,16 @@ static uint64_t dti_align_up(uint64_t v, uint64_t align)
 }
 
 /* Where the areas of region @g start: the first page after its slot table. */
+/* Offset in @g of its module tables: after the header and the slot table */
+static uint64_t dti_region_tables(const struct dti_region *g)
+{
+	return g->h.header_size + (uint64_t)g->h.n_slots * g->h.slot_size;
+}
+
 static uint64_t dti_region_areas(const struct dti_region *g)
 {
-	return dti_align_up(g->h.header_size + (uint64_t)g->h.n_slots * g->h.slot_size,
-			    g->h.page_size);
+	return dti_align_up(dti_region_tables(g) + DTI_PERSIST_MODULE_TABLES *
+			    (uint64_t)sizeof(struct dti_persist_modules), g->h.page_size);
 }
 
 /* Physical address of slot @i of @g. */
@@ -1355,6 +1368,80 @@ static const char *dti_slot_why(const struct dti_region *g, struct dti_persist_s
  * Region @g's slot table: every slot checked and kept in host order,
  * those that fail counted and described.  0, or -1 (ENOMEM).
  */
+static int dti_table_entries(const unsigned char *raw, uint32_t n, bool sw,
+			     struct dti_module *out, char *why, size_t size);
+
+/*
+ * The module tables of @g, after its slot table: a boot's is used for
+ * the records of its areas if it checks out (entries, size, CRC, a boot
+ * the region has seen), else said in the listing.  0, or -1 (ENOMEM).
+ */
+static int dti_region_mods(struct dti_dump *d, struct dti_region *g)
+{
+	const size_t size = sizeof(struct dti_persist_modules);
+	const size_t head = offsetof(struct dti_persist_modules, mod);
+	struct dti_region_mods *t;
+	struct dti_persist_modules h;
+	unsigned char *raw = malloc(size);
+	uint64_t addr;
+	const char *rwhy;
+	unsigned int k;
+	int n;
+
+	if (!raw)
+		return dti_fail(ENOMEM, "out of memory for a module table");
+	for (k = 0; k < DTI_PERSIST_MODULE_TABLES; k++) {
+		t = &g->tab[k];
+		addr = g->addr + dti_region_tables(g) + k * size;
+		if (!dti_phys(d, addr, raw, size, &rwhy)) {
+			snprintf(t->why, sizeof(t->why), "it cannot be read: %s", rwhy);
+			goto bad;
+		}
+		memcpy(&h, raw, head);
+		h.boot = dti_d32(h.boot, g->swapped);
+		h.n_entries = dti_d32(h.n_entries, g->swapped);
+		h.entry_size = dti_d32(h.entry_size, g->swapped);
+		h.crc = dti_d32(h.crc, g->swapped);
+		if (!h.boot)
+			continue;	/* never written */
+		if (h.boot > g->h.boots || h.n_entries != DTI_MODULES_MAX ||
+		    h.entry_size != sizeof(struct dti_module)) {
+			snprintf(t->why, sizeof(t->why), "impossible boot %u or size (%u entries of %u bytes)",
+				 h.boot, h.n_entries, h.entry_size);
+			goto bad;
+		}
+		memset(raw + offsetof(struct dti_persist_modules, crc), 0, sizeof(h.crc));
+		if (dti_crc32(raw, size) != h.crc) {
+			snprintf(t->why, sizeof(t->why),
+				 "CRC mismatch (damaged, or caught in the middle of an update)");
+			goto bad;
+		}
+		t->mods = calloc(h.n_entries, sizeof(*t->mods));
+		if (!t->mods) {
+			free(raw);
+			return dti_fail(ENOMEM, "out of memory for a module table");
+		}
+		/* the entries lie as in struct dti_dump_modules, at its offset */
+		n = dti_table_entries(raw + head - offsetof(struct dti_dump_modules, mod),
+				      h.n_entries, g->swapped, t->mods, t->why, sizeof(t->why));
+		if (n < 0) {
+			free(t->mods);
+			t->mods = NULL;
+			goto bad;
+		}
+		t->boot = h.boot;
+		t->n = n;
+		dti_addf(&d->mods_lines, "module table of boot %u in the persistent region, at physical 0x%llx: %u entries",
+			 h.boot, (unsigned long long)addr, t->n);
+		continue;
+bad:
+		dti_addf(&d->mods_lines, "module table %u of the persistent region, at physical 0x%llx: %s; the callers of its boot's records are not resolved",
+			 k, (unsigned long long)addr, t->why);
+	}
+	free(raw);
+	return 0;
+}
+
 static int dti_region_slots(struct dti_dump *d, struct dti_region *g)
 {
 	const size_t size = (size_t)g->h.n_slots * g->h.slot_size;
@@ -1387,6 +1474,8 @@ static int dti_region_slots(struct dti_dump *d, struct dti_region *g)
 		used += !!g->slots[i].name[0];
 	}
 	free(raw);
+	if (dti_region_mods(d, g) < 0)
+		return -1;
 	dti_addf(&d->region_lines, "persistent region at physical 0x%llx: %llu KiB, taken by %u boot%s of dti.ko, %u of %u slots used, %llu KiB free",
 		 (unsigned long long)g->addr, (unsigned long long)(g->h.size >> 10),
 		 g->h.boots, g->h.boots == 1 ? "" : "s", used, g->h.n_slots,
@@ -1748,6 +1837,41 @@ nomem:
 	return dti_fail(ENOMEM, "out of memory for a module table of %u entries", n);
 }
 
+int dti_dump_channel_modules(const struct dti_dump *d, unsigned int i,
+			     const struct dti_module **mods)
+{
+	const struct dti_dump_chan *c;
+	const struct dti_region *g;
+	size_t r;
+	unsigned int k;
+
+	*mods = NULL;
+	if (i >= d->n_ch)
+		return dti_fail(ENOENT, "no channel %u in the dump (%u found)", i, d->n_ch);
+	c = &d->ch[i];
+	/* the dumped boot's channels: the dump's table */
+	if (!c->own || !c->pub.region_addr)
+		return dti_dump_modules(d, mods);
+	/* an earlier boot's rings in a persistent region: that boot's table */
+	for (r = 0; r < d->n_regions; r++) {
+		g = &d->regions[r];
+		if (g->addr != c->pub.region_addr)
+			continue;
+		for (k = 0; k < DTI_PERSIST_MODULE_TABLES; k++)
+			if (g->tab[k].boot == c->pub.boot) {
+				*mods = g->tab[k].mods;
+				return g->tab[k].n;
+			}
+		for (k = 0; k < DTI_PERSIST_MODULE_TABLES; k++)
+			if (g->tab[k].why[0])
+				return dti_fail(EBADMSG, "channel %s: no sound module table of boot %u in the persistent region at physical 0x%llx (table %u: %s)",
+						c->name, c->pub.boot, (unsigned long long)g->addr,
+						k, g->tab[k].why);
+	}
+	return dti_fail(ENOENT, "channel %s: no module table of boot %u in the persistent region",
+			c->name, c->pub.boot);
+}
+
 int dti_dump_modules(const struct dti_dump *d, const struct dti_module **mods)
 {
 	*mods = NULL;
@@ -1866,7 +1990,7 @@ const struct dti_dump_channel *dti_dump_channel(const struct dti_dump *d,
 
 void dti_dump_free(struct dti_dump *d)
 {
-	unsigned int i;
+	unsigned int i, k;
 
 	if (!d)
 		return;
@@ -1876,6 +2000,8 @@ void dti_dump_free(struct dti_dump *d)
 	for (i = 0; i < d->n_regions; i++) {
 		free(d->regions[i].slots);
 		free(d->regions[i].slot_ok);
+		for (k = 0; k < DTI_PERSIST_MODULE_TABLES; k++)
+			free(d->regions[i].tab[k].mods);
 	}
 	free(d->regions);
 	free(d->earlier);
@@ -2157,6 +2283,7 @@ static char *dti_save_info(const struct dti_dump_chan *c, size_t *len)
 int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir)
 {
 	struct dti_dump_chan *c = dti_chan_usable(d, i);
+	const struct dti_module *mods;
 	char name[32];
 	unsigned int cpu;
 	unsigned char *buf;
@@ -2164,7 +2291,7 @@ int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir)
 	void *recs;
 	size_t len;
 	char *info;
-	int ret;
+	int ret, n;
 
 	if (!c || dti_save_dir(dir) < 0)
 		return -1;
@@ -2193,10 +2320,10 @@ int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir)
 		return -1;
 	ret = dti_save_file(dir, "info", info, len);
 	free(info);
-	if (ret < 0 || !d->sum.modules_addr)
+	if (ret < 0 || (n = dti_dump_channel_modules(d, i, &mods)) < 0)
 		return ret;
-	/* the module table, as a snapshot has it (dti_modules_load()) */
-	info = dti_modules_text(d->mods, d->n_mods, &len);
+	/* its records' module table, as a snapshot has it (dti_modules_load()) */
+	info = dti_modules_text(mods, n, &len);
 	if (!info)
 		return -1;
 	ret = dti_save_file(dir, DTI_SNAP_MODULES_FILE, info, len);

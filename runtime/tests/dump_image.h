@@ -333,6 +333,40 @@ static inline void img_area_chan(struct img_chan *c, const char *name, uint64_t 
 }
 
 /*
+ * Module table @k of the region at @base (struct dti_persist_modules,
+ * after its DTI_PERSIST_SLOTS slots): boot @boot's, the @n entries of @e
+ * (host order), sealed with its CRC unless @bad_crc.
+ */
+static inline void img_region_modules(struct img *m, uint64_t base, unsigned int k,
+				      uint32_t boot, const struct dti_module *e,
+				      unsigned int n, bool bad_crc)
+{
+	struct dti_persist_modules *t = calloc(1, sizeof(*t));
+	struct dti_module *o;
+	unsigned int i;
+
+	if (!t)
+		return;
+	t->boot = img32(boot);
+	t->n_entries = img32(DTI_MODULES_MAX);
+	t->entry_size = img32(sizeof(*o));
+	for (i = 0; i < n && i < DTI_MODULES_MAX; i++) {
+		o = &t->mod[i];
+		*o = e[i];
+		o->text = img64(e[i].text);
+		o->text_size = img32(e[i].text_size);
+		o->state = img32(e[i].state);
+		o->loaded_ns = img64(e[i].loaded_ns);
+		o->unloaded_ns = img64(e[i].unloaded_ns);
+		o->build_id_len = img32(e[i].build_id_len);
+	}
+	t->crc = img32(img_crc32(t, sizeof(*t)) ^ bad_crc);
+	img_put(m, base + sizeof(struct dti_persist_header) +
+		DTI_PERSIST_SLOTS * sizeof(struct dti_persist_slot) + k * sizeof(*t), t, sizeof(*t));
+	free(t);
+}
+
+/*
  * dti.ko's module table (struct dti_dump_modules) at @addr with the @n
  * entries of @e (host order; the others free), sealed with its CRC
  * unless @bad_crc.

@@ -939,6 +939,38 @@ def test_dump_lines(tmp_path):
     assert (tmp_path / "o/cli/modules").read_text() == modules_text(build_id, first)
 
 
+def test_dump_lines_previous_boot(tmp_path):
+    """An earlier boot's rings in a persistent region (NAME@bootN) print
+    with that boot's module table, which the region keeps after its slot
+    table; the dumped boot's channel with the dump's (none here: said)."""
+    build_id, first, line = sample_facts()
+    mem = bytearray((RUNTIME / "tests/fuzz-seeds-dump/dump-persist").read_bytes()[1:])
+    region, slots, slot_size, table_size = 16 * PAGE, 32, 112, 16 + MODULES_MAX * DMOD.size
+    ents = [DMOD.pack(b"lines_sample", CALLER - first, 0x1000, 1, 0, 0,
+                      bytes.fromhex(build_id), len(build_id) // 2)]
+    ents = b"".join(ents + [bytes(DMOD.size)] * (MODULES_MAX - 1))
+    crc = zlib.crc32(struct.pack("<IIII", 1, MODULES_MAX, DMOD.size, 0) + ents)
+    # boot 1 keeps table 1 % 2
+    put(mem, region + 72 + slots * slot_size + table_size,
+        struct.pack("<IIII", 1, MODULES_MAX, DMOD.size, crc) + ents)
+    (tmp_path / "vmcore").write_bytes(elf_core(mem))
+    p = run(["dump", "--channel", "pa@boot1", "-F", "ts", "-d", str(SAMPLE), "vmcore"], tmp_path)
+    out = p.stdout.decode().splitlines()
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    assert len(out) == 7 and all(f"lines_sample.c:{line}: " in x for x in out), out
+    p = run(["dump", "--channel", "pa", "-F", "ts", "-d", str(SAMPLE), "vmcore"], tmp_path)
+    assert p.returncode == 0 and b"lines_sample.c" not in p.stdout
+    assert p.stderr == (b"dti: warning: callers not resolved to source lines: no module table "
+                        b"in the dump (a dti.ko without one?)\n"), p.stderr
+    p = run(["dump", "--list", "vmcore"], tmp_path)
+    assert b"  modules: module table of boot 1 in the persistent region, at physical 0x" \
+        in p.stdout, p.stdout
+    # dump --out: each directory with its records' table
+    assert run(["dump", "--out", "o", "vmcore"], tmp_path).returncode == 0
+    assert (tmp_path / "o/pa@boot1/modules").read_text().startswith("lines_sample 0x")
+    assert not (tmp_path / "o/pa/modules").exists()
+
+
 def test_console_log_lines(tmp_path):
     """console-log --lines takes the module lines printed before the
     channels; other lines and channels are read as without."""

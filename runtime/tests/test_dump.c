@@ -997,7 +997,12 @@ static void test_info_hint_stream(void)
 
 #define PR_BASE		(16 * IMG_PAGE)
 #define PR_SIZE		(32 * IMG_PAGE)
-#define PR_AREA(k)	(IMG_PAGE + (k) * 4 * IMG_PAGE)	/* after the slot table */
+/* after the slot table and the module tables, on a page */
+#define PR_AREAS	((sizeof(struct dti_persist_header) + \
+			  DTI_PERSIST_SLOTS * sizeof(struct dti_persist_slot) + \
+			  DTI_PERSIST_MODULE_TABLES * sizeof(struct dti_persist_modules) + \
+			  IMG_PAGE - 1) / IMG_PAGE * IMG_PAGE)
+#define PR_AREA(k)	(PR_AREAS + (k) * 4 * IMG_PAGE)
 #define PR_GEN_OLD	0xa0000001u
 #define PR_GEN_NOW	0xa0000002u
 
@@ -1097,7 +1102,7 @@ static void test_persist_region(void)
 	sum = dti_dump_summary(d);
 	CHECK(sum->regions == 1 && sum->damaged_slots == 0 && !sum->region_damage &&
 	      sum->markers == 3 && sum->stray == 0 && sum->descriptors == 2);
-	CHECK_STR(sum->region_lines, "persistent region at physical 0x10000: 128 KiB, taken by 2 boots of dti.ko, 2 of 32 slots used, 60 KiB free\n");
+	CHECK_STR(sum->region_lines, "persistent region at physical 0x10000: 128 KiB, taken by 2 boots of dti.ko, 2 of 32 slots used, 44 KiB free\n");
 	CHECK_STR(print_chan(d, n, "pa", DTI_FMT_TEXT, &o), PA_NOW_TEXT);
 	CHECK_STR(print_chan(d, n, "pa@boot1", DTI_FMT_TEXT, &o), PA_OLD_TEXT);
 	CHECK(o.damage == 0 && o.warning == 0);
@@ -1165,6 +1170,7 @@ static void pr_reseal(struct img *m, unsigned int i)
 /* Damage in the region: the slot or header that fails is said, nothing else lost. */
 static void test_persist_damage(void)
 {
+	char want[128];
 	struct img m;
 	struct mem mm = { .m = &m };
 	const struct dti_dump_summary *sum;
@@ -1235,8 +1241,10 @@ static void test_persist_damage(void)
 		h->crc = img_crc32(h, sizeof(*h));
 	}
 	d = load(&mm, &n);
+	snprintf(want, sizeof(want), "region version %u (this reader knows version %u)",
+		 DTI_PERSIST_VERSION + 1, DTI_PERSIST_VERSION);
 	CHECK(n == 0 && dti_dump_summary(d)->region_damage &&
-	      strstr(dti_dump_summary(d)->region_damage, "region version 4 (this reader knows version 3)"));
+	      strstr(dti_dump_summary(d)->region_damage, want));
 	dti_dump_free(d);
 	free(m.p);
 }
@@ -1434,6 +1442,72 @@ static void test_modules_saved(void)
 	free(m.p);
 }
 
+/*
+ * The module tables a region keeps: an earlier boot's rings (NAME@bootN)
+ * have their boot's, the dumped boot's channels the dump's; a damaged
+ * one is said and not used
+ */
+static void test_persist_modules(void)
+{
+	static const struct dti_module boot1[] = {
+		{ .name = "mod_b1", .text = 0xffffffffc0c00000ull, .text_size = 0x1000,
+		  .state = DTI_MODULE_LIVE, .loaded_ns = 7 },
+	};
+	const struct dti_module *mods;
+	struct img m;
+	struct mem mm = { .m = &m };
+	struct dti_dump *d;
+	char dir[512], path[600];
+	struct dti_module *saved = NULL;
+	char *list = NULL;
+	size_t len;
+	FILE *f;
+	int n, i;
+
+	image_persist(&m, true);
+	img_region_modules(&m, PR_BASE, 1, 1, boot1, 1, false);
+	img_region_modules(&m, PR_BASE, 0, 2, mods_drv, 2, false);
+	img_modules(&m, 14 * IMG_PAGE, mods_drv, 2, false);
+	d = load(&mm, &n);
+	CHECK(n == 3);
+	i = find(d, n, "pa@boot1");
+	CHECK(i >= 0 && dti_dump_channel_modules(d, i, &mods) == 1 && mods &&
+	      !memcmp(&mods[0], &boot1[0], sizeof(mods[0])));
+	i = find(d, n, "pb@boot1");
+	CHECK(i >= 0 && dti_dump_channel_modules(d, i, &mods) == 1);
+	i = find(d, n, "pa");
+	CHECK(i >= 0 && dti_dump_channel_modules(d, i, &mods) == 2 &&
+	      !memcmp(&mods[1], &mods_drv[1], sizeof(mods[1])));
+	CHECK(dti_dump_channel_modules(d, 9, &mods) == -1 && errno == ENOENT);
+	f = open_memstream(&list, &len);
+	CHECK(f && dti_dump_print_list(d, f, NULL, DTI_LIST_QUIET) == 0);
+	if (f)
+		fclose(f);
+	CHECK(list && strstr(list, "  modules: module table of boot 1 in the persistent region, at physical 0x"));
+	free(list);
+	/* saved: the channel's table */
+	snprintf(dir, sizeof(dir), "%s/pa-boot1", tmpdir);
+	i = find(d, n, "pa@boot1");
+	CHECK(dti_dump_save(d, i, dir) == 0);
+	snprintf(path, sizeof(path), "%s/modules", dir);
+	CHECK(dti_modules_load(path, &saved) == 1 && saved && !strcmp(saved[0].name, "mod_b1"));
+	free(saved);
+	dti_dump_free(d);
+	free(m.p);
+
+	/* boot 1's table damaged: said, not used */
+	image_persist(&m, false);
+	img_region_modules(&m, PR_BASE, 1, 1, boot1, 1, true);
+	d = load(&mm, &n);
+	i = find(d, n, "pa@boot1");
+	errno = 0;
+	CHECK(i >= 0 && dti_dump_channel_modules(d, i, &mods) == -1 && errno == EBADMSG &&
+	      strstr(dti_errmsg(), "CRC mismatch"));
+	CHECK(dti_dump_summary(d)->damaged_slots == 0 && !dti_dump_summary(d)->region_damage);
+	dti_dump_free(d);
+	free(m.p);
+}
+
 static int write_seeds(const char *dir)
 {
 	struct img m;
@@ -1461,6 +1535,7 @@ static int write_seeds(const char *dir)
 	seed(dir, "dump-pending", &m, 0);
 	free(m.p);
 	image_persist(&m, true);
+	img_region_modules(&m, PR_BASE, 1, 1, mods_drv, 2, false);
 	seed(dir, "dump-persist", &m, 1);
 	free(m.p);
 	image_mods(&m, &c, false);
@@ -1494,6 +1569,7 @@ static const struct unit_test tests[] = {
 	{ "module table: found, no channel, either byte order, listed", test_modules },
 	{ "module table: damaged ones not used, records read", test_modules_damaged },
 	{ "module table saved with a channel", test_modules_saved },
+	{ "persistent region: each boot's module table", test_persist_modules },
 };
 
 int main(int argc, char **argv)

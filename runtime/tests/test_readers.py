@@ -324,7 +324,7 @@ READER_CASES = [
          "slot 1 (physical 0x100b8): CRC mismatch"),
     Case("persistent region", "a bit flipped in the region's header",
          lambda d: dump(d, flip(persist_image(), 4096 + 0x10000 + 20)), 2, 3,
-         "its header fails: region version 2 (this reader knows version 3); nothing of it is "
+         "its header fails: region version 5 (this reader knows version 4); nothing of it is "
          "read"),
     # console log
     Case("console log", "a real panic's console", lambda d: console(

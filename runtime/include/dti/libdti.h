@@ -504,8 +504,8 @@ struct dti_reader *dti_dump_open(struct dti_dump *d, unsigned int i,
  * it must be empty) gets traceN, a copy of CPU N's ring with its stale
  * sub-buffers zeroed, pending (the pending store's records, sorted by
  * time) if there are any, info (the descriptor, as text), and modules
- * (the dump's module table, dti_dump_modules(), as dti_modules_load()
- * reads it) if it has one.  Returns
+ * (its records' module table, dti_dump_channel_modules(), as
+ * dti_modules_load() reads it) if there is one.  Returns
  * 0, or -1: EINVAL as dti_dump_open(), ENOTEMPTY, or the error of
  * mkdir(), open() or write(); dti_errmsg() names the file.
  */
@@ -523,6 +523,16 @@ int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir);
  * all fail their checks: dti_errmsg() says where and why).
  */
 int dti_dump_modules(const struct dti_dump *d, const struct dti_module **mods);
+/*
+ * The module table of channel @i's records, as dti_dump_modules() gives
+ * it: the dump's for the dumped boot's channels; for the rings an earlier
+ * boot left in a persistent region (NAME@bootN), the table of that boot
+ * the region keeps (struct dti_persist_modules, checked as the dump's).
+ * Returns the number of entries, or -1: ENOENT (no channel @i, no table),
+ * EBADMSG (the table fails its checks; dti_errmsg() says where and why).
+ */
+int dti_dump_channel_modules(const struct dti_dump *d, unsigned int i,
+			     const struct dti_module **mods);
 /* Free a dump and its channels' descriptions; NULL is ignored. */
 void dti_dump_free(struct dti_dump *d);
 
