@@ -396,7 +396,7 @@ static void dti_build_id_path(char *buf, size_t size, const char *dir,
  * places instead of module files.
  */
 static int dti_candidates(struct dti_lines *l, const char *name,
-			  const char *hex, struct dti_cands *c)
+			  const char *hex, bool trees, struct dti_cands *c)
 {
 	bool vmlinux = !strcmp(name, DTI_VMLINUX);
 	struct dti_lines_dir *d;
@@ -404,6 +404,8 @@ static int dti_candidates(struct dti_lines *l, const char *name,
 	char path[PATH_MAX];
 	size_t i;
 
+	if (trees)
+		goto trees;
 	for (i = 0; i < l->n_files; i++) {
 		char *base = dti_mod_name_of(l->files[i]);
 
@@ -444,6 +446,10 @@ static int dti_candidates(struct dti_lines *l, const char *name,
 		snprintf(path, sizeof(path), DTI_MODULES_ROOT "/%s/build/" DTI_VMLINUX, l->kver);
 		return dti_cand_try(c, path);
 	}
+	return 0;
+trees:
+	if (vmlinux)
+		return 0;
 	key.name = (char *)name;
 	for (i = 0; i < l->n_dirs; i++) {
 		d = &l->dirs[i];
@@ -717,32 +723,42 @@ static int dti_mod_find(struct dti_lines *l, struct dti_lines_mod *m,
 	char *kept_path = NULL;
 	enum dti_try t;
 	size_t i;
-	int ret = 1;
+	int ret = 1, trees;
 
 	if (id_len)
 		dti_hex(id, id_len, hex);
-	if (dti_candidates(l, m->name, hex, &c)) {
+	/* the trees are indexed only if the files given and the build-id's are not it */
+	for (trees = 0; trees < 2 && ret; trees++) {
+		memset(&c, 0, sizeof(c));
+		if (dti_candidates(l, m->name, hex, trees, &c)) {
+			dti_cands_free(&c);
+			if (kept_path) {
+				dwfl_end(kept.dwfl);
+				free(kept.secs);
+				free(kept_path);
+			}
+			return -1;
+		}
+		for (i = 0; i < c.n; i++) {
+			t = dti_try_file(l, m->name, c.path[i], id, id_len, &f, why, sizeof(why));
+			if (t == DTI_TRY_USED) {
+				dti_mod_adopt(m, &f, &c.path[i], true);
+				ret = 0;
+				break;
+			}
+			if (t == DTI_TRY_SYMBOLS && !kept_path) {
+				/* kept while a file with DWARF is looked for */
+				kept = f;
+				kept_path = c.path[i];
+				c.path[i] = NULL;
+			} else if (t == DTI_TRY_SYMBOLS) {
+				dwfl_end(f.dwfl);
+				free(f.secs);
+			} else if (t == DTI_TRY_MISMATCH && !mismatch[0]) {
+				memcpy(mismatch, why, sizeof(why));
+			}
+		}
 		dti_cands_free(&c);
-		return -1;
-	}
-	for (i = 0; i < c.n; i++) {
-		t = dti_try_file(l, m->name, c.path[i], id, id_len, &f, why, sizeof(why));
-		if (t == DTI_TRY_USED) {
-			dti_mod_adopt(m, &f, &c.path[i], true);
-			ret = 0;
-			break;
-		}
-		if (t == DTI_TRY_SYMBOLS && !kept_path) {
-			/* kept while a file with DWARF is looked for */
-			kept = f;
-			kept_path = c.path[i];
-			c.path[i] = NULL;
-		} else if (t == DTI_TRY_SYMBOLS) {
-			dwfl_end(f.dwfl);
-			free(f.secs);
-		} else if (t == DTI_TRY_MISMATCH && !mismatch[0]) {
-			memcpy(mismatch, why, sizeof(why));
-		}
 	}
 	if (ret == 0) {
 		if (kept_path) {
@@ -764,7 +780,6 @@ static int dti_mod_find(struct dti_lines *l, struct dti_lines_mod *m,
 	if (mismatch[0])
 		dti_lines_notify(l, m->name, "%s", mismatch);
 	free(kept_path);
-	dti_cands_free(&c);
 	return ret;
 }
 
