@@ -152,6 +152,8 @@ struct dti_channel {
  * @produced:	sub-buffers produced when the current one was copied
  * @offset:	write offset in the current sub-buffer at that moment
  * @produced_after: sub-buffers produced after the closed ones were copied
+ * @offset_after: the write offset then (a full no-overwrite ring that
+ *		resumed says so only there)
  * @first:	index into dti_view.recs of this CPU's first record
  * @nr:		number of this CPU's records
  * @borrowed:	@data and @padding belong to someone else
@@ -165,6 +167,7 @@ struct dti_snap_cpu {
 	size_t produced;
 	size_t offset;
 	size_t produced_after;
+	size_t offset_after;
 	size_t first;
 	size_t nr;
 	bool borrowed;

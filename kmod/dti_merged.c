@@ -112,26 +112,28 @@ static void dti_snap_produced(void *arg)
 	struct dti_snap_cpu *sc = ((struct dti_snap_args *)arg)->sc;
 
 	sc->produced_after = sc->buf->subbufs_produced;
+	sc->offset_after = sc->buf->offset;
 }
 
 /* Range of sub-buffer numbers holding data: [*first, *last]. */
 static void dti_snap_range(const struct dti_snap_cpu *sc, bool *partial,
 			   size_t *first, size_t *last)
 {
-	size_t oldest, n_subbufs = sc->n_subbufs;
+	size_t oldest, oldest_after, last_after, n_subbufs = sc->n_subbufs;
 
 	*partial = sc->offset <= sc->subbuf_size;
 	dti_ring_range(sc->produced, sc->offset, sc->subbuf_size, n_subbufs,
 		       &oldest, last);
 	/*
 	 * If the writer started new sub-buffers while the closed ones were
-	 * copied, it may have reused the oldest of them.
+	 * copied, it reused the slots of the oldest: the ring it held after
+	 * the copy starts later.  A full no-overwrite ring that a reader
+	 * made room in resumes with sub-buffer @produced, in the slot of the
+	 * oldest, with relay's count unchanged: only its offset says so.
 	 */
-	if (sc->produced_after > sc->produced &&
-	    sc->produced_after >= n_subbufs &&
-	    oldest < sc->produced_after - n_subbufs + 1)
-		oldest = sc->produced_after - n_subbufs + 1;
-	*first = oldest;
+	dti_ring_range(sc->produced_after, sc->offset_after, sc->subbuf_size,
+		       n_subbufs, &oldest_after, &last_after);
+	*first = max(oldest, oldest_after);
 }
 
 /*
@@ -156,6 +158,7 @@ static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
 	dti_on_cpu(cpu, dti_snap_current, &args);
 	/* Closed sub-buffers do not change until the ring reaches them. */
 	sc->produced_after = sc->produced;
+	sc->offset_after = sc->offset;
 	dti_snap_range(sc, &partial, &first, &last);
 	for (s = first; s < sc->produced && s <= last; s++) {
 		idx = s % n;
@@ -222,6 +225,19 @@ static void dti_view_add(struct dti_view *v, const struct dti_record *rec)
 }
 
 /*
+ * Whether @sub starts with the header of sub-buffer number @s: the
+ * writer frames a sub-buffer with its number before any record goes in,
+ * so a slot it began again while it was copied says a later number.
+ */
+static bool dti_subbuf_is(const void *sub, size_t s)
+{
+	const struct dti_record *hdr = sub;
+
+	return hdr->magic == DTI_RECORD_MAGIC && (hdr->flags & DTI_REC_SUBBUF) &&
+	       hdr->seq == s;
+}
+
+/*
  * Hand @fn the data of every sub-buffer of a snapshot that holds any,
  * oldest first: the sub-buffer number, where it starts, and how many of
  * its bytes are used.
@@ -237,6 +253,9 @@ static size_t dti_snap_for_each(const struct dti_snap_cpu *sc,
 	dti_snap_range(sc, &partial, &first, &last);
 	for (s = first; s <= last && s <= sc->produced; s++) {
 		idx = s % n;
+		/* a slot the writer began again while it was copied: skip */
+		if (!dti_subbuf_is(sc->data + idx * size, s))
+			continue;
 		if (s == sc->produced)
 			len = partial ? sc->offset : 0;
 		else
