@@ -39,6 +39,8 @@
 #define BIN_MAGIC	"DTS1"
 #define BIN_HEADER	20		/* struct dts_bin */
 #define BIN_MIN		(BIN_HEADER + 4)
+#define EVENT_ID	1		/* dti_stress.c's DEFINE_DTI_EVENT()s */
+#define EVENT_HEX	"01 00 "	/* ... printed as hex: its id first */
 #define INJECT_MUL	2654435761U
 #define MARKER_MUL	7
 #define MARKER_MOD	1000
@@ -171,6 +173,51 @@ static uint32_t le32(const unsigned char *b)
 	return b[0] | b[1] << 8 | b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+/*
+ * The stress's event type (id EVENT_ID, "dts %s h%u c%u n%u %s k%08x")
+ * packed as <uapi/linux/dti_record.h> says: __u16 id, then __u16 length
+ * and bytes for %s, 4 bytes for %u.  A reader prints such an event as hex
+ * when it has not seen the type's format: a copy of a trace file that
+ * starts in the middle of a sub-buffer, whose formats an earlier read
+ * consumed.  Its values are turned back into the text and checked as
+ * that.  Returns -2 if @b is not such an event.
+ */
+static int check_packed_event(struct checker *c, const char *line,
+			      const unsigned char *b, size_t len)
+{
+	char text[LINE_MAX_LEN];
+	size_t at = 2, slen[2], soff[2];
+	uint32_t v[4];
+	int i, s = 0, n = 0;
+
+	if (len < 2 || (b[0] | b[1] << 8) != EVENT_ID)
+		return -2;
+	/* %s %u %u %u %s %u */
+	for (i = 0; i < 6; i++) {
+		if (i == 0 || i == 4) {
+			if (at + 2 > len)
+				return -2;
+			slen[s] = b[at] | b[at + 1] << 8;
+			soff[s] = at + 2;
+			at += 2 + slen[s];
+			if (at > len)
+				return -2;
+			s++;
+		} else {
+			if (at + 4 > len)
+				return -2;
+			v[n++] = le32(b + at);
+			at += 4;
+		}
+	}
+	if (at != len)
+		return -2;
+	snprintf(text, sizeof(text), "dts %.*s h%u c%u n%u %.*s k%08x",
+		 (int)slen[0], (const char *)b + soff[0], v[0], v[1], v[2],
+		 (int)slen[1], (const char *)b + soff[1], v[3]);
+	return check_text(c, line, text, strlen(text));
+}
+
 /* Hex bytes, as the merged views print a binary payload */
 static int check_binary(struct checker *c, const char *line, const char *p)
 {
@@ -189,8 +236,13 @@ static int check_binary(struct checker *c, const char *line, const char *p)
 		if (*p == ' ')
 			p++;
 	}
-	if (len < BIN_MIN || memcmp(b, BIN_MAGIC, 4))
+	if (len < BIN_MIN || memcmp(b, BIN_MAGIC, 4)) {
+		int ret = check_packed_event(c, line, b, len);
+
+		if (ret != -2)
+			return ret;
 		return bad(c, line, "binary payload of %zu bytes, not a stress one", len);
+	}
 	if (le32(b + 16) != len)
 		return bad(c, line, "%zu bytes, the payload says %u", len, le32(b + 16));
 	if (le32(b + len - 4) != hash(b, len - 4))
@@ -294,7 +346,7 @@ static void check_line(struct checker *c, char *line)
 		return;
 	if (!strncmp(p, "dts ", 4))
 		check_text(c, line, p, strlen(p));
-	else if (!strncmp(p, "44 54 53 31", 11))
+	else if (!strncmp(p, "44 54 53 31", 11) || !strncmp(p, EVENT_HEX, strlen(EVENT_HEX)))
 		check_binary(c, line, p);
 	else if (!strncmp(p, "dts_inject_point ", 17))
 		check_inject(c, line, p);
