@@ -420,6 +420,24 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	return -1;
 }
 
+/*
+ * --follow --lines: the live module table read again, so that the
+ * callers of modules loaded (or unloaded and loaded again) since print
+ * with their lines.  What it cannot read changes nothing.
+ */
+static void dti_read_lines_again(struct dti_read_opts *o)
+{
+	struct dti_module *mods = NULL;
+	int n;
+
+	if (!o->lines_on || o->modules_given || o->previous)
+		return;
+	n = dti_modules_read(NULL, 0, &mods);
+	if (n >= 0 && dti_lines_add_modules(o->lines_l, mods, n) < 0 && !o->quiet)
+		dti_warn("the module table read again: %s", dti_errmsg());
+	free(mods);
+}
+
 static void dti_sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -447,6 +465,7 @@ static int dti_print_all(struct dti_reader *r, struct dti_read_opts *o)
 			continue;
 		if (!o->follow || fflush(f) == EOF)
 			break;
+		dti_read_lines_again(o);
 		dti_sleep_ms(100);
 	}
 	return DTI_EXIT_OK;

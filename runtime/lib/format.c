@@ -1161,6 +1161,16 @@ static int dti_print_alone(FILE *out, const struct dti_rec *rec,
 	return ret;
 }
 
+/* The lines' modules changed (a table read again): their callers are made again. */
+static void dti_lines_check(struct dti_reader *r)
+{
+	if (r->lines && r->lines_gen != dti_lines_gen(r->lines)) {
+		memset(r->callers, 0, sizeof(r->callers));
+		dti_lcache_free(r);
+		r->lines_gen = dti_lines_gen(r->lines);
+	}
+}
+
 int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 	      enum dti_format format)
 {
@@ -1168,6 +1178,7 @@ int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 
 	if (!r)
 		return dti_print_alone(out, rec, format);
+	dti_lines_check(r);
 	ob = &r->ob;
 	if (format == DTI_FMT_RAW) {
 		/* right after the run of the stream it comes from: it goes on */
@@ -1274,6 +1285,7 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 		return dti_fail(EINVAL, "unknown format %d", (int)format);
 	if (dti_ob_use(&r->ob, out) < 0)
 		return -1;
+	dti_lines_check(r);
 	if (format != DTI_FMT_RAW && r->ob.run_len && dti_ob_settle(&r->ob) < 0)
 		return dti_fail(EIO, "write error: %s", strerror(r->ob.err));
 	while (left) {

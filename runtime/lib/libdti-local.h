@@ -357,6 +357,7 @@ struct dti_reader {
 	struct dti_lines *lines;	/* dti_set_lines(), and its callers */
 	struct dti_lcaller *lcache;
 	size_t lcache_cap, lcache_used;
+	unsigned long lines_gen;	/* dti_lines_gen() they were made at */
 	unsigned long n_damage, n_warning;
 
 	struct dti_cpu *cpus;
@@ -526,6 +527,8 @@ void dti_check_ident(struct dti_reader *r, struct dti_stream *s,
  */
 int dti_lines_resolve_when(struct dti_lines *l, uint64_t addr, uint64_t ts_ns,
 			   struct dti_line *out, uint64_t *lo, uint64_t *hi);
+/* Counts the changes of @l's modules: what was resolved before may be wrong */
+unsigned long dti_lines_gen(const struct dti_lines *l);
 
 /* format.c */
 int dti_ob_flush(struct dti_obuf *ob);

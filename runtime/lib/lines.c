@@ -160,6 +160,7 @@ struct dti_lines {
 	struct dti_lines_mod *old;
 	size_t n_old;
 	unsigned int serial;		/* the last given to a module */
+	unsigned long gen;		/* counts the changes of modules */
 	struct dti_lines_entry *cache;
 	size_t cache_cap, cache_used;
 	char **paths;			/* "comp_dir/file" strings, a hash set */
@@ -1407,6 +1408,7 @@ static int dti_mod_insert(struct dti_lines *l, struct dti_lines_mod *m)
 	l->n_mods++;
 	/* addresses of the new range were cached as in no module */
 	dti_cache_free(l);
+	l->gen++;
 	return 0;
 }
 
@@ -1457,6 +1459,24 @@ static bool dti_mod_named(const struct dti_lines *l, const char *name)
 	return false;
 }
 
+/*
+ * The load of module @name at @start from @from_ns added before (by an
+ * earlier table, a table read again), or NULL
+ */
+static struct dti_lines_mod *dti_mod_same(struct dti_lines *l, const char *name,
+					  uint64_t start, uint64_t from_ns)
+{
+	struct dti_lines_mod *m;
+	size_t i;
+
+	for (i = 0; i < l->n_mods + l->n_old; i++) {
+		m = i < l->n_mods ? &l->mods[i] : &l->old[i - l->n_mods];
+		if (m->start == start && m->from_ns == from_ns && !strcmp(m->name, name))
+			return m;
+	}
+	return NULL;
+}
+
 /* Keep @m (taken) apart, for the records logged while it was loaded.  0, or -1. */
 static int dti_mod_keep_old(struct dti_lines *l, struct dti_lines_mod *m)
 {
@@ -1468,6 +1488,7 @@ static int dti_mod_keep_old(struct dti_lines *l, struct dti_lines_mod *m)
 	l->old[l->n_old++] = *m;
 	/* addresses were cached as in no module, at any time */
 	dti_cache_free(l);
+	l->gen++;
 	return 0;
 }
 
@@ -1487,7 +1508,7 @@ static int dti_table_cmp(const void *a, const void *b)
 int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods, size_t n)
 {
 	const struct dti_module **order, *e;
-	struct dti_lines_mod m;
+	struct dti_lines_mod m, *o;
 	char name[DTI_MODULE_NAME_MAX + 1];
 	size_t i, added = 0;
 	int ret;
@@ -1512,6 +1533,19 @@ int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods, si
 		    e->text + e->text_size < e->text || e->build_id_len > DTI_BUILD_ID_SIZE ||
 		    (e->state == DTI_MODULE_GONE && e->unloaded_ns < e->loaded_ns))
 			continue;
+		/*
+		 * A load added before (the table read again): only its unload
+		 * is news; the times of its addresses' answers change
+		 */
+		o = dti_mod_same(l, name, e->text, e->loaded_ns);
+		if (o) {
+			if (e->state == DTI_MODULE_GONE && o->to_ns != e->unloaded_ns) {
+				o->to_ns = e->unloaded_ns;
+				l->gen++;
+				dti_cache_free(l);
+			}
+			continue;
+		}
 		memset(&m, 0, sizeof(m));
 		m.start = e->text;
 		m.end = e->text + e->text_size;
@@ -1545,4 +1579,9 @@ int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods, si
 	}
 	free(order);
 	return (int)added;
+}
+
+unsigned long dti_lines_gen(const struct dti_lines *l)
+{
+	return l->gen;
 }

@@ -523,6 +523,7 @@ int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms)
 int dti_set_lines(struct dti_reader *r, struct dti_lines *lines)
 {
 	r->lines = lines;
+	r->lines_gen = lines ? dti_lines_gen(lines) : 0;
 	memset(r->callers, 0, sizeof(r->callers));
 	dti_lcache_free(r);
 	return 0;

@@ -1105,6 +1105,80 @@ static void test_print_by_time(void)
 	dti_lines_free(l);
 }
 
+/*
+ * A table read again (dti read -f --lines): loads added before are not
+ * added twice, their unloads are taken, new loads added; a reader's
+ * callers printed before are made again
+ */
+static void test_table_again(void)
+{
+	struct call calls[MAX_CALLS];
+	struct dti_module t[2];
+	struct dti_lines *l = dti_lines_new();
+	struct dti_line out;
+	unsigned char *buf;
+	size_t n = call_sites(sample, calls, MAX_CALLS), len;
+	const uint64_t moved = SAMPLE_TEXT + 0x100000;
+	uint64_t callers[1];
+	const void *bufs[1];
+	struct dti_reader *r;
+	char *text = NULL;
+	FILE *f;
+
+	CHECK(l && n == 7 && !dti_lines_add_search(l, sample));
+	if (!l || n != 7) {
+		dti_lines_free(l);
+		return;
+	}
+	sample_entry(&t[0], sample, SAMPLE_NAME, SAMPLE_TEXT, 0x1000, DTI_MODULE_LIVE, true);
+	t[0].loaded_ns = 5;
+	CHECK(dti_lines_add_modules(l, t, 1) == 1);
+	CHECK(dti_lines_add_modules(l, t, 1) == 0);	/* the same load */
+	/* a reader printing a record of the moved load before the table knows it */
+	callers[0] = moved + calls[0].koff;
+	buf = timed_buffer(1, callers, 1, &len);
+	bufs[0] = buf;
+	r = buf ? dti_open_mem(bufs, &len, 1) : NULL;
+	f = open_memstream(&text, &n);
+	CHECK(r && f);
+	if (!r || !f)
+		goto out;
+	dti_set_lines(r, l);
+	{
+		struct dti_rec rec;
+
+		CHECK(dti_next(r, &rec) == 1);
+		rec.ts_ns = 20;
+		CHECK(!dti_print(r, f, &rec, DTI_FMT_TS));
+		/* unloaded at 10, loaded again elsewhere at 15 */
+		t[0].state = DTI_MODULE_GONE;
+		t[0].unloaded_ns = 10;
+		sample_entry(&t[1], sample, SAMPLE_NAME, moved, 0x1000, DTI_MODULE_LIVE, true);
+		t[1].loaded_ns = 15;
+		CHECK(dti_lines_add_modules(l, t, 2) == 1);
+		CHECK(!dti_print(r, f, &rec, DTI_FMT_TS));
+	}
+	dti_close(r);	/* writes what it holds */
+	r = NULL;
+	fclose(f);
+	f = NULL;
+	CHECK(text && strstr(text, "#0 0xffffffffc0b00008: record!!\n") &&
+	      strstr(text, "#0 lines_first+0x"));
+	CHECK(!dti_lines_resolve_at(l, SAMPLE_TEXT + calls[0].koff, 7, &out) &&
+	      out.line == marked_line("first_call"));
+	CHECK(dti_lines_resolve_at(l, SAMPLE_TEXT + calls[0].koff, 12, &out) == -1 &&
+	      errno == ENOENT);
+	CHECK(!dti_lines_resolve_at(l, moved + calls[0].koff, 16, &out) &&
+	      out.line == marked_line("first_call"));
+out:
+	dti_close(r);
+	if (f)
+		fclose(f);
+	free(text);
+	free(buf);
+	dti_lines_free(l);
+}
+
 /* ---- the dti command ---- */
 
 /* Run @cmd (sh) with stdout and stderr into files; its exit status */
@@ -1249,6 +1323,7 @@ static const struct unit_test tests[] = {
 	{ "module tables: a module of another build refused", test_table_mismatch },
 	{ "callers printed with source lines: ts, json, text", test_print_lines },
 	{ "callers printed by the module loaded when they logged", test_print_by_time },
+	{ "a module table read again", test_table_again },
 	{ "dti decode --lines -d of a snapshot directory", test_cli_decode_lines },
 	{ "lines: 1M records' callers resolved (timed)", test_timing },
 };

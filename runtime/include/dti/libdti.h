@@ -767,8 +767,12 @@ int dti_modules_read(const char *name, unsigned int flags, struct dti_module **m
  * the table has no build-id for is told, and its file used unchecked;
  * and a module whose files are all other builds is told as
  * DTI_NOTICE_REFUSED (the message names the first file and gives both
- * build-ids) and its addresses resolve to nothing.  Returns the number
- * of entries added, or -1 (ENOMEM, EINVAL: more than INT_MAX entries).
+ * build-ids) and its addresses resolve to nothing.  It may be called
+ * again with a later table of the same machine (dti read --follow): the
+ * loads added before (same name, address and load time) are not added
+ * again, only their unload is taken, and the readers printing through
+ * @l resolve their callers again.  Returns the number of entries added,
+ * or -1 (ENOMEM, EINVAL: more than INT_MAX entries).
  */
 int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods,
 			  size_t n);
