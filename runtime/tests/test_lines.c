@@ -33,26 +33,14 @@
 #include "unit.h"
 
 #define SAMPLE_SRC	"tests/lines_sample.c"
-/* built with ASan (gcc says so, clang has __has_feature) */
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED	1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED	1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED	0
-#endif
 #define SAMPLE_NAME	"lines_sample"
 /* where the tests say the sample's .text was loaded: any kernel address */
 #define SAMPLE_TEXT	0xffffffffc0a00000ull
 #define REAL_TEXT	0xffffffffc0b00000ull
 #define MAX_CALLS	4096
 #define BUILD_ID_MAX	64
-#define TIMED_RECORDS	1000000u
-/* the timed run's sub-buffers: 1 MiB, as a large channel's */
-#define TIMED_SUBBUF	(1u << 20)
+/* the sub-buffers of the records made here: 1 MiB, as a large channel's */
+#define RECS_SUBBUF	(1u << 20)
 
 static const char *build;
 static char sample[512], other[512], stripped[512], real_ko[512];
@@ -579,15 +567,7 @@ static char *slurp(const char *path)
 	return text;
 }
 
-/* ---- timing ---- */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+/* ---- records whose callers are given ---- */
 
 static void put(unsigned char **p, const void *d, size_t n)
 {
@@ -597,15 +577,15 @@ static void put(unsigned char **p, const void *d, size_t n)
 
 /*
  * @n text records of one CPU in memory, their callers taken in turn
- * from @callers, in closed sub-buffers of TIMED_SUBBUF bytes
+ * from @callers, in closed sub-buffers of RECS_SUBBUF bytes
  */
-static unsigned char *timed_buffer(unsigned int n, const uint64_t *callers,
+static unsigned char *records_buffer(unsigned int n, const uint64_t *callers,
 				   size_t n_callers, size_t *len)
 {
 	const size_t rec = DTI_RECORD_SIZE(8);
-	const uint32_t per = (TIMED_SUBBUF - DTI_SUBBUF_HEADER_SIZE) / rec;
+	const uint32_t per = (RECS_SUBBUF - DTI_SUBBUF_HEADER_SIZE) / rec;
 	size_t nsub = (n + per - 1) / per;
-	unsigned char *buf = calloc(nsub, TIMED_SUBBUF), *p;
+	unsigned char *buf = calloc(nsub, RECS_SUBBUF), *p;
 	unsigned int i = 0, k;
 
 	if (!buf)
@@ -613,8 +593,8 @@ static unsigned char *timed_buffer(unsigned int n, const uint64_t *callers,
 	for (k = 0; k < nsub; k++) {
 		uint32_t in_sub = n - i < per ? n - i : per;
 		struct dti_subbuf_info si = {
-			.subbuf_size = TIMED_SUBBUF, .n_subbufs = nsub,
-			.padding = TIMED_SUBBUF - DTI_SUBBUF_HEADER_SIZE - in_sub * rec,
+			.subbuf_size = RECS_SUBBUF, .n_subbufs = nsub,
+			.padding = RECS_SUBBUF - DTI_SUBBUF_HEADER_SIZE - in_sub * rec,
 			.records = in_sub, .state = DTI_SUBBUF_CLOSED,
 		};
 		struct dti_record h = {
@@ -623,11 +603,11 @@ static unsigned char *timed_buffer(unsigned int n, const uint64_t *callers,
 			.seq = k, .ts_ns = 1,
 		};
 
-		p = buf + (size_t)k * TIMED_SUBBUF;
-		strcpy(si.name, "timed");
+		p = buf + (size_t)k * RECS_SUBBUF;
+		strcpy(si.name, "recs");
 		put(&p, &h, sizeof(h));
 		put(&p, &si, sizeof(si));
-		p = buf + (size_t)k * TIMED_SUBBUF + DTI_SUBBUF_HEADER_SIZE;
+		p = buf + (size_t)k * RECS_SUBBUF + DTI_SUBBUF_HEADER_SIZE;
 		for (; in_sub--; i++) {
 			struct dti_record r = {
 				.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
@@ -640,115 +620,8 @@ static unsigned char *timed_buffer(unsigned int n, const uint64_t *callers,
 			put(&p, "record!!", 8);
 		}
 	}
-	*len = nsub * (size_t)TIMED_SUBBUF;
+	*len = nsub * (size_t)RECS_SUBBUF;
 	return buf;
-}
-
-/* Decode @buf; with @l, resolve every caller too.  Seconds, or -1. */
-static double timed_read(const unsigned char *buf, size_t len, struct dti_lines *l,
-			 unsigned long *n, unsigned long *resolved)
-{
-	const void *bufs[] = { buf };
-	struct dti_reader *r = dti_open_mem(bufs, &len, 1);
-	struct dti_line out;
-	struct dti_rec rec;
-	double t0 = now();
-
-	*n = *resolved = 0;
-	if (!r)
-		return -1;
-	while (dti_next(r, &rec) == 1) {
-		(*n)++;
-		if (l && !dti_lines_resolve(l, rec.caller, 0, &out) && out.line)
-			(*resolved)++;
-	}
-	t0 = now() - t0;
-	dti_close(r);
-	return t0;
-}
-
-/*
- * Print @buf's records as `dti decode -F ts` does into /dev/null, with
- * their callers through @l (NULL: as addresses): the best of 3 runs, in
- * seconds, or -1.
- */
-static double timed_print(const unsigned char *buf, size_t len, struct dti_lines *l)
-{
-	const void *bufs[] = { buf };
-	double best = -1, t;
-	struct dti_reader *r;
-	int run, ret;
-	FILE *out = fopen("/dev/null", "w");
-
-	if (!out)
-		return -1;
-	for (run = 0; run < 3; run++) {
-		r = dti_open_mem(bufs, &len, 1);
-		if (!r)
-			break;
-		dti_set_lines(r, l);
-		t = now();
-		ret = dti_print_records(r, out, DTI_FMT_TS, NULL, 0);
-		dti_close(r);
-		t = now() - t;
-		if (ret < 0)
-			break;
-		if (best < 0 || t < best)
-			best = t;
-	}
-	fclose(out);
-	return best;
-}
-
-static void test_timing(void)
-{
-	static struct call sites[MAX_CALLS];
-	uint64_t calls[MAX_CALLS];
-	unsigned long n, resolved;
-	double t_plain, t_lines;
-	struct dti_lines *l;
-	unsigned char *buf;
-	size_t n_calls, len, i;
-	int ret = -1;
-
-	l = lines_with(sample, SAMPLE_NAME, SAMPLE_TEXT, &ret);
-	n_calls = call_sites(sample, sites, MAX_CALLS);
-	CHECK(l && ret == 0 && n_calls > 0);
-	if (!l || ret || !n_calls) {
-		dti_lines_free(l);
-		return;
-	}
-	for (i = 0; i < n_calls; i++)
-		calls[i] = SAMPLE_TEXT + sites[i].koff;
-	buf = timed_buffer(TIMED_RECORDS, calls, n_calls, &len);
-	CHECK(buf != NULL);
-	if (!buf) {
-		dti_lines_free(l);
-		return;
-	}
-	/* once each, so that the cache is warm as in a long trace */
-	timed_read(buf, len, NULL, &n, &resolved);
-	t_plain = timed_read(buf, len, NULL, &n, &resolved);
-	CHECK(n == TIMED_RECORDS);
-	t_lines = timed_read(buf, len, l, &n, &resolved);
-	CHECK(n == TIMED_RECORDS && resolved == TIMED_RECORDS);
-	printf("  %lu records: decoded in %.1f ms, decoded and callers resolved in %.1f ms "
-	       "(x%.2f; resolving %.1f ns a record, cache hits)\n",
-	       n, t_plain * 1e3, t_lines * 1e3, t_lines / t_plain,
-	       (t_lines - t_plain) * 1e9 / n);
-	/* as dti decode -F ts prints them, without and with --lines */
-	t_plain = timed_print(buf, len, NULL);
-	t_lines = timed_print(buf, len, l);
-	CHECK(t_plain > 0 && t_lines > 0);
-	printf("  %lu records printed -F ts: %.1f ms with callers as addresses, %.1f ms with "
-	       "their source lines (x%.2f)\n", n, t_plain * 1e3, t_lines * 1e3,
-	       t_lines / t_plain);
-#if !SANITIZED
-	/* the goal: resolving callers at most doubles the time of a read */
-	CHECK(t_lines <= 2 * t_plain);
-#endif
-	free(buf);
-	dti_lines_free(l);
 }
 
 /* ---- module tables ---- */
@@ -997,7 +870,7 @@ static unsigned char *sample_records(const struct call *calls, size_t n_calls,
 	for (i = 0; i < n_calls; i++)
 		callers[i] = SAMPLE_TEXT + calls[i].koff;
 	callers[n_calls] = SAMPLE_TEXT - 0x1000;
-	return timed_buffer(n_calls + 1, callers, n_calls + 1, len);
+	return records_buffer(n_calls + 1, callers, n_calls + 1, len);
 }
 
 /* dti_set_lines(): callers printed with file:line and the inlined chain */
@@ -1083,7 +956,7 @@ static void test_print_by_time(void)
 	/* records 0..3 at 10..13 ns, 4..7 at 14..17 ns, calls 0, 4, 0, 4, ... */
 	for (i = 0; i < 8; i++)
 		callers[i] = SAMPLE_TEXT + calls[i % 2 ? 4 : 0].koff;
-	buf = timed_buffer(8, callers, 8, &len);
+	buf = records_buffer(8, callers, 8, &len);
 	sample_entry(&t[0], sample, "before", SAMPLE_TEXT, 0x1000, DTI_MODULE_GONE, false);
 	t[0].loaded_ns = 1;
 	t[0].unloaded_ns = 13;
@@ -1136,7 +1009,7 @@ static void test_table_again(void)
 	CHECK(dti_lines_add_modules(l, t, 1) == 0);	/* the same load */
 	/* a reader printing a record of the moved load before the table knows it */
 	callers[0] = moved + calls[0].koff;
-	buf = timed_buffer(1, callers, 1, &len);
+	buf = records_buffer(1, callers, 1, &len);
 	bufs[0] = buf;
 	r = buf ? dti_open_mem(bufs, &len, 1) : NULL;
 	f = open_memstream(&text, &n);
@@ -1325,7 +1198,6 @@ static const struct unit_test tests[] = {
 	{ "callers printed by the module loaded when they logged", test_print_by_time },
 	{ "a module table read again", test_table_again },
 	{ "dti decode --lines -d of a snapshot directory", test_cli_decode_lines },
-	{ "lines: 1M records' callers resolved (timed)", test_timing },
 };
 
 int main(int argc, char **argv)
