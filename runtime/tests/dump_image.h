@@ -332,6 +332,23 @@ static inline void img_area_chan(struct img_chan *c, const char *name, uint64_t 
 			c->pages[cpu][i] = (base + a->offset + cpu * img_stride(a)) / IMG_PAGE + i;
 }
 
+/* Entries @e (host order) into a table's @out in the image's byte order */
+static inline void img_module_entries(struct dti_module *out, const struct dti_module *e,
+				      unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n && i < DTI_MODULES_MAX; i++) {
+		out[i] = e[i];
+		out[i].text = img64(e[i].text);
+		out[i].text_size = img32(e[i].text_size);
+		out[i].state = img32(e[i].state);
+		out[i].loaded_ns = img64(e[i].loaded_ns);
+		out[i].unloaded_ns = img64(e[i].unloaded_ns);
+		out[i].build_id_len = img32(e[i].build_id_len);
+	}
+}
+
 /*
  * Module table @k of the region at @base (struct dti_persist_modules,
  * after its DTI_PERSIST_SLOTS slots): boot @boot's, the @n entries of @e
@@ -342,24 +359,13 @@ static inline void img_region_modules(struct img *m, uint64_t base, unsigned int
 				      unsigned int n, bool bad_crc)
 {
 	struct dti_persist_modules *t = calloc(1, sizeof(*t));
-	struct dti_module *o;
-	unsigned int i;
 
 	if (!t)
 		return;
 	t->boot = img32(boot);
 	t->n_entries = img32(DTI_MODULES_MAX);
-	t->entry_size = img32(sizeof(*o));
-	for (i = 0; i < n && i < DTI_MODULES_MAX; i++) {
-		o = &t->mod[i];
-		*o = e[i];
-		o->text = img64(e[i].text);
-		o->text_size = img32(e[i].text_size);
-		o->state = img32(e[i].state);
-		o->loaded_ns = img64(e[i].loaded_ns);
-		o->unloaded_ns = img64(e[i].unloaded_ns);
-		o->build_id_len = img32(e[i].build_id_len);
-	}
+	t->entry_size = img32(sizeof(t->mod[0]));
+	img_module_entries(t->mod, e, n);
 	t->crc = img32(img_crc32(t, sizeof(*t)) ^ bad_crc);
 	img_put(m, base + sizeof(struct dti_persist_header) +
 		DTI_PERSIST_SLOTS * sizeof(struct dti_persist_slot) + k * sizeof(*t), t, sizeof(*t));
@@ -375,8 +381,6 @@ static inline void img_modules(struct img *m, uint64_t addr, const struct dti_mo
 			       unsigned int n, bool bad_crc)
 {
 	struct dti_dump_modules *t = calloc(1, sizeof(*t));
-	struct dti_module *o;
-	unsigned int i;
 
 	if (!t)
 		return;
@@ -385,18 +389,9 @@ static inline void img_modules(struct img *m, uint64_t addr, const struct dti_mo
 	t->version = img16(DTI_DUMP_VERSION);
 	t->type = img16(DTI_DUMP_MODULES);
 	t->size = img32(sizeof(*t));
-	t->entry_size = img32(sizeof(*o));
+	t->entry_size = img32(sizeof(t->mod[0]));
 	t->n_entries = img32(DTI_MODULES_MAX);
-	for (i = 0; i < n && i < DTI_MODULES_MAX; i++) {
-		o = &t->mod[i];
-		*o = e[i];
-		o->text = img64(e[i].text);
-		o->text_size = img32(e[i].text_size);
-		o->state = img32(e[i].state);
-		o->loaded_ns = img64(e[i].loaded_ns);
-		o->unloaded_ns = img64(e[i].unloaded_ns);
-		o->build_id_len = img32(e[i].build_id_len);
-	}
+	img_module_entries(t->mod, e, n);
 	t->crc = img32(img_crc32(t, sizeof(*t)) ^ bad_crc);
 	img_put(m, addr, t, sizeof(*t));
 	free(t);
