@@ -44,10 +44,22 @@ ROUNDS = 5
 # The calls of dti_lines.c: (function holding the call, inlined function or None)
 FUNCS = {"lines_plain", "lines_other", "lines_cold", "lines_helper"}
 
-LOAD = r"""
+# A handle's buffers come with its first record, in a work item: until
+# then records wait in its small pending store, so the test waits for them.
+WAIT_BUFFERS = r"""
+buffers() {
+    n=0
+    until [ -e $D/$1/merged ]; do
+        n=$((n + 1)); [ $n -lt 100 ] || { echo "no buffers for $1" >&2; return 1; }
+        sleep 0.1
+    done
+}
+"""
+LOAD = WAIT_BUFFERS + r"""
 insmod $DTI_MODDIR/dti.ko
 insmod $DTI_MODDIR/dti_lines.ko
 D=/sys/kernel/debug/dti
+buffers lines
 echo %d > /sys/kernel/debug/dti_lines/log
 """ % ROUNDS
 
@@ -205,9 +217,11 @@ def build_id(ko: Path) -> str:
     return re.search(r"Build ID: ([0-9a-f]+)", r.stdout)[1]
 
 
-DUMP_SCRIPT = r"""
+DUMP_SCRIPT = WAIT_BUFFERS + r"""
 insmod $DTI_MODDIR/dti.ko
 insmod $DTI_MODDIR/dti_lines.ko
+D=/sys/kernel/debug/dti
+buffers lines
 echo %d > /sys/kernel/debug/dti_lines/log
 echo "@@VIEW lines"
 cat /sys/kernel/debug/dti/lines/merged-ts
@@ -247,13 +261,15 @@ def test_dump_lines_and_wrong_build(request, modules, kernel, build_dir, dti_too
 
 PERSIST_REGION = "16M@0x30000000"
 PERSIST_MEMMAP = "memmap=16M$0x30000000"
-PREVIOUS = r"""
+PREVIOUS = WAIT_BUFFERS + r"""
 say() { echo "@@$*"; echo "@@$*" > /dev/console; }
 insmod $DTI_MODDIR/dti.ko persist=%s
 D=/sys/kernel/debug/dti
 BOOTNO=$(sed -n 's/^boots //p' $D/.persist)
 if [ "$BOOTNO" = 1 ]; then
     insmod $DTI_MODDIR/dti_lines.ko persist=1
+    buffers lines
+    buffers lines_p
     echo %d > /sys/kernel/debug/dti_lines/log
     cat $D/.modules | sed 's/^/@@MOD1 /'
     sync
