@@ -253,8 +253,10 @@ int dti_read_lines_table(struct dti_read_opts *o, const struct dti_module *mods,
 		return DTI_EXIT_OK;
 	o->lines_done = true;
 	if (o->modules) {
-		/* --modules wins over the table of the source */
+		/* --modules wins over the table of the source; it must read */
 		n = dti_modules_load(o->modules, &given);
+		if (n < 0)
+			return dti_err("--modules: %s", dti_errmsg());
 		mods = given;
 		why = NULL;
 	}

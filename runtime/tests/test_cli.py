@@ -162,6 +162,7 @@ def work(tmp_path):
                                     "ffffffffc0002000 t mod_b\t[dti_test]\n")
     (tmp_path / "notempty").mkdir()
     (tmp_path / "notempty" / "trace7").write_text("old")
+    (tmp_path / "badmods").write_text("x 0x10 0x20 - live 1 0\nnot a line\n")
     make_vmcore(tmp_path)
     return tmp_path
 
@@ -266,6 +267,24 @@ CASES = [
     ("dump excerpt and list", ["dump", "--list", "--excerpt", "x.elf", "{vmcore}"], 129, "^$",
      "--list, --out and --excerpt exclude each other"),
     ("dump symbols", ["dump", "-s", "{vmcore}"], 129, "^$", "invalid option -- 's'"),
+    ("lines without a table", ["decode", "--lines", "{snap}/trace0"], 0, "^zero-a\n",
+     r"^dti: warning: callers not resolved to source lines: no module table among the files "
+     r"\(a snapshot's DIR/modules, or --modules FILE\)\n$"),
+    ("debuginfo file missing", ["decode", "--lines", "-d", "nofile.ko", "{snap}"], 1, "^$",
+     "^dti: nofile.ko: No such file or directory\n$"),
+    ("debuginfo dir missing", ["decode", "--debuginfo", "nodir", "{snap}"], 1, "^$",
+     "^dti: nodir: No such file or directory\n$"),
+    ("debuginfo not a file", ["decode", "-d", "/dev/null", "{snap}"], 1, "^$",
+     "^dti: /dev/null: neither a module's file nor a directory\n$"),
+    ("bad kernel release", ["decode", "--lines", "--kernel-release", "a/b", "{snap}"], 1, "^$",
+     "^dti: --kernel-release: a/b: not a kernel release\n$"),
+    ("modules file missing", ["decode", "--modules", "nomods", "{snap}"], 1, "^$",
+     "^dti: --modules: nomods: No such file or directory\n$"),
+    ("modules file bad line", ["decode", "--modules", "badmods", "{snap}"], 1, "^$",
+     r'^dti: --modules: badmods:2: too few fields \(NAME 0xTEXT 0xTEXT_SIZE BUILD_ID STATE '
+     r'LOADED_NS UNLOADED_NS\): "not a line"\n$'),
+    ("debuginfo argument missing", ["decode", "{snap}", "-d"], 129, "^$",
+     "option requires an argument -- 'd'"),
 ]
 
 
