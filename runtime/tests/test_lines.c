@@ -309,6 +309,36 @@ static struct dti_lines *lines_with(const char *path, const char *name,
 	return l;
 }
 
+/*
+ * Whether eu-addr2line's output @want ("f inlined at LOC in g|SRC|g|LOC2
+ * ...") contradicts itself: its first line gives the call that the
+ * innermost function was inlined for, and its frames give it again as
+ * the next function's line; eu-addr2line finds the two at different
+ * addresses (the frames at the start of the address's line-table row),
+ * and where that row began in another inlined call they differ.
+ */
+static bool addr2line_disagrees(const char *want)
+{
+	const char *at = strstr(want, " inlined at "), *in, *p;
+	size_t len;
+	int k;
+
+	if (!at || (p = strchr(want, '|')) == NULL || at > p)
+		return false;
+	at += strlen(" inlined at ");
+	in = strstr(at, " in ");
+	if (!in || in > p)
+		return false;
+	len = in - at;
+	/* the frames: SRC|g|LOC2: skip two more fields */
+	for (k = 0; k < 2 && p; k++)
+		p = strchr(p + 1, '|');
+	if (!p)
+		return false;
+	p++;
+	return strncmp(p, at, len) || (p[len] && p[len] != '|');
+}
+
 /* ---- tests ---- */
 
 /*
@@ -323,7 +353,7 @@ static unsigned int compare_with_addr2line(struct dti_lines *l, const char *path
 	char want[4096], got[4096];
 	struct dti_line out;
 	size_t n = call_sites(path, calls, MAX_CALLS), i;
-	unsigned int bad = 0;
+	unsigned int bad = 0, skipped = 0;
 
 	CHECK(n > 0);
 	for (i = 0; i < n; i++) {
@@ -335,6 +365,10 @@ static unsigned int compare_with_addr2line(struct dti_lines *l, const char *path
 			continue;
 		}
 		as_addr2line(&out, want, got, sizeof(got));
+		if (strcmp(got, want) && addr2line_disagrees(want)) {
+			skipped++;
+			continue;
+		}
 		if (strcmp(got, want) && bad++ < 5)
 			printf("  %s+0x%llx:\n    got:  %s\n    want: %s\n", calls[i].sec,
 			       (unsigned long long)calls[i].off, got, want);
@@ -354,6 +388,10 @@ static unsigned int compare_with_addr2line(struct dti_lines *l, const char *path
 			       (unsigned long long)calls[i].off, got, want);
 	}
 	CHECK(bad == 0);
+	if (skipped)
+		printf("  %u calls where eu-addr2line's first line and its frames name different calls, "
+		       "not compared\n", skipped);
+	CHECK(skipped * 20 <= n);
 	return n;
 }
 
@@ -1170,12 +1208,12 @@ static void test_cli_decode_lines(void)
 	CHECK(rc == 0 && err && !err[0] && out && strstr(out, "(lines_helper inlined at "));
 	free(out);
 	free(err);
-	/* a table that does not parse: said with its line, callers as addresses */
+	/* a table given that does not parse: an error naming its line, nothing printed */
 	snprintf(cmd, sizeof(cmd), "printf 'x 0x10\\n' > %s/bad; %s/dti decode --lines --modules %s/bad %s",
 		 tmpdir, build, tmpdir, dir);
 	rc = run_cmd(cmd, &out, &err);
-	CHECK(rc == 0 && err && strstr(err, "callers not resolved to source lines: ") &&
-	      strstr(err, "/bad:1: too few fields"));
+	CHECK(rc == 1 && err && strstr(err, "dti: --modules: ") &&
+	      strstr(err, "/bad:1: too few fields") && out && !out[0]);
 	free(out);
 	free(err);
 	/* --kernel-release is for --lines */
