@@ -217,17 +217,12 @@ def build_id(ko: Path) -> str:
     return re.search(r"Build ID: ([0-9a-f]+)", r.stdout)[1]
 
 
-DUMP_SCRIPT = WAIT_BUFFERS + r"""
-insmod $DTI_MODDIR/dti.ko
-insmod $DTI_MODDIR/dti_lines.ko
-D=/sys/kernel/debug/dti
-buffers lines
-echo %d > /sys/kernel/debug/dti_lines/log
+DUMP_SCRIPT = LOAD + r"""
 echo "@@VIEW lines"
 cat /sys/kernel/debug/dti/lines/merged-ts
 echo "@@END lines"
 echo "@@READY"
-""" % ROUNDS
+"""
 
 
 def test_dump_lines_and_wrong_build(request, modules, kernel, build_dir, dti_tool, tmp_path):
