@@ -379,13 +379,19 @@ void dti_read_init(void);
 
 /*
  * Run @fn(@arg) on @cpu, where a ring's writers run, and wait for it; an
- * offline CPU has no writers, so there run it here.  The caller holds
+ * offline CPU has no writers, so there run it here, with interrupts off
+ * as an IPI would (@fn may look at smp_processor_id()).  The caller holds
  * cpus_read_lock(), so that an offline CPU stays so.
  */
 static inline void dti_on_cpu(unsigned int cpu, smp_call_func_t fn, void *arg)
 {
-	if (smp_call_function_single(cpu, fn, arg, 1))
+	unsigned long flags;
+
+	if (smp_call_function_single(cpu, fn, arg, 1)) {
+		local_irq_save(flags);
 		fn(arg);
+		local_irq_restore(flags);
+	}
 }
 int dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
 void dti_ring_start(struct rchan_buf *buf);

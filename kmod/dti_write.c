@@ -741,7 +741,10 @@ lost:
  * have an on-demand channel's buffers created.  Publication of the
  * buffers holds the store's lock, so checking again under it decides
  * once and for all whether the record is replayed or written directly.
- * The write guard keeps this CPU from taking the lock twice.
+ * The write guard keeps this CPU from taking the lock twice.  An NMI
+ * only tries the lock (an NMI must never spin: the CPU that holds it may
+ * be waiting for this one), and its record is counted in @nmi when
+ * another CPU holds it.
  *
  * Context: interrupts disabled, @info's write guard held.
  * Return: ERR_PTR(-EINPROGRESS) if the record was kept, NULL if buffers
@@ -759,7 +762,10 @@ static void *dti_write_pending(struct dti_info *info, struct dti_channel *ch,
 		/* Raced with "destroy": the level check passed just before. */
 		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
 	}
-	raw_spin_lock(&p->lock);
+	if (!in_nmi())
+		raw_spin_lock(&p->lock);
+	else if (!raw_spin_trylock(&p->lock))
+		return dti_lose(info, ch, meta, len, DTI_LOSS_NMI);
 	if (ch)
 		appeared = rcu_access_pointer(ch->rchan) != NULL;
 	else

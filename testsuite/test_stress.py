@@ -62,6 +62,8 @@ SKIP = os.environ.get("DTI_STRESS_SKIP", "").split()
 # jumping to address 0.  So the guest runs all vCPUs in one host thread
 # (tcg_single) while the loop is on.
 WATCH = os.environ.get("DTI_STRESS_WATCH", "1") == "1"
+# Skipped probes a dti_watch run may have before SystemTap stops it
+WATCH_MAXSKIPPED = 1 << 30
 # Open defects, which make the test xfail (saying what was seen) while
 # everything else must pass:
 #  - records through the per-CPU trace files (copies decoded, `dti read
@@ -358,8 +360,14 @@ def meminfo(line: str) -> dict[str, int]:
 def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
     sample = next(m for m in modules if m.name == "dti_sample.ko")
     stress_ko = next(m for m in modules if m.name == "dti_stress.ko")
+    # A probe that fires while another runs on its CPU (an NMI writer in a
+    # handler) is skipped, and SystemTap stops a script at MAXSKIPPED (100):
+    # on the debug kernel, whose KASAN makes handlers slow, the first run
+    # skipped 432.  Here attaching and detaching under load is what is
+    # tested (the totals are exact in test_scripts_load.py), so the limit
+    # goes; the script's summary still counts what it skipped.
     watch = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_stress",
-                             opts=["-DSTP_NO_OVERLOAD"])
+                             opts=["-DSTP_NO_OVERLOAD", f"-DMAXSKIPPED={WATCH_MAXSKIPPED}"])
     inject = stap.compile(SCRIPTS / "dti_inject.stp", name="inject_stress",
                           opts=["-DSTP_NO_OVERLOAD"],
                           args=[f'module("{stress_ko}").function("dts_inject_point")',

@@ -5,7 +5,10 @@ printk timestamp stripped), in order.  Boot noise is not flagged: in
 particular the taint lines printed whenever an unsigned out-of-tree module
 is loaded, and CPU-bug notices such as "RETBleed: WARNING: ..." where
 "WARNING:" does not start the message.  `allow` is a list of regexes; a
-line matching any of them (re.search) is not reported.
+splat is not reported when one of them matches (re.search) its line, or
+its line and the ALLOW_CONTEXT lines after it joined by newlines (so that
+a splat can be allowed by who caused it: "caller is ...", "Preemption
+disabled at: ...").  FOREIGN_SPLATS are always allowed.
 
 `panic_text(console_text)` returns the "Kernel panic - not syncing" line and
 the lines leading up to it, or None.
@@ -61,6 +64,20 @@ SPLAT_PATTERNS: list[str] = [
 ]
 
 _SPLAT_RE = re.compile("|".join(f"(?:{p})" for p in SPLAT_PATTERNS))
+# Lines after a splat's own that an allow pattern may look at
+ALLOW_CONTEXT = 12
+
+# Splats of others' code that the debug kernel's checkers show and that
+# DTI cannot fix, always allowed, each only where the lines after it name
+# the code at fault.  SystemTap 4.8's runtime (seen on 6.1.192-dti-debug,
+# 2026-11-25): _stp_ctl_write_cmd() calls kallsyms_on_each_symbol(), which
+# may sleep, with preemption off; _stp_runtime_context_trylock() calls
+# smp_processor_id() from preemptible code.
+FOREIGN_SPLATS = [
+    r"sleeping function called from invalid context at kernel/kallsyms\.c:\d+\n"
+    r"(?:(?!BUG:).*\n){0,8}Preemption disabled at:\n\[<\w+>\] _stp_ctl_write_cmd[.+]",
+    r"smp_processor_id\(\) in preemptible .*\ncaller is _stp_runtime_context_trylock\+",
+]
 _PANIC_RE = re.compile(r"Kernel panic - not syncing")
 
 
@@ -71,13 +88,16 @@ def strip_prefix(line: str) -> str:
 
 def find_splats(console_text: str, allow: Iterable[str] = ()) -> list[str]:
     """Lines of `console_text` that show a kernel splat, minus allowed ones."""
-    allow_re = [re.compile(a) for a in allow]
+    allow_re = [re.compile(a) for a in (*FOREIGN_SPLATS, *allow)]
+    lines = console_text.splitlines()
     found = []
-    for raw in console_text.splitlines():
+    for i, raw in enumerate(lines):
         msg = strip_prefix(raw).strip()
         if not msg or not _SPLAT_RE.search(msg):
             continue
-        if any(a.search(msg) for a in allow_re):
+        ctx = "\n".join([msg] + [strip_prefix(x).strip()
+                                 for x in lines[i + 1: i + 1 + ALLOW_CONTEXT]])
+        if any(a.search(msg) or a.search(ctx) for a in allow_re):
             continue
         found.append(msg)
     return found

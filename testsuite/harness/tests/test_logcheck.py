@@ -7,6 +7,7 @@ data/synthetic/*.log are hand-made splats in the kernel's own formats
 (kmemleak.log: the report the guest's /init logs on the debug kernel).
 """
 
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,41 @@ def test_kmemleak_and_odebug_boot_notices_are_not_flagged():
         "[    0.000000] ODEBUG: 12 of 12 active objects replaced\n"
         "[    1.230000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15680)\n"
         "[    1.230001] kmemleak: Automatic memory scanning thread started\n") == []
+
+
+def test_allow_by_context():
+    """A splat allowed by who caused it: the lines after its own."""
+    log = textwrap.dedent("""\
+        [   47.375059] BUG: using smp_processor_id() in preemptible [00000000] code: stapio/234
+        [   47.375060] caller is _stp_runtime_context_trylock+0x13/0xf0 [stap_x]
+        [   48.375059] BUG: using smp_processor_id() in preemptible [00000000] code: cat/480
+        [   48.375060] caller is dti_snap_current+0x84/0x7b0 [dti]
+        """)
+    allow = [r"smp_processor_id\(\) in preemptible .*\ncaller is _stp_"]
+    assert find_splats(log, allow=allow) == [
+        "BUG: using smp_processor_id() in preemptible [00000000] code: cat/480"]
+
+
+def test_systemtap_runtime_splats_allowed():
+    """SystemTap 4.8's runtime splats on the debug kernel, as seen; the same
+    splats caused by DTI's code are still reported."""
+    log = textwrap.dedent("""\
+        [   47.375059] BUG: sleeping function called from invalid context at kernel/kallsyms.c:304
+        [   47.377379] in_atomic(): 1, irqs_disabled(): 0, non_block: 0, pid: 127, name: stapio
+        [   47.379909] preempt_count: 1, expected: 0
+        [   47.381822] RCU nest depth: 0, expected: 0
+        [   47.382041] INFO: lockdep is turned off.
+        [   47.383742] Preemption disabled at:
+        [   47.383768] [<ffffffffc04b6bd5>] _stp_ctl_write_cmd.cold+0x2a3/0x4f6 [inject_stress_7aaa35e9]
+        [   99.201104] BUG: using smp_processor_id() in preemptible [00000000] code: stapio/234
+        [   99.201105] caller is _stp_runtime_context_trylock+0x13/0xf0 [dti_watch_stress_1de2de5e]
+        [  100.000000] BUG: sleeping function called from invalid context at kernel/kallsyms.c:304
+        [  100.000001] in_atomic(): 1, irqs_disabled(): 0, non_block: 0, pid: 128, name: cat
+        [  100.000002] Preemption disabled at:
+        [  100.000003] [<ffffffffc04b6bd5>] dti_snap_current+0x84/0x7b0 [dti]
+        [  101.000000] BUG: using smp_processor_id() in preemptible [00000000] code: cat/480
+        [  101.000001] caller is dti_snap_current+0x84/0x7b0 [dti]
+        """)
+    assert find_splats(log) == [
+        "BUG: sleeping function called from invalid context at kernel/kallsyms.c:304",
+        "BUG: using smp_processor_id() in preemptible [00000000] code: cat/480"]
