@@ -67,7 +67,8 @@ from typing import Any, Iterable, Mapping
 
 from . import initramfs, logcheck
 from .kernel import Kernel, find_kernel
-from .vm import (DEFAULT_SMP, Boot, Guest, VMLost, VMTimeout, make_run_dir,
+from .vm import (BOOT_RETRIES, DEFAULT_SMP, Boot, Guest, VMLost, VMTimeout, hung_before_init,
+                 keep_hung_console, make_run_dir,
                  parse_output, qemu_command, run_qemu, write_initrd)
 
 QEMU_DUMP_MEM = 512             # MiB: the ELF dump is as large as the guest
@@ -442,16 +443,16 @@ def _wait_panicked(qmp: QMP, proc: subprocess.Popen, deadline: float) -> str:
             return f"status {status}"
 
 
-def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
-              timeout: float | None = DUMP_TIMEOUT,
-              modules: Iterable[str | os.PathLike] = (),
-              extra_files: Mapping[str | os.PathLike, str] | None = None,
-              append: str = "", crash: str = CRASH_SYSRQ,
-              formats: Iterable[str] = ("elf", "kdump-zlib"),
-              nmi_on: str | None = None, reboot: bool = False,
-              kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
-              run_dir: str | os.PathLike | None = None,
-              guest: Guest | None = None) -> QemuDumpResult:
+def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
+                    timeout: float | None = DUMP_TIMEOUT,
+                    modules: Iterable[str | os.PathLike] = (),
+                    extra_files: Mapping[str | os.PathLike, str] | None = None,
+                    append: str = "", crash: str = CRASH_SYSRQ,
+                    formats: Iterable[str] = ("elf", "kdump-zlib"),
+                    nmi_on: str | None = None, reboot: bool = False,
+                    kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
+                    run_dir: str | os.PathLike | None = None,
+                    guest: Guest | None = None) -> QemuDumpResult:
     """Boot, run `script` (sh -eu), crash with `crash`, dump through QMP.
 
     modules, extra_files, append: as vm.run(); qemu_fw_cfg and pvpanic-mmio
@@ -539,6 +540,23 @@ def qemu_dump(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP_MEM,
     res.duration = time.monotonic() - t0
     res.console, res.stdout = _outputs(run_dir)
     return res
+
+
+def qemu_dump(script: str, *, guest: Guest | None = None, **kwargs) -> QemuDumpResult:
+    """_qemu_dump_once() (see there for the arguments), booted again, up to
+    vm.BOOT_RETRIES times, when the guest hung before /init; the hung boot
+    is no boot of `guest`'s (its console holds the emulator's stalls)."""
+    for attempt in range(BOOT_RETRIES + 1):
+        boots = len(guest.boots) if guest is not None else 0
+        try:
+            return _qemu_dump_once(script, guest=guest, **kwargs)
+        except VMTimeout as e:
+            if attempt == BOOT_RETRIES or not hung_before_init(e):
+                raise
+            if guest is not None:
+                del guest.boots[boots:]
+            keep_hung_console(e)
+    raise AssertionError("not reached")
 
 
 # --------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -246,14 +247,14 @@ def _read(p: Path) -> str:
 _hide_vm_lost = operator.methodcaller("errisinstance", VMLost)
 
 
-def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
-        timeout: float | None = DEFAULT_TIMEOUT,
-        modules: Iterable[str | os.PathLike] = (),
-        extra_files: Mapping[str | os.PathLike, str] | None = None,
-        sh_opts: str = "-eu", append: str = "",
-        kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
-        run_dir: str | os.PathLike | None = None, kvm: bool | None = None,
-        tcg_single: bool = False, reboot: bool = False) -> Result:
+def _run_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
+              timeout: float | None = DEFAULT_TIMEOUT,
+              modules: Iterable[str | os.PathLike] = (),
+              extra_files: Mapping[str | os.PathLike, str] | None = None,
+              sh_opts: str = "-eu", append: str = "",
+              kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
+              run_dir: str | os.PathLike | None = None, kvm: bool | None = None,
+              tcg_single: bool = False, reboot: bool = False) -> Result:
     """Boot a VM, run `script` with `sh <sh_opts> /test.sh` as root, return a Result.
 
     modules: .ko files or directories (searched for *.ko), installed in the guest
@@ -341,6 +342,45 @@ def run(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
     return Result(rc=rc, stdout=stdout, console=console, outdir=outdir, run_dir=run_dir,
                   duration=duration, smp=smp, mem=mem, cmdline=cmd)
 
+
+
+# The kernel's line as it starts /init.  A guest whose console lacks it
+# hung while booting, before anything of the test ran: QEMU 7.2's
+# multi-threaded TCG was seen doing that about once in ten runs of the
+# suite (a vCPU looping in the int3 of a static key patched in the idle
+# loop, then RCU stalls).
+INIT_STARTED = "Run /init as init process"
+# Boots tried again after such a hang
+BOOT_RETRIES = 1
+
+
+def hung_before_init(e: VMLost) -> bool:
+    """Whether a lost VM timed out before its kernel started /init."""
+    return isinstance(e, VMTimeout) and INIT_STARTED not in e.console
+
+
+def keep_hung_console(e: VMLost) -> None:
+    """Copy a hung boot's console beside its run directory, which the next
+    boot of the same name empties, and say so on stderr."""
+    if e.run_dir is not None:
+        hung = e.run_dir.with_name(e.run_dir.name + "-hung-console.log")
+        hung.write_text(e.console)
+        print(f"dti harness: the guest hung before /init ({hung}); booting it again",
+              file=sys.stderr)
+
+
+def run(script: str, **kwargs) -> Result:
+    """_run_once() (see there for the arguments), booted again, up to
+    BOOT_RETRIES times, when the guest hung before /init."""
+    __tracebackhide__ = _hide_vm_lost
+    for attempt in range(BOOT_RETRIES + 1):
+        try:
+            return _run_once(script, **kwargs)
+        except VMTimeout as e:
+            if attempt == BOOT_RETRIES or not hung_before_init(e):
+                raise
+            keep_hung_console(e)
+    raise AssertionError("not reached")
 
 @dataclass
 class Boot:

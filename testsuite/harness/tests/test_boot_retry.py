@@ -1,0 +1,77 @@
+"""vm.run() and dump.qemu_dump() boot a guest again when it hung before
+/init (an emulator hang, not the test's), and only then."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import dump, vm
+
+HUNG = "[    1.62] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:\n"
+STARTED = f"[    2.30] {vm.INIT_STARTED}\n[  300.00] rcu: INFO: rcu_sched detected stalls\n"
+
+
+def fake(monkeypatch, module, name, consoles, tmp_path):
+    """Replace module.name by one that times out with each console in turn,
+    then returns "ok"; the calls are counted in the returned list."""
+    calls = []
+
+    def once(script, **kwargs):
+        calls.append(kwargs)
+        if len(calls) <= len(consoles):
+            d = tmp_path / f"run-{len(calls)}"
+            d.mkdir()
+            raise vm.VMTimeout("VM lost: no poweroff", consoles[len(calls) - 1], "", d)
+        return "ok"
+
+    monkeypatch.setattr(module, name, once)
+    return calls
+
+
+@pytest.mark.parametrize("module,name,call", [(vm, "_run_once", vm.run),
+                                              (dump, "_qemu_dump_once", dump.qemu_dump)])
+def test_hung_before_init_is_booted_again(monkeypatch, tmp_path, capsys, module, name, call):
+    calls = fake(monkeypatch, module, name, [HUNG], tmp_path)
+    assert call("true", smp=4) == "ok"
+    assert len(calls) == 2 and calls[1]["smp"] == 4
+    assert (tmp_path / "run-1-hung-console.log").read_text() == HUNG
+    assert "hung before /init" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("module,name,call", [(vm, "_run_once", vm.run),
+                                              (dump, "_qemu_dump_once", dump.qemu_dump)])
+def test_a_hang_after_init_is_the_test_s(monkeypatch, tmp_path, module, name, call):
+    calls = fake(monkeypatch, module, name, [STARTED], tmp_path)
+    with pytest.raises(vm.VMTimeout):
+        call("true")
+    assert len(calls) == 1
+
+
+def test_retries_are_bounded(monkeypatch, tmp_path):
+    calls = fake(monkeypatch, vm, "_run_once", [HUNG] * (vm.BOOT_RETRIES + 1), tmp_path)
+    with pytest.raises(vm.VMTimeout):
+        vm.run("true")
+    assert len(calls) == vm.BOOT_RETRIES + 1
+
+
+def test_hung_boot_is_no_boot_of_the_guest(monkeypatch, tmp_path):
+    class G:
+        boots: list = []
+
+    g = G()
+    g.boots = ["earlier"]
+
+    tries = []
+
+    def once(script, guest=None, **kwargs):
+        guest.boots.append("this one")
+        tries.append(1)
+        if len(tries) == 1:
+            d = tmp_path / "qdump"
+            d.mkdir(exist_ok=True)
+            raise vm.VMTimeout("lost", HUNG, "", d)
+        return "ok"
+
+    monkeypatch.setattr(dump, "_qemu_dump_once", once)
+    assert dump.qemu_dump("true", guest=g) == "ok"
+    assert g.boots == ["earlier", "this one"]
