@@ -429,6 +429,9 @@ void dti_prev_put(struct dti_prev *prev);
 
 /* dti_panic.c */
 int __init dti_panic_init(void);
+void dti_panic_exit(void);
+unsigned int dti_panic_default_records(void);
+
 /* dti_modules.c: the module table (struct dti_dump_modules) */
 int __init dti_modules_init(void);
 void dti_modules_exit(void);
@@ -437,8 +440,6 @@ extern const struct file_operations dti_modules_fops;
 struct seq_file;
 void dti_modules_seq_show(struct seq_file *m, const struct dti_module *mods);
 void dti_modules_persist(struct dti_persist_modules *t, u32 boot);
-void dti_panic_exit(void);
-unsigned int dti_panic_default_records(void);
 void dti_dump_init(struct dti_channel *ch, const char *name);
 void dti_dump_wipe(struct dti_channel *ch);
 void dti_dump_new_buffers(struct dti_channel *ch);
