@@ -440,6 +440,8 @@ extern const struct file_operations dti_modules_fops;
 struct seq_file;
 void dti_modules_seq_show(struct seq_file *m, const struct dti_module *mods);
 void dti_modules_persist(struct dti_persist_modules *t, u32 boot);
+
+/* dti_dump.c */
 void dti_dump_init(struct dti_channel *ch, const char *name);
 void dti_dump_wipe(struct dti_channel *ch);
 void dti_dump_new_buffers(struct dti_channel *ch);
