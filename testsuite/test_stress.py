@@ -151,6 +151,7 @@ insmod $DTI_MODDIR/dti_sample.ko; sleep 1; rmmod dti_sample
 echo stop > $S; echo release > $S
 settle
 echo "@@MEM before$(mem)"
+cat /proc/slabinfo > /out/slabinfo.before
 echo start > $S
 """ + start_stap(inject, "$R/inject.txt", ready="^dti_inject: ", warm=False) + r"""
 INJ=$SP
@@ -336,6 +337,7 @@ tail -n 40 $R/watch.txt > /out/watch-last.txt 2>/dev/null || true
 rm -rf $R
 settle
 echo "@@MEM after$(mem)"
+cat /proc/slabinfo > /out/slabinfo.after
 """
 
 
@@ -351,6 +353,26 @@ def parse_report(text: str):
     churn = kv(re.search(r"^churn (.*)$", text, re.M)[1])
     sent = int(re.search(r"^nmi sent (\d+)$", text, re.M)[1])
     return acct, ctx, churn, sent
+
+
+def slab_bytes(path: Path) -> dict[str, int]:
+    """Bytes of each slab cache's objects (num_objs * objsize), from a copy
+    of /proc/slabinfo; {} if there is none."""
+    out: dict[str, int] = {}
+    if not path.exists():
+        return out
+    for line in path.read_text().splitlines()[2:]:
+        f = line.split()
+        if len(f) > 3 and f[2].isdigit() and f[3].isdigit():
+            out[f[0]] = int(f[2]) * int(f[3])
+    return out
+
+
+def slab_growth(out: Path, top: int = 5) -> str:
+    """The caches that grew most over the run, "name +N kB", largest first."""
+    before, after = slab_bytes(out / "slabinfo.before"), slab_bytes(out / "slabinfo.after")
+    grown = sorted(((after[k] - before.get(k, 0), k) for k in after), reverse=True)[:top]
+    return ", ".join(f"{k} {d // 1024:+d} kB" for d, k in grown if d) or "none"
 
 
 def meminfo(line: str) -> dict[str, int]:
@@ -487,7 +509,7 @@ def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
     memory: list[str] = []
     if after["SUnreclaim"] > before["SUnreclaim"] + SLAB_SLACK_KB:
         memory.append(f"unreclaimable slab {before['SUnreclaim']} kB before, "
-                     f"{after['SUnreclaim']} kB after")
+                     f"{after['SUnreclaim']} kB after; grown most: {slab_growth(out)}")
     free_before = before["MemFree"] + before["Pcpfree"]
     free_after = after["MemFree"] + after["Pcpfree"]
     if free_after < free_before - FREE_SLACK_KB:
@@ -508,6 +530,7 @@ def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
         f"markers: {m1} {m2}; dti_inject: {inj and inj[0]}",
         f"trace-file readers: {len(torn)} torn records shown (first five per reader), "
         f"{len(damage)} damage notices",
+        f"slab caches grown most: {slab_growth(out)}",
         f"memory (kB): before {before}; peak Slab {peak_slab}, lowest MemFree + Pcpfree {low_free}; "
         f"after {after}",
     ]
