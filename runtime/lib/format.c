@@ -544,19 +544,34 @@ static int dti_lcache_grow(struct dti_reader *r)
 	return 0;
 }
 
-/* @s as a JSON string into @f */
+static size_t dti_utf8_len(const unsigned char *s, size_t n);
+
+/*
+ * @s as a JSON string into @f, escaped as dti_put_json_str() escapes a
+ * payload: valid UTF-8 kept, any other byte above 0x7e as \u00XX (a path
+ * in DWARF is bytes, not always UTF-8)
+ */
 static void dti_fjson_str(FILE *f, const char *s)
 {
-	const unsigned char *p;
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = strlen((const char *)p), k;
 
 	fputc('"', f);
-	for (p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
+	while (*p) {
+		if (*p == '"' || *p == '\\') {
 			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
+		} else if (*p >= 0x80 && (k = dti_utf8_len(p, n))) {
+			fwrite(p, 1, k, f);
+			p += k;
+			n -= k;
+			continue;
+		} else if (*p < 0x20 || *p >= 0x7f) {
 			fprintf(f, "\\u%04x", *p);
-		else
+		} else {
 			fputc(*p, f);
+		}
+		p++;
+		n--;
 	}
 	fputc('"', f);
 }
