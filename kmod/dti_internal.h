@@ -24,6 +24,24 @@ static inline u32 dti_crc32(const void *p, size_t len)
 	return ~crc32_le(~0U, p, len);
 }
 
+/*
+ * dti_crc32() of the @len bytes at @p as if the u32 at @crc_off were
+ * zero, without writing it: the CRC a sealed structure carries in itself
+ * (the readers compute it the same way), of one that must not be changed
+ * (the panic path's, or a copy of the previous boot's).
+ */
+static inline u32 dti_crc32_sealed(const void *p, size_t len, size_t crc_off)
+{
+	static const u32 zero;
+	u32 crc;
+
+	crc = crc32_le(~0U, p, crc_off);
+	crc = crc32_le(crc, (const u8 *)&zero, sizeof(zero));
+	crc = crc32_le(crc, (const u8 *)p + crc_off + sizeof(zero),
+		       len - crc_off - sizeof(zero));
+	return ~crc;
+}
+
 #define DTI_MARKER_PREFIX_LEN	(sizeof(DTI_MARKER_PREFIX) - 1)
 
 /*

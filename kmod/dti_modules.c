@@ -31,7 +31,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/crc32.h>
 #include <linux/elf.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
@@ -61,22 +60,6 @@ static struct dti_dump_modules *dti_mods;
 static struct dti_persist_modules *dti_mods_region;
 static DEFINE_MUTEX(dti_modules_lock);
 
-/*
- * The table's CRC as if its crc field were zero, without writing it (the
- * panic path checks a table it must not change).
- */
-static u32 dti_modules_crc(const struct dti_dump_modules *t)
-{
-	static const u32 zero;
-	const size_t at = offsetof(struct dti_dump_modules, crc);
-	u32 crc;
-
-	crc = crc32_le(~0U, (const u8 *)t, at);
-	crc = crc32_le(crc, (const u8 *)&zero, sizeof(zero));
-	crc = crc32_le(crc, (const u8 *)t + at + sizeof(zero), sizeof(*t) - at - sizeof(zero));
-	return ~crc;
-}
-
 /* Copy the entries into the persistent region's table, if any, and seal it. */
 static void dti_modules_mirror(void)
 {
@@ -86,15 +69,15 @@ static void dti_modules_mirror(void)
 	if (!t)
 		return;
 	memcpy(t->mod, dti_mods->mod, sizeof(t->mod));
-	t->crc = 0;
-	t->crc = dti_crc32(t, sizeof(*t));
+	t->crc = dti_crc32_sealed(t, sizeof(*t), offsetof(typeof(*t), crc));
 }
 
 /* Recompute the table's CRC after a change; dti_modules_lock held. */
 static void dti_modules_seal(void)
 {
 	lockdep_assert_held(&dti_modules_lock);
-	dti_mods->crc = dti_modules_crc(dti_mods);
+	dti_mods->crc = dti_crc32_sealed(dti_mods, sizeof(*dti_mods),
+					 offsetof(typeof(*dti_mods), crc));
 	dti_modules_mirror();
 }
 
@@ -225,6 +208,15 @@ static struct notifier_block dti_module_nb = {
 	.notifier_call = dti_module_notify,
 };
 
+/*
+ * Whether entry @e is shown: not free, and of a state this kernel knows
+ * (a previous boot's table is untrusted)
+ */
+static bool dti_module_shown(const struct dti_module *e)
+{
+	return e->state != DTI_MODULE_FREE && e->state < ARRAY_SIZE(dti_module_states);
+}
+
 /* One entry as a line of DTI_MODULES_FILE, into @buf; its length. */
 static int dti_module_format(const struct dti_module *e, char *buf, size_t size)
 {
@@ -246,8 +238,8 @@ static int dti_module_format(const struct dti_module *e, char *buf, size_t size)
  * @m: the file
  * @mods: DTI_MODULES_MAX entries, which no one changes meanwhile
  *
- * Free entries and entries of a state this kernel does not know (a
- * previous boot's table is untrusted) are left out.
+ * Entries that are free or of a state this kernel does not know are left
+ * out (dti_module_shown()).
  *
  * Context: process context.
  */
@@ -257,7 +249,7 @@ void dti_modules_seq_show(struct seq_file *m, const struct dti_module *mods)
 	const struct dti_module *e;
 
 	for (e = mods; e < mods + DTI_MODULES_MAX; e++) {
-		if (e->state == DTI_MODULE_FREE || e->state >= ARRAY_SIZE(dti_module_states))
+		if (!dti_module_shown(e))
 			continue;
 		dti_module_format(e, line, sizeof(line));
 		seq_printf(m, "%s\n", line);
@@ -304,12 +296,13 @@ void dti_modules_panic_print(const char *prefix)
 
 	if (!dti_mods)
 		return;
-	if (dti_modules_crc(dti_mods) != READ_ONCE(dti_mods->crc)) {
+	if (dti_crc32_sealed(dti_mods, sizeof(*dti_mods), offsetof(typeof(*dti_mods), crc)) !=
+	    READ_ONCE(dti_mods->crc)) {
 		pr_emerg("%smodules: the table was changing: not printed\n", prefix);
 		return;
 	}
 	for (e = dti_mods->mod; e < dti_mods->mod + DTI_MODULES_MAX; e++) {
-		if (e->state == DTI_MODULE_FREE || e->state >= ARRAY_SIZE(dti_module_states))
+		if (!dti_module_shown(e))
 			continue;
 		dti_module_format(e, line, sizeof(line));
 		pr_emerg("%smodule %s\n", prefix, line);

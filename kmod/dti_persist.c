@@ -159,18 +159,12 @@ static u64 dti_persist_stride(u64 subbuf_size, u64 n_subbufs)
 
 static u32 dti_persist_crc(const struct dti_persist_header *hdr)
 {
-	struct dti_persist_header copy = *hdr;
-
-	copy.crc = 0;
-	return dti_crc32(&copy, sizeof(copy));
+	return dti_crc32_sealed(hdr, sizeof(*hdr), offsetof(typeof(*hdr), crc));
 }
 
 static u32 dti_persist_slot_crc(const struct dti_persist_slot *slot)
 {
-	struct dti_persist_slot copy = *slot;
-
-	copy.crc = 0;
-	return dti_crc32(&copy, sizeof(copy));
+	return dti_crc32_sealed(slot, sizeof(*slot), offsetof(typeof(*slot), crc));
 }
 
 /*
@@ -270,7 +264,6 @@ static struct dti_persist_modules *dti_persist_prev_modules(const struct dti_per
 	const struct dti_persist_modules *t =
 		&p->mods[(p->hdr->boots + 1) % DTI_PERSIST_MODULE_TABLES];
 	struct dti_persist_modules *copy;
-	u32 crc;
 
 	if (!t->boot || t->boot >= p->hdr->boots || t->n_entries != DTI_MODULES_MAX ||
 	    t->entry_size != sizeof(t->mod[0]))
@@ -278,9 +271,7 @@ static struct dti_persist_modules *dti_persist_prev_modules(const struct dti_per
 	copy = kmemdup(t, sizeof(*t), GFP_KERNEL);
 	if (!copy)
 		return NULL;
-	crc = copy->crc;
-	copy->crc = 0;
-	if (dti_crc32(copy, sizeof(*copy)) != crc) {
+	if (dti_crc32_sealed(copy, sizeof(*copy), offsetof(typeof(*copy), crc)) != copy->crc) {
 		pr_warn("persistent region: boot %u's module table is damaged: its callers will not resolve to lines\n",
 			t->boot);
 		kfree(copy);
