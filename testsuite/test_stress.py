@@ -124,7 +124,13 @@ mem() {
     awk -v kb=$(awk '/^KernelPageSize:/ {print $2; exit}' /proc/self/smaps) \
         '/^ +count:/ {n += $2} END {printf " Pcpfree:%d", n * kb}' /proc/zoneinfo
 }
-settle() { sync; echo 3 > /proc/sys/vm/drop_caches; sleep 1; }
+# Measured memory is what is in use: the page cache and reclaimable slab
+# dropped, and every slab cache shrunk (its per-CPU slabs flushed and its
+# empty slabs freed), else a cache keeps the slabs the run's peak needed.
+settle() {
+    sync; echo 3 > /proc/sys/vm/drop_caches; sleep 1
+    for f in /sys/kernel/slab/*/shrink; do echo 1 > $f; done 2> /dev/null
+}
 running() { [ ! -e $R/stop ]; }
 # CPU hotplug held off: a SystemTap 4.8 module allocates its per-CPU maps
 # for the CPUs online when its probes start, and a CPU brought up later
@@ -355,22 +361,24 @@ def parse_report(text: str):
     return acct, ctx, churn, sent
 
 
-def slab_bytes(path: Path) -> dict[str, int]:
-    """Bytes of each slab cache's objects (num_objs * objsize), from a copy
-    of /proc/slabinfo; {} if there is none."""
+def slab_bytes(path: Path, live: bool = False) -> dict[str, int]:
+    """Bytes of each slab cache's objects (num_objs * objsize, or with
+    live, active_objs * objsize), from a copy of /proc/slabinfo; {} if
+    there is none."""
     out: dict[str, int] = {}
     if not path.exists():
         return out
     for line in path.read_text().splitlines()[2:]:
         f = line.split()
-        if len(f) > 3 and f[2].isdigit() and f[3].isdigit():
-            out[f[0]] = int(f[2]) * int(f[3])
+        if len(f) > 3 and f[1].isdigit() and f[2].isdigit() and f[3].isdigit():
+            out[f[0]] = int(f[1 if live else 2]) * int(f[3])
     return out
 
 
-def slab_growth(out: Path, top: int = 5) -> str:
+def slab_growth(out: Path, top: int = 5, live: bool = False) -> str:
     """The caches that grew most over the run, "name +N kB", largest first."""
-    before, after = slab_bytes(out / "slabinfo.before"), slab_bytes(out / "slabinfo.after")
+    before = slab_bytes(out / "slabinfo.before", live)
+    after = slab_bytes(out / "slabinfo.after", live)
     grown = sorted(((after[k] - before.get(k, 0), k) for k in after), reverse=True)[:top]
     return ", ".join(f"{k} {d // 1024:+d} kB" for d, k in grown if d) or "none"
 
@@ -530,7 +538,8 @@ def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
         f"markers: {m1} {m2}; dti_inject: {inj and inj[0]}",
         f"trace-file readers: {len(torn)} torn records shown (first five per reader), "
         f"{len(damage)} damage notices",
-        f"slab caches grown most: {slab_growth(out)}",
+        f"slab caches grown most: {slab_growth(out)}; "
+        f"their live objects: {slab_growth(out, live=True)}",
         f"memory (kB): before {before}; peak Slab {peak_slab}, lowest MemFree + Pcpfree {low_free}; "
         f"after {after}",
     ]
