@@ -80,6 +80,20 @@ struct dti_out {
 	const char *name;
 };
 
+/*
+ * Files of a snapshot directory besides the records, info and stats: the
+ * module table, and the release of the kernel whose modules logged (for
+ * 'decode --lines', which looks in /lib/modules/RELEASE and the like).
+ */
+#define DTI_SNAP_MODULES	"modules"
+#define DTI_SNAP_RELEASE	"release"
+
+/*
+ * Write @release and a newline to DIR/release (@dir).  DTI_EXIT_OK, or
+ * DTI_EXIT_FAIL (message printed).
+ */
+int dti_snap_write_release(const char *dir, const char *release);
+
 /* The options of read, decode and dump (read.c parses them) */
 struct dti_read_opts {
 	bool follow, quiet, no_reset, symbols, strict, previous;

@@ -920,8 +920,12 @@ static int dti_dump_print(struct dti_dump *d, int n, struct dti_read_opts *o)
 	return ret;
 }
 
-/* Write each channel (or the one --channel names) as DIR/NAME */
-static int dti_dump_out(struct dti_dump *d, int n, struct dti_read_opts *o)
+/*
+ * Write each channel (or the one --channel names) as DIR/NAME, with the
+ * dump's kernel release (@release, NULL: not known) as a snapshot has it.
+ */
+static int dti_dump_out(struct dti_dump *d, int n, struct dti_read_opts *o,
+			const char *release)
 {
 	const struct dti_dump_channel *ch;
 	char path[PATH_MAX];
@@ -935,6 +939,9 @@ static int dti_dump_out(struct dti_dump *d, int n, struct dti_read_opts *o)
 			ret = dti_err("%s", dti_errmsg());
 			continue;
 		}
+		/* the dumped kernel's, not that of an earlier boot's NAME@bootN */
+		if (release && !strchr(ch->name, '@'))
+			ret = dti_exit_worst(ret, dti_snap_write_release(path, release));
 		fprintf(o->f, "%s: %u per-CPU files, %llu records, %llu pending records in %s\n",
 			ch->name, ch->nr_bufs, (unsigned long long)ch->records,
 			(unsigned long long)ch->pending_records, path);
@@ -1281,6 +1288,17 @@ static bool dti_dump_has(struct dti_dump *d, int n, const char *name)
 	return false;
 }
 
+/* The dump's kernel's release (VMCOREINFO OSRELEASE), to free; NULL: none */
+static char *dti_vmcore_release(struct dti_vmcore *v)
+{
+	char *release = NULL;
+
+	if (kdump_vmcoreinfo_line(v->ctx, "OSRELEASE", &release) != KDUMP_OK)
+		release = NULL;
+	kdump_clear_err(v->ctx);
+	return release;
+}
+
 /*
  * --lines: the dump's kernel's release (VMCOREINFO OSRELEASE) for the
  * default places unless --kernel-release gave one; the module tables are
@@ -1289,10 +1307,9 @@ static bool dti_dump_has(struct dti_dump *d, int n, const char *name)
 static int dti_dump_lines(struct dti_vmcore *v, struct dti_read_opts *o)
 {
 	static char dump_release[128];
-	char *release = NULL;
+	char *release = o->release ? NULL : dti_vmcore_release(v);
 
-	if (!o->release &&
-	    kdump_vmcoreinfo_line(v->ctx, "OSRELEASE", &release) == KDUMP_OK) {
+	if (release) {
 		if (dti_lines_set_kernel(o->lines_l, release) < 0) {
 			dti_vwarn(v, "%s: VMCOREINFO's OSRELEASE: %s", v->path, dti_errmsg());
 		} else {
@@ -1301,9 +1318,19 @@ static int dti_dump_lines(struct dti_vmcore *v, struct dti_read_opts *o)
 			o->release = dump_release;
 		}
 	}
-	kdump_clear_err(v->ctx);
 	free(release);
 	return DTI_EXIT_OK;
+}
+
+/* dti_dump_out() with the dump's kernel release, if VMCOREINFO has it */
+static int dti_dump_out_release(struct dti_vmcore *v, struct dti_dump *d, int n,
+				struct dti_read_opts *o)
+{
+	char *release = dti_vmcore_release(v);
+	int ret = dti_dump_out(d, n, o, release);
+
+	free(release);
+	return ret;
 }
 
 /* Find the channels of @v; print, list or save them as @o says. */
@@ -1347,7 +1374,7 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 		if (!o->list && !o->channel)
 			ret = dti_dump_region_damage(sum, o);
 		ret = dti_exit_worst(ret, o->list ? dti_dump_list(d, o) :
-		      o->out_dir ? dti_dump_out(d, n, o) :
+		      o->out_dir ? dti_dump_out_release(v, d, n, o) :
 		      o->excerpt ? dti_dump_excerpt(v, d, n, &mem, o) :
 		      dti_dump_print(d, n, o));
 		/* what the dump lacks is damage too */

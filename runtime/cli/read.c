@@ -587,14 +587,50 @@ static struct dti_reader *dti_decode_open(char **args, unsigned int n,
 }
 
 /*
+ * The kernel release a snapshot names in @path (DTI_SNAP_RELEASE), for
+ * the places searched unless --kernel-release gave one.  A snapshot
+ * older than the file has none, and the running kernel's is used; a file
+ * that does not hold a release is told and passed over.
+ */
+static void dti_decode_release(struct dti_read_opts *o, const char *path)
+{
+	char line[256];
+	FILE *f;
+
+	if (o->release)
+		return;
+	f = fopen(path, "r");
+	if (!f) {
+		if (errno != ENOENT)
+			dti_warn("%s: %s", path, strerror(errno));
+		return;
+	}
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	if (dti_lines_set_kernel(o->lines_l, line) < 0)
+		dti_warn("%s: not used (the running kernel's release is): %s",
+			 path, dti_errmsg());
+}
+
+/* @path's last component is @name */
+static bool dti_named(const char *path, const char *name)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strcmp(base ? base + 1 : path, name);
+}
+
+/*
  * --lines: the module table of what decode reads: DIR/modules, or the
  * file "modules" of a snapshot among the files (dti_open_files() leaves
- * it out of the records), unless --modules names one.
+ * it out of the records), unless --modules names one; and the kernel
+ * release in DIR/release or a file "release" among them.
  */
 static int dti_decode_lines(struct dti_read_opts *o, char **args, unsigned int n)
 {
 	char path[PATH_MAX];
-	const char *base;
 	struct stat st;
 	unsigned int i;
 
@@ -602,14 +638,17 @@ static int dti_decode_lines(struct dti_read_opts *o, char **args, unsigned int n
 		return DTI_EXIT_OK;
 	if (n == 1 && strcmp(args[0], "-") && stat(args[0], &st) == 0 &&
 	    S_ISDIR(st.st_mode)) {
-		snprintf(path, sizeof(path), "%s/modules", args[0]);
+		snprintf(path, sizeof(path), "%s/" DTI_SNAP_RELEASE, args[0]);
+		dti_decode_release(o, path);
+		snprintf(path, sizeof(path), "%s/" DTI_SNAP_MODULES, args[0]);
 		return dti_read_lines_file(o, path);
 	}
-	for (i = 0; i < n; i++) {
-		base = strrchr(args[i], '/');
-		if (!strcmp(base ? base + 1 : args[i], "modules"))
+	for (i = 0; i < n; i++)
+		if (dti_named(args[i], DTI_SNAP_RELEASE))
+			dti_decode_release(o, args[i]);
+	for (i = 0; i < n; i++)
+		if (dti_named(args[i], DTI_SNAP_MODULES))
 			return dti_read_lines_file(o, args[i]);
-	}
 	return dti_read_lines_table(o, NULL, -1,
 				    "no module table among the files (a snapshot's DIR/modules, or --modules FILE)");
 }

@@ -2,7 +2,8 @@
 /*
  * dti snapshot CHANNEL DIR: usage model 2 in one step.  Remember the
  * level, switch the channel off, make the trace files return everything
- * (reset_consumed), copy every traceN plus info and stats into DIR, and
+ * (reset_consumed), copy every traceN plus info and stats into DIR (and
+ * the module table and the kernel's release, for decode --lines), and
  * restore the level, also when copying failed.  SIGINT, SIGTERM or SIGHUP
  * in between restore it too, from the handler, before the signal ends
  * the process as it would have.
@@ -18,25 +19,23 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "dti-cli.h"
 
-/* The module table in a snapshot directory (libdti reads it by this name) */
-#define DTI_SNAP_MODULES	"modules"
-
 const char usage_snapshot[] =
 	"usage: dti snapshot [--raw] [--force] CHANNEL DIR\n"
 	"\nSwitch CHANNEL off, copy every per-CPU trace file (all records the\n"
-	"buffers hold), its info and stats, and the module table (as modules,\n"
-	"for 'dti decode --lines') into DIR (created if needed, else it must be\n"
-	"empty), and restore the previous level, also when interrupted.  Decode\n"
-	"the copy with 'dti decode DIR'.\n"
+	"buffers hold), its info and stats, the module table and this kernel's\n"
+	"release (as modules and release, for 'dti decode --lines') into DIR\n"
+	"(created if needed, else it must be empty), and restore the previous\n"
+	"level, also when interrupted.  Decode the copy with 'dti decode DIR'.\n"
 	"\n"
 	"  --raw    copy each whole ring through mmap instead of reading the\n"
 	"           trace files: nothing is consumed, padding is kept\n"
-	"  --force  use a DIR that is not empty: remove the trace*, info, stats\n"
-	"           and modules files an earlier snapshot left there\n";
+	"  --force  use a DIR that is not empty: remove the trace*, info, stats,\n"
+	"           modules and release files an earlier snapshot left there\n";
 
 /* What the signal handler needs to restore the level: no allocation, no stdio */
 static struct {
@@ -109,7 +108,8 @@ static void dti_snap_disarm(void)
 static bool dti_snap_file(const char *name)
 {
 	return !strncmp(name, "trace", 5) || !strcmp(name, "info") ||
-	       !strcmp(name, "stats") || !strcmp(name, DTI_SNAP_MODULES);
+	       !strcmp(name, "stats") || !strcmp(name, DTI_SNAP_MODULES) ||
+	       !strcmp(name, DTI_SNAP_RELEASE);
 }
 
 /*
@@ -265,6 +265,35 @@ static int dti_copy_modules(const char *chdir, const char *dir)
 	return dti_copy(src, dst) < 0 ? DTI_EXIT_FAIL : 0;
 }
 
+int dti_snap_write_release(const char *dir, const char *release)
+{
+	char path[PATH_MAX + 300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/" DTI_SNAP_RELEASE, dir);
+	f = fopen(path, "w");
+	if (!f)
+		return dti_err("%s: %s", path, strerror(errno));
+	fprintf(f, "%s\n", release);
+	if (fclose(f) != 0)
+		return dti_err("%s: %s", path, strerror(errno));
+	return DTI_EXIT_OK;
+}
+
+/*
+ * The release of the running kernel, whose modules wrote the records, as
+ * DIR/release: 'dti decode --lines' elsewhere looks for their files
+ * under that release's directories.  0 or an exit code.
+ */
+static int dti_copy_release(const char *dir)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		return dti_err("uname: %s", strerror(errno));
+	return dti_snap_write_release(dir, u.release);
+}
+
 static int dti_copy_channel(const char *chdir, const char *dir, size_t ring,
 			    unsigned int *files, long long *bytes)
 {
@@ -349,6 +378,8 @@ int cmd_snapshot(int argc, char **argv)
 		ret = dti_copy_channel(chdir, dir, ring, &files, &bytes);
 	if (ret == DTI_EXIT_OK)
 		ret = dti_copy_modules(chdir, dir);
+	if (ret == DTI_EXIT_OK)
+		ret = dti_copy_release(dir);
 	if (level != -1 && dti_set_level(ch, level) < 0)
 		ret = dti_err("cannot restore level %d: %s", level, dti_errmsg());
 	dti_snap_disarm();

@@ -46,6 +46,7 @@
 #define DTI_PENDING_FILE	"pending"
 /* The module table in a snapshot directory (dti snapshot, dti_dump_save()) */
 #define DTI_SNAP_MODULES_FILE	"modules"
+#define DTI_SNAP_RELEASE_FILE	"release"
 
 /* modules.c: @n entries as the text DTI_MODULES_FILE has, malloc()ed, *@len bytes */
 char *dti_modules_text(const struct dti_module *mods, size_t n, size_t *len);

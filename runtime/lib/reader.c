@@ -219,6 +219,7 @@ enum dti_snap_kind {
 	DTI_SNAP_INFO,		/* the channel's info: no records */
 	DTI_SNAP_STATS,		/* its per-CPU counters: no records */
 	DTI_SNAP_MODULES,	/* the module table: no records, not read here */
+	DTI_SNAP_RELEASE,	/* the kernel's release: no records, not read here */
 };
 
 static enum dti_snap_kind dti_snap_kind(const char *name)
@@ -231,6 +232,8 @@ static enum dti_snap_kind dti_snap_kind(const char *name)
 		return DTI_SNAP_INFO;
 	if (!strcmp(name, DTI_SNAP_MODULES_FILE))
 		return DTI_SNAP_MODULES;
+	if (!strcmp(name, DTI_SNAP_RELEASE_FILE))
+		return DTI_SNAP_RELEASE;
 	return strcmp(name, "stats") ? DTI_SNAP_OTHER : DTI_SNAP_STATS;
 }
 
@@ -419,7 +422,8 @@ struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
 	if (!n_recs) {
 		dti_fail(ENOENT, "%s: a snapshot's %s, not records: no per-CPU file given",
 			 paths[0], kind[0] == DTI_SNAP_INFO ? "info" :
-			 kind[0] == DTI_SNAP_STATS ? "stats" : "module table");
+			 kind[0] == DTI_SNAP_STATS ? "stats" :
+			 kind[0] == DTI_SNAP_MODULES ? "module table" : "kernel release");
 		goto out;
 	}
 	r = dti_open_snapshot(recs, n_recs, first_pending, flags, false,

@@ -549,7 +549,8 @@ def test_snapshot(work):
     p = run(["--debugfs", "{fs}", "snapshot", "ch", "new"], work)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith(b"ch: 2 per-CPU files, ")
-    assert sorted(os.listdir(work / "new")) == ["info", "stats", "trace0", "trace1"]
+    assert sorted(os.listdir(work / "new")) == ["info", "release", "stats", "trace0", "trace1"]
+    assert (work / "new/release").read_text() == os.uname().release + "\n"
     # a regular file keeps what is not overwritten: "-1" then "3" is "31"
     assert (work / "fs/dti/ch/level").read_text().startswith("3")
     assert run(["decode", "new"], work).stdout.decode() == MERGED
@@ -608,7 +609,7 @@ def test_snapshot_force(work):
     p = run(["--debugfs", "{fs}", "snapshot", "--force", "ch", "notempty"], work)
     assert p.returncode == 0, p.stderr
     assert b"notempty: removed 1 file of an earlier snapshot" in p.stderr
-    assert sorted(os.listdir(work / "notempty")) == ["info", "notes", "stats",
+    assert sorted(os.listdir(work / "notempty")) == ["info", "notes", "release", "stats",
                                                        "trace0", "trace1"]
 
 
@@ -860,7 +861,8 @@ def test_snapshot_copies_modules(work):
     (work / "fs/dti/.modules").write_text(modules_text(build_id, first))
     p = run(["--debugfs", "{fs}", "snapshot", "ch", "new"], work)
     assert p.returncode == 0, p.stderr
-    assert sorted(os.listdir(work / "new")) == ["info", "modules", "stats", "trace0", "trace1"]
+    assert sorted(os.listdir(work / "new")) == ["info", "modules", "release", "stats",
+                                                "trace0", "trace1"]
     assert (work / "new/modules").read_text() == modules_text(build_id, first)
     want = f"lines_first+0x{first:x}/0x"
     for args in (["new"], sorted(str(f.relative_to(work)) for f in (work / "new").iterdir())):
@@ -872,7 +874,37 @@ def test_snapshot_copies_modules(work):
     assert run(["decode", "new"], work).stdout.decode() == MERGED
     (work / "fs/dti/ch/level").write_text("3\n")
     p = run(["--debugfs", "{fs}", "snapshot", "--force", "ch", "new"], work)
-    assert p.returncode == 0 and b"removed 5 files" in p.stderr
+    assert p.returncode == 0 and b"removed 6 files" in p.stderr
+
+
+def test_decode_snapshot_release(work):
+    """decode --lines looks for the modules' files under the release the
+    snapshot names (DIR/release, or a file called release among the
+    files), which --kernel-release overrides; a release file that names
+    none is said and the running kernel's is taken."""
+    build_id, first, _ = sample_facts()
+    (work / "fs/dti/.modules").write_text(modules_text(build_id, first))
+    assert run(["--debugfs", "{fs}", "snapshot", "ch", "new"], work).returncode == 0
+    searched = "searched the files and directories given, /usr/lib/debug and /lib/modules/{})"
+    (work / "new/release").write_text("9.9.9-dti-test\n")
+    files = sorted(str(f.relative_to(work)) for f in (work / "new").iterdir())
+    for args in (["new"], files, ["--kernel-release", "8.8.8", "new"]):
+        p = run(["decode", "-F", "ts", "--lines", *args], work)
+        want = "8.8.8" if "8.8.8" in args else "9.9.9-dti-test"
+        assert p.returncode == 0 and p.stdout.count(b"#0 0xffffffffc0001234: ") == 2, p.stderr
+        assert f"no file found for module lines_sample, build-id {build_id} (" \
+            f"{searched.format(want)}" in p.stderr.decode(), p.stderr
+    (work / "new/release").write_text("a/b\n")
+    p = run(["decode", "-F", "ts", "--lines", "new"], work)
+    assert p.returncode == 0
+    assert p.stderr.decode().startswith("dti: warning: new/release: not used (the running "
+                                        "kernel's release is): a/b: not a kernel release\n")
+    assert searched.format(os.uname().release) in p.stderr.decode(), p.stderr
+    # the file alone is no records
+    p = run(["decode", "new/release"], work)
+    assert (p.returncode, p.stdout) == (1, b"")
+    assert p.stderr == b"dti: new/release: a snapshot's kernel release, not records: " \
+                       b"no per-CPU file given\n"
 
 
 def test_read_lines(work):
