@@ -102,41 +102,45 @@ static int dti_name_ok(const char *name)
 	return 0;
 }
 
-/* Check channel @name and write its directory to @dir.  0 or -1. */
-int dti_check_channel(const char *name, char *dir, size_t size)
+/*
+ * Check channel name @name and <debugfs>/dti, and write the directory
+ * <debugfs>/dti/@sub@name to @dir.  0 if it is a directory, 1 if it is
+ * not there (what that means is the caller's to say), -1.
+ */
+static int dti_channel_dir(const char *name, const char *sub, char *dir, size_t size)
 {
 	char root[PATH_MAX];
 	struct stat st;
 
 	if (dti_name_ok(name) < 0 || dti_check_root(root, sizeof(root)) < 0)
 		return -1;
-	if ((size_t)snprintf(dir, size, "%s/%s", root, name) >= size)
-		return dti_fail(ENAMETOOLONG, "%s/%s: path too long", root, name);
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		if (errno == EACCES)
-			return dti_fail(EACCES, "permission denied: %s", dir);
+	if ((size_t)snprintf(dir, size, "%s/%s%s", root, sub, name) >= size)
+		return dti_fail(ENAMETOOLONG, "%s/%s%s: path too long", root, sub, name);
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	if (errno == EACCES)
+		return dti_fail(EACCES, "permission denied: %s", dir);
+	return 1;
+}
+
+/* Check channel @name and write its directory to @dir.  0 or -1. */
+int dti_check_channel(const char *name, char *dir, size_t size)
+{
+	int ret = dti_channel_dir(name, "", dir, size);
+
+	if (ret > 0)
 		return dti_fail(ENOENT, "no such channel: %s (see 'dti list')", name);
-	}
-	return 0;
+	return ret;
 }
 
 int dti_check_previous(const char *name, char *dir, size_t size)
 {
-	char root[PATH_MAX];
-	struct stat st;
+	int ret = dti_channel_dir(name, DTI_PREVIOUS_DIR "/", dir, size);
 
-	if (dti_name_ok(name) < 0 || dti_check_root(root, sizeof(root)) < 0)
-		return -1;
-	if ((size_t)snprintf(dir, size, "%s/" DTI_PREVIOUS_DIR "/%s", root, name) >= size)
-		return dti_fail(ENAMETOOLONG, "%s/" DTI_PREVIOUS_DIR "/%s: path too long", root,
-				name);
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		if (errno == EACCES)
-			return dti_fail(EACCES, "permission denied: %s", dir);
+	if (ret > 0)
 		return dti_fail(ENOENT, "no records of channel %s from a previous boot: %s does not exist (dti.ko needs persist=SIZE@ADDR, the channel DTI_F_PERSIST, and the records may have been cleared)",
 				name, dir);
-	}
-	return 0;
+	return ret;
 }
 
 int dti_channel_path(const char *name, const char *file, char *buf, size_t size)
