@@ -931,38 +931,49 @@ static int dti_full_path(struct dti_lines *l, const char *dir, const char *file,
 
 /* ---- resolving ---- */
 
-/* The module holding @pc, or NULL (l->mods is sorted and has no overlaps) */
-static struct dti_lines_mod *dti_mod_at(struct dti_lines *l, uint64_t pc)
+/*
+ * Of the @n entries of @size bytes at @tab, sorted by the uint64_t at
+ * @field of each, how many have it at most @key: the last of those is
+ * the one that may hold @key (by binary search).
+ */
+static size_t dti_count_upto(const void *tab, size_t n, size_t size, size_t field,
+			     uint64_t key)
 {
-	size_t lo = 0, hi = l->n_mods, mid;
+	const unsigned char *base = tab;	/* NULL when @n is 0 */
+	size_t lo = 0, hi = n, mid;
+	uint64_t v;
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		if (l->mods[mid].start <= pc)
+		memcpy(&v, base + mid * size + field, sizeof(v));
+		if (v <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || pc >= l->mods[lo - 1].end)
+	return lo;
+}
+
+/* The module holding @pc, or NULL (l->mods is sorted and has no overlaps) */
+static struct dti_lines_mod *dti_mod_at(struct dti_lines *l, uint64_t pc)
+{
+	size_t i = dti_count_upto(l->mods, l->n_mods, sizeof(*l->mods),
+				  offsetof(struct dti_lines_mod, start), pc);
+
+	if (!i || pc >= l->mods[i - 1].end)
 		return NULL;
-	return &l->mods[lo - 1];
+	return &l->mods[i - 1];
 }
 
 /* The section of @m at offset @off of its core code, or NULL (padding) */
 static const struct dti_lines_sec *dti_sec_at(const struct dti_lines_mod *m, uint64_t off)
 {
-	size_t lo = 0, hi = m->n_secs, mid;
+	size_t i = dti_count_upto(m->secs, m->n_secs, sizeof(*m->secs),
+				  offsetof(struct dti_lines_sec, off), off);
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (m->secs[mid].off <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || off - m->secs[lo - 1].off >= m->secs[lo - 1].size)
+	if (!i || off - m->secs[i - 1].off >= m->secs[i - 1].size)
 		return NULL;
-	return &m->secs[lo - 1];
+	return &m->secs[i - 1];
 }
 
 /* The source file of attribute @name (DW_AT_call_file) of @die, or NULL */
