@@ -253,6 +253,50 @@ struct dti_caller {
 #define DTI_CALLERS	8	/* 1 << 3: dti_put_caller() hashes to 3 bits */
 
 /*
+ * lines.c: the cache of resolved addresses, one for a dti_lines' answers
+ * and for a reader's callers made from them (struct dti_lcaller): a
+ * trace has few callers and many records.  An open-addressing hash table
+ * of entries of type->size bytes, each a struct dti_ckey first: the
+ * address, a tag its user tells answers apart by (0 if none), and the
+ * times the answer holds for (0..UINT64_MAX if time plays no part).
+ */
+struct dti_ckey {
+	uint64_t addr;
+	uint64_t lo, hi;		/* the times it holds for (inclusive) */
+	unsigned int tag;
+	bool used;
+};
+
+struct dti_cache_type {
+	size_t size;			/* of an entry */
+	size_t init;			/* slots a table starts with (a power of 2) */
+	void (*drop)(void *e);		/* frees what entry @e holds */
+};
+
+struct dti_cache {
+	const struct dti_cache_type *type;	/* set by the cache's owner */
+	void *tab;
+	size_t cap, used;
+};
+
+/* The entry of (@addr, @tag) that holds at @ts, or NULL */
+void *dti_cache_find(const struct dti_cache *c, uint64_t addr, unsigned int tag,
+		     uint64_t ts);
+/* Room for one more entry.  0, or -1 (ENOMEM). */
+int dti_cache_grow(struct dti_cache *c);
+/*
+ * The free slot a new entry of (@addr, @tag) at @ts takes, once
+ * dti_cache_grow() made room: filled, it is added by dti_cache_add()
+ */
+void *dti_cache_slot(const struct dti_cache *c, uint64_t addr, unsigned int tag,
+		     uint64_t ts);
+/* Entry @e, filled, as that of (@addr, @tag) for the times @lo..@hi */
+void dti_cache_add(struct dti_cache *c, void *e, uint64_t addr, unsigned int tag,
+		   uint64_t lo, uint64_t hi);
+/* Every entry dropped (type->drop) and the table freed: empty */
+void dti_cache_free(struct dti_cache *c);
+
+/*
  * A caller resolved to its source line (or not: then as it prints
  * without), kept by address and time for the reader's life: a trace has
  * few callers, and an address is another module's only where modules

@@ -130,14 +130,12 @@ struct dti_lines_dir {
 };
 
 /*
- * A resolved address (or the failure), @addr and @tag its key: whether
- * it is exact (bit 0) and the serial of the module it was looked up in
- * (0: none), which a time may choose among loads at one address
+ * A resolved address (or the failure), keyed by its address and a tag:
+ * whether it is exact (bit 0) and the serial of the module it was looked
+ * up in (0: none), which a time may choose among loads at one address
  */
 struct dti_lines_entry {
-	uint64_t addr;
-	bool used;
-	unsigned int tag;
+	struct dti_ckey key;		/* first: the cache's */
 	int err;			/* 0, or the errno of the failure */
 	char *errmsg;
 	struct dti_line line;
@@ -161,8 +159,7 @@ struct dti_lines {
 	size_t n_old;
 	unsigned int serial;		/* the last given to a module */
 	unsigned long gen;		/* counts the changes of modules */
-	struct dti_lines_entry *cache;
-	size_t cache_cap, cache_used;
+	struct dti_cache cache;		/* of struct dti_lines_entry */
 	char **paths;			/* "comp_dir/file" strings, a hash set */
 	size_t paths_cap, paths_used;
 	dti_notice_fn notice;
@@ -784,7 +781,7 @@ static int dti_mod_find(struct dti_lines *l, struct dti_lines_mod *m,
 	return ret;
 }
 
-/* ---- the cache ---- */
+/* ---- the cache: of these answers, and of a reader's callers (format.c) ---- */
 
 static size_t dti_hash(uint64_t addr, unsigned int tag, size_t cap)
 {
@@ -793,49 +790,109 @@ static size_t dti_hash(uint64_t addr, unsigned int tag, size_t cap)
 	       (cap - 1);
 }
 
-/* The slot of (@addr, @tag): its entry, or the free slot it would take */
-static struct dti_lines_entry *dti_cache_slot(struct dti_lines_entry *tab, size_t cap,
-					      uint64_t addr, unsigned int tag)
+/* Slot @i of @tab, of entries of @size bytes */
+static inline struct dti_ckey *dti_cache_at(void *tab, size_t size, size_t i)
 {
-	size_t i = dti_hash(addr, tag, cap);
-
-	while (tab[i].used && (tab[i].addr != addr || tab[i].tag != tag))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
+	return (struct dti_ckey *)((unsigned char *)tab + i * size);
 }
 
-/* Room for one more entry: the table is kept at most half full. */
-static int dti_cache_grow(struct dti_lines *l)
+/*
+ * In @tab (@cap slots of @size bytes), the entry of (@addr, @tag) that
+ * holds at @ts, or the free slot it would take: the entries of the key
+ * at other times lie on its way
+ */
+static struct dti_ckey *dti_cache_probe(void *tab, size_t cap, size_t size,
+					uint64_t addr, unsigned int tag, uint64_t ts)
 {
-	size_t cap = l->cache_cap ? l->cache_cap * 2 : DTI_LINES_CACHE_INIT, i;
-	struct dti_lines_entry *tab, *e;
+	size_t i = dti_hash(addr, tag, cap);
+	struct dti_ckey *k;
 
-	if (2 * (l->cache_used + 1) <= l->cache_cap)
+	for (;; i = (i + 1) & (cap - 1)) {
+		k = dti_cache_at(tab, size, i);
+		if (!k->used ||
+		    (k->addr == addr && k->tag == tag && ts - k->lo <= k->hi - k->lo))
+			return k;
+	}
+}
+
+void *dti_cache_slot(const struct dti_cache *c, uint64_t addr, unsigned int tag,
+		     uint64_t ts)
+{
+	return dti_cache_probe(c->tab, c->cap, c->type->size, addr, tag, ts);
+}
+
+void *dti_cache_find(const struct dti_cache *c, uint64_t addr, unsigned int tag,
+		     uint64_t ts)
+{
+	struct dti_ckey *k;
+
+	if (!c->cap)
+		return NULL;
+	k = dti_cache_slot(c, addr, tag, ts);
+	return k->used ? k : NULL;
+}
+
+/* The table is kept at most half full: a free slot is never far. */
+int dti_cache_grow(struct dti_cache *c)
+{
+	size_t size = c->type->size, cap = c->cap ? 2 * c->cap : c->type->init, i;
+	struct dti_ckey *k;
+	void *tab;
+
+	if (2 * (c->used + 1) <= c->cap)
 		return 0;
-	tab = calloc(cap, sizeof(*tab));
+	tab = calloc(cap, size);
 	if (!tab)
 		return dti_fail(ENOMEM, "out of memory");
-	for (i = 0; i < l->cache_cap; i++) {
-		e = &l->cache[i];
-		if (e->used)
-			*dti_cache_slot(tab, cap, e->addr, e->tag) = *e;
+	for (i = 0; i < c->cap; i++) {
+		k = dti_cache_at(c->tab, size, i);
+		if (k->used)
+			memcpy(dti_cache_probe(tab, cap, size, k->addr, k->tag, k->lo), k, size);
 	}
-	free(l->cache);
-	l->cache = tab;
-	l->cache_cap = cap;
+	free(c->tab);
+	c->tab = tab;
+	c->cap = cap;
 	return 0;
 }
 
-static void dti_cache_free(struct dti_lines *l)
+void dti_cache_add(struct dti_cache *c, void *e, uint64_t addr, unsigned int tag,
+		   uint64_t lo, uint64_t hi)
 {
+	struct dti_ckey *k = e;
+
+	k->addr = addr;
+	k->tag = tag;
+	k->lo = lo;
+	k->hi = hi;
+	k->used = true;
+	c->used++;
+}
+
+void dti_cache_free(struct dti_cache *c)
+{
+	struct dti_ckey *k;
 	size_t i;
 
-	for (i = 0; i < l->cache_cap; i++)
-		free(l->cache[i].errmsg);
-	free(l->cache);
-	l->cache = NULL;
-	l->cache_cap = l->cache_used = 0;
+	for (i = 0; i < c->cap; i++) {
+		k = dti_cache_at(c->tab, c->type->size, i);
+		if (k->used)
+			c->type->drop(k);
+	}
+	free(c->tab);
+	c->tab = NULL;
+	c->cap = c->used = 0;
 }
+
+static void dti_lines_entry_drop(void *e)
+{
+	free(((struct dti_lines_entry *)e)->errmsg);
+}
+
+static const struct dti_cache_type dti_lines_cache_type = {
+	.size = sizeof(struct dti_lines_entry),
+	.init = DTI_LINES_CACHE_INIT,
+	.drop = dti_lines_entry_drop,
+};
 
 /* ---- file names ---- */
 
@@ -1103,6 +1160,40 @@ static inline void dti_line_copy(struct dti_line *out, const struct dti_line *in
 	       in->n_inlined * sizeof(in->inlined[0]));
 }
 
+/* The answer cached in @e: 0 with @out filled, or -1 with the failure it was */
+static int dti_cache_answer(const struct dti_lines_entry *e, struct dti_line *out)
+{
+	if (e->err)
+		return dti_fail(e->err, "%s", e->errmsg);
+	dti_line_copy(out, &e->line);
+	return 0;
+}
+
+/*
+ * Keep the answer for (@addr, @tag), room made by dti_cache_grow(): @out,
+ * or if @ret is not 0 the failure just recorded (its errno and message).
+ * Returns @ret with errno as it was, or -1 if memory ran out.
+ */
+static int dti_cache_keep(struct dti_lines *l, uint64_t addr, unsigned int tag, int ret,
+			  const struct dti_line *out)
+{
+	struct dti_lines_entry *e = dti_cache_slot(&l->cache, addr, tag, 0);
+
+	e->err = ret ? errno : 0;
+	e->errmsg = NULL;
+	if (ret) {
+		e->errmsg = strdup(dti_errmsg());
+		if (!e->errmsg)
+			return dti_fail(ENOMEM, "out of memory");
+		errno = e->err;
+	} else {
+		e->line = *out;
+	}
+	/* of all time: the tag tells loads at one address apart */
+	dti_cache_add(&l->cache, e, addr, tag, 0, UINT64_MAX);
+	return ret;
+}
+
 /*
  * The file of @m, a module of a table, when the first address in it is
  * resolved: the notices dti_mod_find() gives, a file of another build
@@ -1140,16 +1231,10 @@ static int dti_resolve_in(struct dti_lines *l, struct dti_lines_mod *m, uint64_t
 	struct dti_lines_entry *e;
 	int ret;
 
-	if (l->cache_cap) {
-		e = dti_cache_slot(l->cache, l->cache_cap, addr, tag);
-		if (e->used) {
-			if (e->err)
-				return dti_fail(e->err, "%s", e->errmsg);
-			dti_line_copy(out, &e->line);
-			return 0;
-		}
-	}
-	if (dti_cache_grow(l))
+	e = dti_cache_find(&l->cache, addr, tag, 0);
+	if (e)
+		return dti_cache_answer(e, out);
+	if (dti_cache_grow(&l->cache))
 		return -1;
 	if (m && m->pending && dti_mod_find_late(l, m))
 		return -1;
@@ -1162,21 +1247,7 @@ static int dti_resolve_in(struct dti_lines *l, struct dti_lines_mod *m, uint64_t
 			       m->path ? "of its build was found" : "was found");
 	else
 		ret = dti_lookup(l, m, pc, adj, out);
-	e = dti_cache_slot(l->cache, l->cache_cap, addr, tag);
-	e->addr = addr;
-	e->tag = tag;
-	if (ret) {
-		e->err = errno;
-		e->errmsg = strdup(dti_errmsg());
-		if (!e->errmsg)
-			return dti_fail(ENOMEM, "out of memory");
-		errno = e->err;
-	} else {
-		e->line = *out;
-	}
-	e->used = true;
-	l->cache_used++;
-	return ret;
+	return dti_cache_keep(l, addr, tag, ret, out);
 }
 
 int dti_lines_resolve(struct dti_lines *l, uint64_t addr, unsigned int flags,
@@ -1249,24 +1320,15 @@ int dti_lines_resolve_when(struct dti_lines *l, uint64_t addr, uint64_t ts_ns,
 		return dti_resolve_in(l, m, addr, addr - 1, 1, out);
 	/* loaded there at other times only: not resolved, said once */
 	tag = (near->serial << 1) | 1u << 31;
-	e = l->cache_cap ? dti_cache_slot(l->cache, l->cache_cap, addr, tag) : NULL;
-	if (e && e->used)
-		return dti_fail(e->err, "%s", e->errmsg);
-	if (dti_cache_grow(l))
+	e = dti_cache_find(&l->cache, addr, tag, 0);
+	if (e)
+		return dti_cache_answer(e, out);
+	if (dti_cache_grow(&l->cache))
 		return -1;
-	e = dti_cache_slot(l->cache, l->cache_cap, addr, tag);
 	dti_fail(ENOENT, "0x%llx: logged at %llu ns, when no module the table holds was loaded there (%s was from %llu ns)",
 		 (unsigned long long)addr, (unsigned long long)ts_ns, near->name,
 		 (unsigned long long)near->from_ns);
-	e->errmsg = strdup(dti_errmsg());
-	if (!e->errmsg)
-		return dti_fail(ENOMEM, "out of memory");
-	e->addr = addr;
-	e->tag = tag;
-	e->err = ENOENT;
-	e->used = true;
-	l->cache_used++;
-	return dti_fail(ENOENT, "%s", e->errmsg);
+	return dti_cache_keep(l, addr, tag, -1, NULL);
 }
 
 int dti_lines_resolve_at(struct dti_lines *l, uint64_t addr, uint64_t ts_ns,
@@ -1289,6 +1351,7 @@ struct dti_lines *dti_lines_new(void)
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return dti_fail_null(ENOMEM, "out of memory");
+	l->cache.type = &dti_lines_cache_type;
 	if (dti_lines_set_kernel(l, NULL)) {
 		free(l);
 		return NULL;
@@ -1337,7 +1400,7 @@ void dti_lines_free(struct dti_lines *l)
 		free(l->dirs[i].path);
 	}
 	free(l->dirs);
-	dti_cache_free(l);
+	dti_cache_free(&l->cache);
 	dti_paths_free(l);
 	free(l);
 }
@@ -1418,7 +1481,7 @@ static int dti_mod_insert(struct dti_lines *l, struct dti_lines_mod *m)
 	nm[pos] = *m;
 	l->n_mods++;
 	/* addresses of the new range were cached as in no module */
-	dti_cache_free(l);
+	dti_cache_free(&l->cache);
 	l->gen++;
 	return 0;
 }
@@ -1498,7 +1561,7 @@ static int dti_mod_keep_old(struct dti_lines *l, struct dti_lines_mod *m)
 	l->old = n;
 	l->old[l->n_old++] = *m;
 	/* addresses were cached as in no module, at any time */
-	dti_cache_free(l);
+	dti_cache_free(&l->cache);
 	l->gen++;
 	return 0;
 }
@@ -1553,7 +1616,7 @@ int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods, si
 			if (e->state == DTI_MODULE_GONE && o->to_ns != e->unloaded_ns) {
 				o->to_ns = e->unloaded_ns;
 				l->gen++;
-				dti_cache_free(l);
+				dti_cache_free(&l->cache);
 			}
 			continue;
 		}
