@@ -491,58 +491,25 @@ static void dti_caller_plain(struct dti_reader *r, struct dti_caller *c, uint64_
 
 /* ---- callers as source lines ---- */
 
-/* The lines cache starts with this many slots and doubles at half full. */
+/* r->lcache starts with this many slots (and doubles at half full). */
 #define DTI_LCACHE_INIT		256u
 /* Room the text of a resolved caller takes at most, its %pS part first */
 #define DTI_LTEXT_ROOM		(DTI_CALLER_MAX - 1)
 
-void dti_lcache_free(struct dti_reader *r)
+static void dti_lcaller_drop(void *e)
 {
-	size_t i;
+	struct dti_lcaller *c = e;
 
-	for (i = 0; i < r->lcache_cap; i++) {
-		free(r->lcache[i].text);
-		free(r->lcache[i].json);
-	}
-	free(r->lcache);
-	r->lcache = NULL;
-	r->lcache_cap = r->lcache_used = 0;
+	free(c->text);
+	free(c->json);
 }
 
-/*
- * The entry of @addr at time @ts, or the free slot it would take (the
- * entries of one address at other times lie on its way)
- */
-static struct dti_lcaller *dti_lcache_slot(struct dti_lcaller *tab, size_t cap,
-					   uint64_t addr, uint64_t ts)
-{
-	size_t i = (size_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-
-	while (tab[i].used && (tab[i].addr != addr || ts - tab[i].lo > tab[i].hi - tab[i].lo))
-		i = (i + 1) & (cap - 1);
-	return &tab[i];
-}
-
-/* Room for one more entry.  0, or -1 (ENOMEM). */
-static int dti_lcache_grow(struct dti_reader *r)
-{
-	size_t cap = r->lcache_cap ? 2 * r->lcache_cap : DTI_LCACHE_INIT, i;
-	struct dti_lcaller *tab;
-
-	if (2 * (r->lcache_used + 1) <= r->lcache_cap)
-		return 0;
-	tab = calloc(cap, sizeof(*tab));
-	if (!tab)
-		return -1;
-	for (i = 0; i < r->lcache_cap; i++)
-		if (r->lcache[i].used)
-			*dti_lcache_slot(tab, cap, r->lcache[i].addr,
-					 r->lcache[i].lo) = r->lcache[i];
-	free(r->lcache);
-	r->lcache = tab;
-	r->lcache_cap = cap;
-	return 0;
-}
+/* r->lcache's: a struct dti_lcaller by address and the times it holds for */
+const struct dti_cache_type dti_lcaller_cache = {
+	.size = sizeof(struct dti_lcaller),
+	.init = DTI_LCACHE_INIT,
+	.drop = dti_lcaller_drop,
+};
 
 static size_t dti_utf8_len(const unsigned char *s, size_t n);
 
@@ -696,16 +663,12 @@ static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_
 			json_len = 0;
 		}
 	}
-	e->addr = addr;
-	e->lo = lo;
-	e->hi = hi;
-	e->used = true;
 	e->text = text;
 	e->len = text_len;
 	e->plain = dti_json_plain(text, text_len);
 	e->json = json;
 	e->json_len = json_len;
-	r->lcache_used++;
+	dti_cache_add(&r->lcache, e, addr, 0, lo, hi);
 	return 0;
 }
 
@@ -717,20 +680,18 @@ static const struct dti_caller *dti_caller_lines(struct dti_reader *r,
 						 struct dti_caller *c, uint64_t addr,
 						 uint64_t ts)
 {
-	struct dti_lcaller *e = NULL;
+	struct dti_lcaller *e = dti_cache_find(&r->lcache, addr, 0, ts);
 
-	if (r->lcache_cap)
-		e = dti_lcache_slot(r->lcache, r->lcache_cap, addr, ts);
-	if (!e || !e->used) {
-		if (dti_lcache_grow(r))
+	if (!e) {
+		if (dti_cache_grow(&r->lcache))
 			return NULL;
-		e = dti_lcache_slot(r->lcache, r->lcache_cap, addr, ts);
+		e = dti_cache_slot(&r->lcache, addr, 0, ts);
 		if (dti_lcaller_make(r, e, addr, ts))
 			return NULL;
 	}
 	c->addr = addr;
-	c->lo = e->lo;
-	c->hi = e->hi;
+	c->lo = e->key.lo;
+	c->hi = e->key.hi;
 	c->p = e->text;
 	c->len = e->len;
 	c->plain = e->plain;
@@ -1181,7 +1142,7 @@ static void dti_lines_check(struct dti_reader *r)
 {
 	if (r->lines && r->lines_gen != dti_lines_gen(r->lines)) {
 		memset(r->callers, 0, sizeof(r->callers));
-		dti_lcache_free(r);
+		dti_cache_free(&r->lcache);
 		r->lines_gen = dti_lines_gen(r->lines);
 	}
 }

@@ -300,12 +300,12 @@ void dti_cache_free(struct dti_cache *c);
  * A caller resolved to its source line (or not: then as it prints
  * without), kept by address and time for the reader's life: a trace has
  * few callers, and an address is another module's only where modules
- * were unloaded and others loaded there (dti_lines_resolve_when()).  @text has room for 32 bytes at least (dti_put_caller()).
+ * were unloaded and others loaded there (dti_lines_resolve_when()).
+ * @text has room for 32 bytes at least (dti_put_caller()).
  */
 struct dti_lcaller {
-	uint64_t addr;
-	uint64_t lo, hi;		/* the times it holds for (inclusive) */
-	bool used, plain;
+	struct dti_ckey key;		/* first: the cache's (r->lcache) */
+	bool plain;
 	unsigned int len, json_len;
 	char *text, *json;
 };
@@ -400,8 +400,7 @@ struct dti_reader {
 	void *fmt_arg;
 	struct dti_ksyms *ksyms;
 	struct dti_lines *lines;	/* dti_set_lines(), and its callers */
-	struct dti_lcaller *lcache;
-	size_t lcache_cap, lcache_used;
+	struct dti_cache lcache;	/* of struct dti_lcaller */
 	unsigned long lines_gen;	/* dti_lines_gen() they were made at */
 	unsigned long n_damage, n_warning;
 
@@ -577,7 +576,8 @@ unsigned long dti_lines_gen(const struct dti_lines *l);
 
 /* format.c */
 int dti_ob_flush(struct dti_obuf *ob);
-void dti_lcache_free(struct dti_reader *r);
+/* struct dti_lcaller: what r->lcache holds */
+extern const struct dti_cache_type dti_lcaller_cache;
 int dti_ob_settle(struct dti_obuf *ob);
 
 /* channel.c */

@@ -71,6 +71,7 @@ struct dti_reader *dti_reader_alloc(unsigned int n, unsigned int flags)
 	r->n = n;
 	r->flags = flags;
 	r->ncpu = DTI_CPU_LIMIT;
+	r->lcache.type = &dti_lcaller_cache;
 	return r;
 }
 
@@ -91,7 +92,7 @@ void dti_close(struct dti_reader *r)
 	free(r->s);
 	free(r->cpus);
 	dti_events_free(&r->events);
-	dti_lcache_free(r);
+	dti_cache_free(&r->lcache);
 	free(r->info);
 	free(r->stats);
 	free(r->ob.p);
@@ -520,7 +521,7 @@ int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms)
 {
 	r->ksyms = syms;
 	memset(r->callers, 0, sizeof(r->callers));
-	dti_lcache_free(r);
+	dti_cache_free(&r->lcache);
 	return 0;
 }
 
@@ -529,7 +530,7 @@ int dti_set_lines(struct dti_reader *r, struct dti_lines *lines)
 	r->lines = lines;
 	r->lines_gen = lines ? dti_lines_gen(lines) : 0;
 	memset(r->callers, 0, sizeof(r->callers));
-	dti_lcache_free(r);
+	dti_cache_free(&r->lcache);
 	return 0;
 }
 
