@@ -472,24 +472,18 @@ int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *b
 	return o.p - buf;
 }
 
-/* @n bytes at @s as the characters of a JSON string */
-static void dti_json_chars(struct dti_out *o, const unsigned char *s, size_t n)
+/*
+ * @n bytes at @s as a JSON string, escaped as a payload is (format.c).
+ * An event's JSON (DTI_EVENT_JSON_MAX) has room for its name and every
+ * string escaped whole; were it short, the string would be cut.
+ */
+static void dti_json_str(struct dti_out *o, const unsigned char *s, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t k;
+	size_t done;
 
-	for (k = 0; k < n; k++) {
-		if (s[k] == '"' || s[k] == '\\') {
-			dti_putc(o, '\\');
-			dti_putc(o, s[k]);
-		} else if (s[k] < ' ' || s[k] >= 0x7f) {
-			dti_putn(o, "\\u00", 5);
-			dti_putc(o, hex[s[k] >> 4]);
-			dti_putc(o, hex[s[k] & 15]);
-		} else {
-			dti_putc(o, s[k]);
-		}
-	}
+	dti_putc(o, '"');
+	o->p = dti_json_chars(o->p, o->end, s, n, &done);
+	dti_putc(o, '"');
 }
 
 int dti_event_json(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
@@ -505,9 +499,9 @@ int dti_event_json(const struct dti_evfmt *f, const struct dti_rec *rec, char *b
 
 	if (dti_values(f, rec, &v) < 0)
 		return -1;
-	dti_putn(&o, ",\"event\":\"", 10);
-	dti_json_chars(&o, (const unsigned char *)f->name, strlen(f->name));
-	dti_putn(&o, num, snprintf(num, sizeof(num), "\",\"id\":%u,\"fields\":{", f->id));
+	dti_putn(&o, ",\"event\":", 9);
+	dti_json_str(&o, (const unsigned char *)f->name, strlen(f->name));
+	dti_putn(&o, num, snprintf(num, sizeof(num), ",\"id\":%u,\"fields\":{", f->id));
 	for (i = 0; i < f->nargs; i++) {
 		if (i)
 			dti_putc(&o, ',');
@@ -516,9 +510,7 @@ int dti_event_json(const struct dti_evfmt *f, const struct dti_rec *rec, char *b
 		dti_putn(&o, "\":", 2);
 		switch (f->layout[i]) {
 		case DTI_ARG_STR:
-			dti_putc(&o, '"');
-			dti_json_chars(&o, v.p[i], v.n[i]);
-			dti_putc(&o, '"');
+			dti_json_str(&o, v.p[i], v.n[i]);
 			break;
 		case DTI_ARG_HEX:
 			dti_putc(&o, '"');

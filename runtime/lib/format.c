@@ -32,6 +32,7 @@
 #define DTI_PREFIX_MAX	(100 + DTI_CALLER_MAX)
 /* Room a step of a formatting loop needs at least (a \u00XX escape). */
 #define DTI_STEP	16
+_Static_assert(DTI_STEP >= DTI_JSON_STEP, "dti_put_json_str() makes room for a step");
 
 #define DTI_HEX_ROW(h) h "0 ", h "1 ", h "2 ", h "3 ", h "4 ", h "5 ", h "6 ", \
 		       h "7 ", h "8 ", h "9 ", h "a ", h "b ", h "c ", h "d ", \
@@ -511,34 +512,22 @@ const struct dti_cache_type dti_lcaller_cache = {
 	.drop = dti_lcaller_drop,
 };
 
-static size_t dti_utf8_len(const unsigned char *s, size_t n);
-
 /*
- * @s as a JSON string into @f, escaped as dti_put_json_str() escapes a
- * payload: valid UTF-8 kept, any other byte above 0x7e as \u00XX (a path
- * in DWARF is bytes, not always UTF-8)
+ * @s as a JSON string into @f, escaped as a payload is (dti_json_chars():
+ * a path in DWARF is bytes, not always UTF-8)
  */
 static void dti_fjson_str(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
-	size_t n = strlen((const char *)p), k;
+	size_t n = strlen((const char *)p), done;
+	char buf[256], *end;
 
 	fputc('"', f);
-	while (*p) {
-		if (*p == '"' || *p == '\\') {
-			fprintf(f, "\\%c", *p);
-		} else if (*p >= 0x80 && (k = dti_utf8_len(p, n))) {
-			fwrite(p, 1, k, f);
-			p += k;
-			n -= k;
-			continue;
-		} else if (*p < 0x20 || *p >= 0x7f) {
-			fprintf(f, "\\u%04x", *p);
-		} else {
-			fputc(*p, f);
-		}
-		p++;
-		n--;
+	while (n) {
+		end = dti_json_chars(buf, buf + sizeof(buf), p, n, &done);
+		fwrite(buf, 1, end - buf, f);
+		p += done;
+		n -= done;
 	}
 	fputc('"', f);
 }
@@ -834,18 +823,21 @@ static bool dti_json_plain8(const unsigned char *s)
 		  ((b - ones) & ~b) | ((x ^ 0x7f * ones) - ones)) & high);
 }
 
-/* @len bytes as a JSON string.  The end, or NULL on a write error. */
-static char *dti_put_json_str(struct dti_obuf *ob, char *p,
-			      const unsigned char *s, size_t len)
+/*
+ * The @len bytes at @s as the characters of a JSON string, into @p up to
+ * @lim: valid UTF-8 kept as it is, '"' and '\\' escaped, a newline and a
+ * tab as \n and \t, every other byte below 0x20 or not part of valid
+ * UTF-8 (0x7f too) as \u00XX, the byte's value.  Stops at the end of @s
+ * or when less than DTI_JSON_STEP bytes of room are left: *@done is how
+ * many bytes of @s it took.  Returns the end of what it wrote.
+ */
+char *dti_json_chars(char *p, const char *lim, const unsigned char *s, size_t len,
+		     size_t *done)
 {
-	char *lim = ob->p + ob->cap;
 	size_t i = 0, k;
 	unsigned char c;
 
-	*p++ = '"';
-	while (i < len) {
-		if ((size_t)(lim - p) < DTI_STEP && !(p = dti_ob_room(ob, p, ob->cap)))
-			return NULL;
+	while (i < len && lim - p >= DTI_JSON_STEP) {
 		c = s[i];
 		if (len - i >= 8 && dti_json_plain8(s + i)) {
 			memcpy(p, s + i, 8);
@@ -872,8 +864,27 @@ static char *dti_put_json_str(struct dti_obuf *ob, char *p,
 			i++;
 		}
 	}
-	if ((size_t)(lim - p) < DTI_STEP && !(p = dti_ob_room(ob, p, ob->cap)))
-		return NULL;
+	*done = i;
+	return p;
+}
+
+/* @len bytes as a JSON string.  The end, or NULL on a write error. */
+static char *dti_put_json_str(struct dti_obuf *ob, char *p,
+			      const unsigned char *s, size_t len)
+{
+	char *lim = ob->p + ob->cap;
+	size_t done;
+
+	*p++ = '"';
+	for (;;) {
+		if ((size_t)(lim - p) < DTI_STEP && !(p = dti_ob_room(ob, p, ob->cap)))
+			return NULL;
+		if (!len)
+			break;
+		p = dti_json_chars(p, lim, s, len, &done);
+		s += done;
+		len -= done;
+	}
 	*p++ = '"';
 	return p;
 }

@@ -578,6 +578,16 @@ unsigned long dti_lines_gen(const struct dti_lines *l);
 int dti_ob_flush(struct dti_obuf *ob);
 /* struct dti_lcaller: what r->lcache holds */
 extern const struct dti_cache_type dti_lcaller_cache;
+/*
+ * The one JSON string escaper (payloads, callers, events' names and
+ * strings): @len bytes at @s as a JSON string's characters into @p, up
+ * to @lim, while DTI_JSON_STEP bytes of room are left (8 plain bytes go
+ * at once; an escape takes 6, a UTF-8 character 4 at most).  *@done:
+ * bytes of @s taken.  Returns the end of what it wrote.
+ */
+#define DTI_JSON_STEP	8
+char *dti_json_chars(char *p, const char *lim, const unsigned char *s, size_t len,
+		     size_t *done);
 int dti_ob_settle(struct dti_obuf *ob);
 
 /* channel.c */

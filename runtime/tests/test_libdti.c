@@ -1184,11 +1184,14 @@ static void test_pipe_chunks(void)
 }
 
 /* JSON passes valid UTF-8 through and escapes only the bytes that are not. */
+#define UTF8_TEXT	"r\xc3\xa9sum\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 | \xff \xc0\x80 " \
+	"\xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x82|\x7f\x1b\""
+#define UTF8_JSON	"r\xc3\xa9sum\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 | \\u00ff \\u00c0\\u0080 " \
+	"\\u00ed\\u00a0\\u0080 \\u00f4\\u0090\\u0080\\u0080 \\u00e2\\u0082|" \
+	"\\u007f\\u001b\\\""
 static void test_json_utf8(void)
 {
-	static const char text[] =
-		"r\xc3\xa9sum\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 | \xff \xc0\x80 "
-		"\xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x82|\x7f\x1b\"";
+	static const char text[] = UTF8_TEXT;
 	struct wbuf a = {0};
 	struct seen s;
 
@@ -1197,10 +1200,7 @@ static void test_json_utf8(void)
 	wb_save(&a, "utf0");
 	CHECK(read_files(&s, DTI_FMT_JSON, 1, "utf0") == 0);
 	CHECK_STR(s.out, "{\"ts_ns\":1,\"cpu\":0,\"level\":6,\"seq\":0,\"flags\":1,"
-		  "\"caller\":\"0xffffffffc0001234\",\"text\":\""
-		  "r\xc3\xa9sum\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 | \\u00ff \\u00c0\\u0080 "
-		  "\\u00ed\\u00a0\\u0080 \\u00f4\\u0090\\u0080\\u0080 \\u00e2\\u0082|"
-		  "\\u007f\\u001b\\\"\"}\n");
+		  "\"caller\":\"0xffffffffc0001234\",\"text\":\"" UTF8_JSON "\"}\n");
 }
 
 /*
@@ -2212,9 +2212,37 @@ static void test_events(void)
 	free(raw.p);
 }
 
+/*
+ * An event's string in JSON is escaped as a payload is (test_json_utf8):
+ * valid UTF-8 kept, other bytes as \u00XX (it was each byte's \u00XX,
+ * with a NUL in it)
+ */
+static void test_event_json_utf8(void)
+{
+	static const char text[] = UTF8_TEXT;
+	uint16_t id = 7, len = sizeof(text) - 1;
+	unsigned char p[sizeof(text) + 4];
+	struct wbuf a = {0};
+	struct seen s;
+
+	memcpy(p, &id, 2);
+	memcpy(p + 2, &len, 2);
+	memcpy(p + 4, text, len);
+	wb_sub(&a, 0, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
+	wb_format(&a, 0, 7, "ev", "s", "s", "%s");
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 0, 2, p, len + 4);
+	wb_save(&a, "utf1");
+	CHECK(read_files(&s, DTI_FMT_JSON, 1, "utf1") == 0);
+	CHECK(strstr(s.out, ",\"event\":\"ev\",\"id\":7,\"fields\":{\"s\":\"" UTF8_JSON "\"},")
+	      != NULL);
+	CHECK_STR(s.notices, "");
+	free(a.p);
+}
+
 static const struct unit_test tests[] = {
 	{ "merge of two CPUs by timestamp", test_merge_two_cpus },
 	{ "event types: formats learnt, events printed through them", test_events },
+	{ "an event's string escaped in JSON as a payload is", test_event_json_utf8 },
 	{ "equal timestamps: lower CPU first, CPU order kept", test_equal_timestamps },
 	{ "empty CPUs", test_empty_cpus },
 	{ "gaps and backwards sequence numbers", test_gaps },
