@@ -576,6 +576,7 @@ unsigned long dti_lines_gen(const struct dti_lines *l);
 
 /* format.c */
 int dti_ob_flush(struct dti_obuf *ob);
+int dti_ob_settle(struct dti_obuf *ob);
 /* struct dti_lcaller: what r->lcache holds */
 extern const struct dti_cache_type dti_lcaller_cache;
 /*
@@ -588,7 +589,6 @@ extern const struct dti_cache_type dti_lcaller_cache;
 #define DTI_JSON_STEP	8
 char *dti_json_chars(char *p, const char *lim, const unsigned char *s, size_t len,
 		     size_t *done);
-int dti_ob_settle(struct dti_obuf *ob);
 
 /* channel.c */
 char *dti_read_file(const char *path);
