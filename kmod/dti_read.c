@@ -26,9 +26,21 @@
  *     run with interrupts off, so the copy ends after a whole record.  A
  *     record an NMI adds meanwhile comes after the copied bytes.
  *
- * Locking: the trace file's inode lock serialises readers, as in relay;
- * cpu_hotplug_lock nests inside it (held around the copy on the writer's
- * CPU, which runs in an IPI, interrupts off, and takes no lock).
+ * Locking: the trace file's inode lock serialises readers, as in relay.
+ * The copy on the writer's CPU is an IPI (interrupts off, no lock taken),
+ * which needs no lock while that CPU is online.  An offline CPU's copy is
+ * made here, under cpu_hotplug_lock held for reading so that it stays
+ * offline; that lock is tried, never waited for.  A read() of the file
+ * must not wait for CPU hotplug: a CPU coming up holds cpu_hotplug_lock,
+ * then relay_channels_mutex (relay_prepare_cpu()), and relay_close()
+ * under relay_channels_mutex removes the trace files, taking each one's
+ * inode lock (simple_recursive_removal()) and waiting for the read()s in
+ * progress on it to return (debugfs's active users: no lock lockdep
+ * sees).  A reader that waited for hotplug while its channel was
+ * destroyed would close that circle (lockdep on the debug kernel
+ * reported the inode lock's part of it).  So while hotplug is under way,
+ * the read() of an offline CPU's sub-buffer being written ends early,
+ * with what it has (0 if nothing): the bytes stay for the next one.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -111,12 +123,20 @@ static void dti_read_current(void *arg)
 	}
 }
 
-/* Run dti_read_current() on the buffer's CPU (or here if it is offline). */
-static void dti_read_on_cpu(struct dti_read_step *st)
+/*
+ * Run dti_read_current() on the buffer's CPU, or here if it is offline.
+ * False if it is offline while a CPU hotplug operation is under way:
+ * nothing was copied.
+ */
+static bool dti_read_on_cpu(struct dti_read_step *st)
 {
-	cpus_read_lock();
+	if (!smp_call_function_single(st->buf->cpu, dti_read_current, st, 1))
+		return true;
+	if (!cpus_read_trylock())
+		return false;
 	dti_on_cpu(st->buf->cpu, dti_read_current, st);
 	cpus_read_unlock();
+	return true;
 }
 
 /*
@@ -178,9 +198,10 @@ static size_t dti_read_whole(const struct dti_read_step *st)
 
 /*
  * Copy the next unread bytes, up to @max, into @st->bounce.  Returns the
- * bytes copied, 0 if there are none now.
+ * bytes copied, 0 if there are none now, -EAGAIN if the sub-buffer being
+ * written is an offline CPU's and a CPU hotplug operation is under way.
  */
-static size_t dti_read_step(struct dti_read_step *st, size_t max)
+static ssize_t dti_read_step(struct dti_read_step *st, size_t max)
 {
 	struct rchan_buf *buf = st->buf;
 	size_t size = buf->chan->subbuf_size, produced;
@@ -197,7 +218,8 @@ static size_t dti_read_step(struct dti_read_step *st, size_t max)
 		if (!st->closed) {
 			if (READ_ONCE(buf->offset) <= st->from)
 				return 0;
-			dti_read_on_cpu(st);
+			if (!dti_read_on_cpu(st))
+				return -EAGAIN;
 			if (!st->closed)
 				return st->len < max ? st->len :
 				       (st->len = dti_read_whole(st));
@@ -237,7 +259,7 @@ static ssize_t dti_trace_read(struct file *filp, char __user *ubuf,
 	struct dti_read_step st = { .buf = filp->private_data };
 	size_t step = min3(count, st.buf->chan->subbuf_size,
 			   (size_t)DTI_READ_STEP_MAX);
-	ssize_t copied = 0;
+	ssize_t copied = 0, n;
 
 	if (!count)
 		return 0;
@@ -247,7 +269,9 @@ static ssize_t dti_trace_read(struct file *filp, char __user *ubuf,
 	inode_lock(file_inode(filp));
 	while (count) {
 		st.cut_ok = !copied;
-		if (!dti_read_step(&st, min(count, step)))
+		/* -EAGAIN: what is left waits for the next read() ("Locking") */
+		n = dti_read_step(&st, min(count, step));
+		if (n <= 0)
 			break;
 		if (copy_to_user(ubuf, st.bounce, st.len)) {
 			if (!copied)
