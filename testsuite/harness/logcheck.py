@@ -61,6 +61,7 @@ SPLAT_PATTERNS: list[str] = [
     r"kmemleak: (Kernel memory leak detector disabled|Memory pool empty|Cannot )",
     r"\bODEBUG: .* object type: ",           # debugobjects: free active, ...
     r"\bODEBUG: Out of memory",
+    r"lockdep: turned off during the test",  # /init's check, see initramfs.py
 ]
 
 _SPLAT_RE = re.compile("|".join(f"(?:{p})" for p in SPLAT_PATTERNS))

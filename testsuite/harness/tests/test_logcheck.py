@@ -72,6 +72,7 @@ EXPECTED = {
     "soft-lockup.log": r"BUG: soft lockup",
     "kmemleak.log": r"^kmemleak: unreferenced object 0x",
     "odebug.log": r"^ODEBUG: free active",
+    "lockdep-off.log": r"^lockdep: turned off during the test",
 }
 
 
