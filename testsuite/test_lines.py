@@ -193,6 +193,13 @@ def test_live_read_lines(dti_guest, dti_tool, modules):
     r2 = subprocess.run([str(HOST_DTI), "decode", "--lines", "-d", str(ko), "-F", "json",
                          *files], capture_output=True, text=True, timeout=300)
     assert (r2.returncode, r2.stdout, r2.stderr) == (r.returncode, r.stdout, r.stderr)
+    # Without -d, the module's file is looked for under the guest's
+    # release, which the snapshot names (the host's may be another).
+    assert (out / "snap" / "release").read_text() == dti_guest.kver + "\n"
+    r3 = subprocess.run([str(HOST_DTI), "decode", "--lines", "-F", "ts", str(out / "snap")],
+                        capture_output=True, text=True, timeout=300)
+    assert r3.returncode == 0 and f"/lib/modules/{dti_guest.kver}): its callers are not " \
+        "resolved" in r3.stderr, r3.stderr
 
 
 HOST_DTI = HERE.parent / "runtime" / "build" / "dti"

@@ -123,7 +123,8 @@ def test_snapshot_restores_level_and_decode_equals_read(rt_guest, dti_tool, tmp_
     assert out(res, "decode") == out(res, "read") == out(res, "merged")
     assert out(res, "decode-ts") == out(res, "read-ts")
     assert sorted(p.name for p in (res.outdir / "snap").iterdir()) == \
-        ["info", "modules", "stats", "trace0", "trace1"]
+        ["info", "modules", "release", "stats", "trace0", "trace1"]
+    assert (res.outdir / "snap" / "release").read_text() == rt_guest.kver + "\n"
     # offline: the host's dti decodes the copy made in the guest
     host = subprocess.run([str(dti_tool), "decode", str(res.outdir / "snap")],
                           capture_output=True, text=True)

@@ -64,23 +64,10 @@ SKIP = os.environ.get("DTI_STRESS_SKIP", "").split()
 WATCH = os.environ.get("DTI_STRESS_WATCH", "1") == "1"
 # Skipped probes a dti_watch run may have before SystemTap stops it
 WATCH_MAXSKIPPED = 1 << 30
-# Open defects, which make the test xfail (saying what was seen) while
-# everything else must pass:
-#  - records through the per-CPU trace files (copies decoded, `dti read
-#    -f`) that are not whole.  (Events of the stress's type that a copy
-#    prints as hex, because an earlier read consumed the formats at the
-#    start of their sub-buffer, are whole: dti-stress-check checks them
-#    from their packed bytes.  Every "torn" record a 600 s run on
-#    2026-11-25 showed was such an event.)
-#  - free memory lower once everything is unloaded (unreclaimable slab
-#    within SLAB_SLACK_KB): kmemleak on the debug kernel (make stress
-#    KERNEL=debug) is the exact check.  (MemFree alone moved by 10 to 30 MB:
-#    it leaves out the pages on the per-CPU free lists, which held 2 to
-#    14 MB of a quiet 4-CPU guest on 2026-11-25, while MemFree plus them
-#    stayed within 1 MB: so free memory is MemFree + Pcpfree.)
-TRACE_FILE_DEFECT = ("known defect: records damaged through the per-CPU trace files "
-                     "under load (issue 24 note)")
-MEMORY_DEFECT = "known open: memory not back after the run (issue 24 note)"
+# Events of the stress's type that a copy of a per-CPU trace file prints
+# as hex, because an earlier read consumed the formats at the start of
+# their sub-buffer, are whole: dti-stress-check checks them from their
+# packed bytes.  (Until it did, the test took them for torn records.)
 SMP = 4
 MEM = 1024
 # Channels written by dti_stress.ko's writers, whose every call it counts
@@ -91,10 +78,11 @@ CHANNELS = (*MODULE_CHANNELS, "st_handle", "st_mark", "st_inject")
 REPLAYS = ("st_handle", "st_inject")
 LOSS_COUNTERS = ("dropped", "nested", "nmi", "lost", "unavailable", "rejected", "halted")
 # Unreclaimable slab and free memory after everything is unloaded, against
-# the same after a warm-up run with dti.ko loaded: what may differ.
-# (Measured on Debian's 6.1: 1.4 to 2.0 MB more unreclaimable slab after
-# runs of 90 and 120 s alike, so not growing with the run; kmemleak on the
-# debug kernel is the exact check.)  Free memory is MemFree and the pages
+# the same after a warm-up run with dti.ko loaded, every slab cache shrunk
+# (settle()): what may differ.  (Measured on Debian's 6.1 on 2026-11-25:
+# unreclaimable slab 508 kB more after 120 s, 756 kB after 600 s, in
+# inode, dentry and task caches; unshrunk it was 1.4 to 3.6 MB.  kmemleak
+# on the debug kernel is the exact check.)  Free memory is MemFree and the pages
 # on the per-CPU free lists (Pcpfree, from /proc/zoneinfo's pagesets),
 # which MemFree leaves out and which vary by megabytes with the last load.
 SLAB_SLACK_KB = 2560
@@ -410,15 +398,13 @@ def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
     out = res.outdir
     fails: list[str] = [f"DTI_STRESS_SKIP left out: {' '.join(SKIP)}"] if SKIP else []
 
-    # Every record every reader got was whole and in order.  Torn records
-    # from the per-CPU trace files (dti read -f, copies decoded) are a
-    # known defect still open (see TRACE_FILE_DEFECT), kept apart.
+    # Every record every reader got was whole and in order; those of the
+    # per-CPU trace files (dti read -f, copies decoded) are counted apart.
     bad = (out / "bad").read_text(errors="replace") if (out / "bad").exists() else ""
     bad_lines = bad.splitlines()
     torn = [ln for ln in bad_lines if re.match(r"bad (follow|trace):", ln)]
-    other = [ln for ln in bad_lines if ln not in torn]
-    if other:
-        fails.append("bad records read:\n" + "\n".join(other)[:3000])
+    if bad_lines:
+        fails.append("bad records read:\n" + "\n".join(bad_lines)[:3000])
     sums = {m[1]: kv(m[2]) for m in re.finditer(r"^sum (\S+) (.*)$",
                                                  (out / "checks").read_text(), re.M)}
     final = (out / "final" / "checks").read_text()
@@ -437,6 +423,8 @@ def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
     damage = [ln for f in ("follow.err", "decode.err") if (out / f).exists()
               for ln in (out / f).read_text(errors="replace").splitlines()
               if "corrupt" in ln]
+    if damage:
+        fails.append("damage the trace-file readers reported:\n" + "\n".join(damage[:10]))
 
     # The module's own count of every call against the stats, exactly.
     acct, ctx, churn, sent = parse_report((out / "final" / "report").read_text())
@@ -546,8 +534,4 @@ def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
     text = "\n".join(report) + "\n"
     (Path(build_dir) / "stress-report.txt").write_text(text)
     print("\n" + text)
-    assert not fails, "\n".join(fails) + "\n\n" + text
-    known = ([TRACE_FILE_DEFECT, *torn[:5], *damage[:5]] if torn or damage else []) + \
-        ([MEMORY_DEFECT, *memory] if memory else [])
-    if known:
-        pytest.xfail("\n".join(known))
+    assert not fails + memory, "\n".join(fails + memory) + "\n\n" + text
