@@ -27,6 +27,8 @@ release, the options and the runtime chosen.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import filecmp
 import hashlib
 import os
@@ -90,6 +92,27 @@ def install_dti(kernel: Kernel, ko: Path, *, depmod: bool = True) -> Path:
     if depmod and kernel.flavour == "debian" and shutil.which("depmod"):
         subprocess.run(["depmod", kernel.release], capture_output=True)
     return dest
+
+
+@contextlib.contextmanager
+def dti_installed(kernel: Kernel, ko: Path | None):
+    """install_dti(), held so until the block ends: a test run of another
+    checkout installs its own dti.ko (a build-id of its own) where stap
+    looks, and a stap that read it meanwhile made a module the guest's
+    dti.ko refuses ("Build-id mismatch").  A lock file beside it keeps the
+    runs of every checkout apart."""
+    if ko is None:
+        yield
+        return
+    lock_dir = kernel.stap_module_dir
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with open(lock_dir / ".dti-stap.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            install_dti(kernel, ko)
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @dataclass
@@ -179,11 +202,6 @@ class Stap:
         if ko.is_file():
             self.timings.append((modname, 0.0, True))
             return Compiled(ko, modname, 0.0, True)
-        # Another checkout's test run may have installed its own dti.ko
-        # since: stap must see this one, or the module's build-id check
-        # refuses to load in the guest.
-        if self.dti_ko is not None:
-            install_dti(self.kernel, self.dti_ko)
         tmp = self.cache / f".{key}.tmp{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
@@ -191,7 +209,9 @@ class Stap:
         src.write_text(text)
         cmd = self.command("-p4", "-m", modname, *opts, str(src), *args)
         t0 = time.monotonic()
-        r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, env=self.env())
+        # stap must see this checkout's dti.ko (see dti_installed())
+        with dti_installed(self.kernel, self.dti_ko):
+            r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, env=self.env())
         secs = time.monotonic() - t0
         if r.returncode != 0 or not (tmp / f"{modname}.ko").is_file():
             out = r.stdout + r.stderr
