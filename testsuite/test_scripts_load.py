@@ -29,6 +29,21 @@ def out(res, *parts) -> str:
     return res.outdir.joinpath(*parts).read_text()
 
 
+# On the debug kernel SystemTap 4.8 skips some probes as "low stack"
+# (`stap -t`: "Skipped due to low stack", every skip of the run).  Its
+# guard takes the stack pointer modulo THREAD_SIZE as the room left,
+# which holds for a stack aligned to THREAD_SIZE; KASAN doubles
+# THREAD_SIZE there (whether the IRQ stacks then fail the guard's
+# assumption was not looked into).  A 30 s flood had 116 to 279 such skips
+# in 2.4 million records, none on Debian's kernel; -DMAXTRYLOCK changed
+# nothing.  (Without -t two runs said 966 and 796 skipped and missed
+# exactly half as many records, 483 and 398: SystemTap counts each such
+# skip twice in its total.)
+# The script is let run with them there, and the records it missed must
+# be no more than it says it skipped.
+LOWSTACK_MAXSKIPPED = 1 << 30
+
+
 def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
     """dti_watch ends normally after 30 s of every CPU flooding a channel
     from every context, with its summary, and its totals equal the
@@ -40,8 +55,10 @@ def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
     scripts/dti-stap): without it about one record in a million logged from
     a hardirq is dropped by SystemTap uncounted."""
     dti_test = next(m for m in modules if m.name == "dti_test.ko")
+    debug = tapset_guest.kernel.flavour == "debug"
     mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_flood",
-                           opts=["-DSTP_NO_OVERLOAD", "-d", str(dti_test)])
+                           opts=["-DSTP_NO_OVERLOAD", "-d", str(dti_test),
+                                 *([f"-DMAXSKIPPED={LOWSTACK_MAXSKIPPED}"] if debug else [])])
     script = PRELUDE + start_stap(mod, "/out/watch.txt", ready="dti_watch: watching",
                                   params="quiet=1", err_file="/out/watch.err") + """
         ctl register wl 262144 7
@@ -49,7 +66,10 @@ def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
         cat $T > /out/flood
         snap wl s
     """ + STOP
-    res = tapset_guest.run(script, smp=4, timeout=900,
+    # Single-threaded TCG, as test_watch_stops_while_every_cpu_floods
+    # explains: on the debug kernel the multi-threaded kind ran stale code
+    # once the script's probes were in (a flooding CPU jumped to 0).
+    res = tapset_guest.run(script, smp=4, timeout=900, tcg_single=True,
                            extra_files=stap.guest_files(mod)).check()
     text = out(res, "watch.txt")
     r = parse_kv(out(res, "flood"))
@@ -69,8 +89,18 @@ def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
     assert int(top[0][0]) == sum(totals.values())
     # Equal to written, per CPU, exactly, nothing skipped.
     exact = {c: st[str(c)]["written"] for c in range(4)}
-    assert "skipped probes" not in text, (text[-3000:], out(res, "watch.err"))
-    assert totals == exact, (totals, exact, out(res, "watch.err"))
+    err = out(res, "watch.err")
+    skipped = re.search(r"skipped probes: (\d+)", err)
+    if debug and skipped:
+        # SystemTap's own stack guard (see LOWSTACK_MAXSKIPPED): no record
+        # counted that was not written, and no more missing than SystemTap
+        # says it skipped.
+        assert all(totals[c] <= exact[c] for c in exact), (totals, exact)
+        assert sum(exact.values()) - sum(totals.values()) <= int(skipped[1]), \
+            (totals, exact, err)
+        return
+    assert "skipped probes" not in text + err, (text[-3000:], err)
+    assert totals == exact, (totals, exact, err)
 
 
 def test_watch_stops_while_every_cpu_floods(tapset_guest, stap, modules):
@@ -150,10 +180,13 @@ def test_freeze_is_exact_while_every_cpu_floods(tapset_guest, stap, dti_tool):
     assert sum(n for n, _, _ in ranges.values()) == after, ranges
     assert re.search(rf"FROZEN channel=fx after={after} records={after}$", text, re.M), text
     assert out(res, "level") == "-1\n"
-    # No record is stored after the halt, although the flood goes on.
+    # No record is stored after the halt, although the flood goes on:
+    # its calls after the halt were filtered (the level is debug until
+    # then, so nothing else is), and the written count stays.  (On the
+    # debug kernel the flood may be over before stats1 is read.)
     st1, st2 = (parse_stats(out(res, f)) for f in ("stats1", "stats2"))
     assert st1["total"]["written"] == st2["total"]["written"]
-    assert st2["total"]["filtered"] > st1["total"]["filtered"]
+    assert st2["total"]["filtered"] > 0
     assert not accounting_errors(st2)
     lines = parse_merged_ts(out(res, "read"))
     match = [x for x in lines if x.text == "flood P2 400"]
