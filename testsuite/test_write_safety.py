@@ -106,6 +106,10 @@ def test_kprobes_inside_the_write_path_log_to_the_same_channel(dti_guest, kind):
                         f"ctl register_sub ns 4096 4 7 {2 if persist else 0}\n" +
                         flood_reading("ns", "nest ns 1500", 20) +
                         "snap ns final\nrawsnap ns raw\n", smp=2, timeout=900,
+                        # kprobes put in while every CPU runs the code:
+                        # QEMU's multi-threaded TCG ran stale code (both
+                        # CPUs jumped to 0, tracepoint kind, debug kernel)
+                        tcg_single=True,
                         **(PERSIST_BOOT if persist else {})).check()
     r = parse_kv(out(res, "result"))
     assert r["ret"] == "0", r
