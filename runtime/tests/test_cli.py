@@ -163,6 +163,8 @@ def work(tmp_path):
     (tmp_path / "notempty").mkdir()
     (tmp_path / "notempty" / "trace7").write_text("old")
     (tmp_path / "badmods").write_text("x 0x10 0x20 - live 1 0\nnot a line\n")
+    make_snap(tmp_path / "badrel")
+    (tmp_path / "badrel" / "release").write_text("a/b\n")
     make_vmcore(tmp_path)
     return tmp_path
 
@@ -278,6 +280,10 @@ CASES = [
      "^dti: /dev/null: neither a module's file nor a directory\n$"),
     ("bad kernel release", ["decode", "--lines", "--kernel-release", "a/b", "{snap}"], 1, "^$",
      "^dti: --kernel-release: a/b: not a kernel release\n$"),
+    ("snapshot release not a release", ["decode", "--lines", "badrel"], 0, "^" + MERGED + "$",
+     r"^dti: warning: badrel/release: not used \(the running kernel's release is\): a/b: "
+     r"not a kernel release\ndti: warning: callers not resolved to source lines: "
+     r"badrel/modules: No such file or directory\n$"),
     ("modules file missing", ["decode", "--modules", "nomods", "{snap}"], 1, "^$",
      "^dti: --modules: nomods: No such file or directory\n$"),
     ("modules file bad line", ["decode", "--modules", "badmods", "{snap}"], 1, "^$",
