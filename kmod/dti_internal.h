@@ -42,6 +42,10 @@ static inline u32 dti_crc32_sealed(const void *p, size_t len, size_t crc_off)
 	return ~crc;
 }
 
+/* dti_crc32_sealed() of the structure *@p, whose CRC is its member crc */
+#define DTI_CRC32_SEALED(p) \
+	dti_crc32_sealed((p), sizeof(*(p)), offsetof(typeof(*(p)), crc))
+
 #define DTI_MARKER_PREFIX_LEN	(sizeof(DTI_MARKER_PREFIX) - 1)
 
 /*

@@ -69,15 +69,14 @@ static void dti_modules_mirror(void)
 	if (!t)
 		return;
 	memcpy(t->mod, dti_mods->mod, sizeof(t->mod));
-	t->crc = dti_crc32_sealed(t, sizeof(*t), offsetof(typeof(*t), crc));
+	t->crc = DTI_CRC32_SEALED(t);
 }
 
 /* Recompute the table's CRC after a change; dti_modules_lock held. */
 static void dti_modules_seal(void)
 {
 	lockdep_assert_held(&dti_modules_lock);
-	dti_mods->crc = dti_crc32_sealed(dti_mods, sizeof(*dti_mods),
-					 offsetof(typeof(*dti_mods), crc));
+	dti_mods->crc = DTI_CRC32_SEALED(dti_mods);
 	dti_modules_mirror();
 }
 
@@ -296,8 +295,7 @@ void dti_modules_panic_print(const char *prefix)
 
 	if (!dti_mods)
 		return;
-	if (dti_crc32_sealed(dti_mods, sizeof(*dti_mods), offsetof(typeof(*dti_mods), crc)) !=
-	    READ_ONCE(dti_mods->crc)) {
+	if (DTI_CRC32_SEALED(dti_mods) != READ_ONCE(dti_mods->crc)) {
 		pr_emerg("%smodules: the table was changing: not printed\n", prefix);
 		return;
 	}

@@ -159,12 +159,12 @@ static u64 dti_persist_stride(u64 subbuf_size, u64 n_subbufs)
 
 static u32 dti_persist_crc(const struct dti_persist_header *hdr)
 {
-	return dti_crc32_sealed(hdr, sizeof(*hdr), offsetof(typeof(*hdr), crc));
+	return DTI_CRC32_SEALED(hdr);
 }
 
 static u32 dti_persist_slot_crc(const struct dti_persist_slot *slot)
 {
-	return dti_crc32_sealed(slot, sizeof(*slot), offsetof(typeof(*slot), crc));
+	return DTI_CRC32_SEALED(slot);
 }
 
 /*
@@ -271,7 +271,7 @@ static struct dti_persist_modules *dti_persist_prev_modules(const struct dti_per
 	copy = kmemdup(t, sizeof(*t), GFP_KERNEL);
 	if (!copy)
 		return NULL;
-	if (dti_crc32_sealed(copy, sizeof(*copy), offsetof(typeof(*copy), crc)) != copy->crc) {
+	if (DTI_CRC32_SEALED(copy) != copy->crc) {
 		pr_warn("persistent region: boot %u's module table is damaged: its callers will not resolve to lines\n",
 			t->boot);
 		kfree(copy);
