@@ -17,7 +17,7 @@ import pytest
 
 from dtirec import accounting_errors, parse_kv, parse_merged_ts, parse_stats
 from guestlib import PRELUDE, STOP, plain_setup, start_stap
-from harness.stap import staprun_cmd
+from harness.stap import NO_SKIP_LIMIT, staprun_cmd
 from test_tapset_guest import compile_for_test, wait_exit
 
 HERE = Path(__file__).resolve().parent
@@ -39,9 +39,18 @@ def out(res, *parts) -> str:
 # nothing.  (Without -t two runs said 966 and 796 skipped and missed
 # exactly half as many records, 483 and 398: SystemTap counts each such
 # skip twice in its total.)
-# The script is let run with them there, and the records it missed must
-# be no more than it says it skipped.
-LOWSTACK_MAXSKIPPED = 1 << 30
+# The script is let run with them there (watch_flood()), and the records
+# it missed must be no more than it says it skipped.
+
+
+def watch_flood(stap, kernel, modules):
+    """dti_watch for the flood tests: -DSTP_NO_OVERLOAD (see the next
+    test), dti_test.ko's symbols, and on the debug kernel no limit to its
+    skipped probes (above)."""
+    dti_test = next(m for m in modules if m.name == "dti_test.ko")
+    return compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_flood",
+                            opts=["-DSTP_NO_OVERLOAD", "-d", str(dti_test),
+                                  *([NO_SKIP_LIMIT] if kernel.flavour == "debug" else [])])
 
 
 def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
@@ -54,11 +63,8 @@ def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
     Exactness needs dti-stap's runtime fix for the control timer (see
     scripts/dti-stap): without it about one record in a million logged from
     a hardirq is dropped by SystemTap uncounted."""
-    dti_test = next(m for m in modules if m.name == "dti_test.ko")
     debug = tapset_guest.kernel.flavour == "debug"
-    mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_flood",
-                           opts=["-DSTP_NO_OVERLOAD", "-d", str(dti_test),
-                                 *([f"-DMAXSKIPPED={LOWSTACK_MAXSKIPPED}"] if debug else [])])
+    mod = watch_flood(stap, tapset_guest.kernel, modules)
     script = PRELUDE + start_stap(mod, "/out/watch.txt", ready="dti_watch: watching",
                                   params="quiet=1", err_file="/out/watch.err") + """
         ctl register wl 262144 7
@@ -92,7 +98,7 @@ def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):
     err = out(res, "watch.err")
     skipped = re.search(r"skipped probes: (\d+)", err)
     if debug and skipped:
-        # SystemTap's own stack guard (see LOWSTACK_MAXSKIPPED): no record
+        # SystemTap's own stack guard (see watch_flood()): no record
         # counted that was not written, and no more missing than SystemTap
         # says it skipped.
         assert all(totals[c] <= exact[c] for c in exact), (totals, exact)
@@ -117,12 +123,7 @@ def test_watch_stops_while_every_cpu_floods(tapset_guest, stap, modules):
     handlers no longer found there (gdb on the hung guest; no oops), or a
     jump to 0 through the kprobe's ftrace trampoline.
     In one host thread the same test passed every time."""
-    # (the debug kernel's low-stack skips: see LOWSTACK_MAXSKIPPED)
-    debug = tapset_guest.kernel.flavour == "debug"
-    mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_flood",
-                           opts=["-DSTP_NO_OVERLOAD", "-d",
-                                 str(next(m for m in modules if m.name == "dti_test.ko")),
-                                 *([f"-DMAXSKIPPED={LOWSTACK_MAXSKIPPED}"] if debug else [])])
+    mod = watch_flood(stap, tapset_guest.kernel, modules)
     script = PRELUDE + "ctl register ws 262144 7\n"
     for i in range(3):
         script += start_stap(mod, f"/out/watch{i}.txt", ready="dti_watch: watching",

@@ -43,7 +43,7 @@ import pytest
 
 from dtirec import accounting_errors, parse_stats, readable
 from guestlib import start_stap
-from harness.stap import staprun_cmd
+from harness.stap import NO_SKIP_LIMIT, staprun_cmd
 from test_tapset_guest import compile_for_test
 
 HERE = Path(__file__).resolve().parent
@@ -62,12 +62,6 @@ SKIP = os.environ.get("DTI_STRESS_SKIP", "").split()
 # jumping to address 0.  So the guest runs all vCPUs in one host thread
 # (tcg_single) while the loop is on.
 WATCH = os.environ.get("DTI_STRESS_WATCH", "1") == "1"
-# Skipped probes a dti_watch run may have before SystemTap stops it
-WATCH_MAXSKIPPED = 1 << 30
-# Events of the stress's type that a copy of a per-CPU trace file prints
-# as hex, because an earlier read consumed the formats at the start of
-# their sub-buffer, are whole: dti-stress-check checks them from their
-# packed bytes.  (Until it did, the test took them for torn records.)
 SMP = 4
 MEM = 1024
 # Channels written by dti_stress.ko's writers, whose every call it counts
@@ -385,7 +379,7 @@ def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
     # tested (the totals are exact in test_scripts_load.py), so the limit
     # goes; the script's summary still counts what it skipped.
     watch = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_stress",
-                             opts=["-DSTP_NO_OVERLOAD", f"-DMAXSKIPPED={WATCH_MAXSKIPPED}"])
+                             opts=["-DSTP_NO_OVERLOAD", NO_SKIP_LIMIT])
     inject = stap.compile(SCRIPTS / "dti_inject.stp", name="inject_stress",
                           opts=["-DSTP_NO_OVERLOAD"],
                           args=[f'module("{stress_ko}").function("dts_inject_point")',
@@ -400,6 +394,10 @@ def test_stress(tapset_guest, stap, modules, stress_check, build_dir):
 
     # Every record every reader got was whole and in order; those of the
     # per-CPU trace files (dti read -f, copies decoded) are counted apart.
+    # (Events of the stress's type that a copy of a trace file prints as
+    # hex, because an earlier read consumed the formats at the start of
+    # their sub-buffer, are whole: dti-stress-check checks them from their
+    # packed bytes.  Until it did, the test took them for torn records.)
     bad = (out / "bad").read_text(errors="replace") if (out / "bad").exists() else ""
     bad_lines = bad.splitlines()
     torn = [ln for ln in bad_lines if re.match(r"bad (follow|trace):", ln)]

@@ -102,6 +102,10 @@ def install_dti(kernel: Kernel, ko: Path, *, depmod: bool = True) -> Path:
 # see test_scripts_load.py; this limit did not change them.)
 DEBUG_MAXTRYLOCK = 100000
 
+# A script compiled with this is never stopped for skipped probes (stock
+# MAXSKIPPED is 100); its end still says how many it skipped.
+NO_SKIP_LIMIT = f"-DMAXSKIPPED={1 << 30}"
+
 
 @contextlib.contextmanager
 def dti_installed(kernel: Kernel, ko: Path | None):
