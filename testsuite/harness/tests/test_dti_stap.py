@@ -204,6 +204,35 @@ def test_context_is_held_with_interrupts_off(rig):
     assert rig.run("--runtime-dir", "-r", rig.k["old"]).stdout.strip() == str(rig.runtime)
 
 
+RELAY_V2 = "transport/relay_v2.c"
+
+
+def test_subbuf_tail_left_as_padding(rig):
+    """On any kernel the copy's relay transport switches sub-buffer when
+    the current one has no room for more than a message header (stock
+    4.8 reserves such a tail and leaves it unwritten); DTI_STAP_TAIL_FIX=no
+    or a runtime the patch does not apply to: the stock runtime."""
+    if not (STOCK / RELAY_V2).is_file():
+        pytest.skip("SystemTap 4.8's runtime is not installed")
+    stock = (STOCK / RELAY_V2).read_text()
+    (rig.runtime / RELAY_V2).parent.mkdir(parents=True, exist_ok=True)
+    (rig.runtime / RELAY_V2).write_text(stock)
+    d = rig.run("--runtime-dir", "-r", rig.k["old"]).stdout.strip()
+    assert d.startswith(str(rig.cache) + "/")
+    relay = (Path(d) / RELAY_V2).read_text()
+    assert "if (buf->offset >= buf->chan->subbuf_size) {" in stock
+    assert "if (buf->offset >= buf->chan->subbuf_size) {" not in relay
+    assert re.search(r"if \(buf->offset \+ sizeof\(struct _stp_trace\) >=\s+"
+                     r"buf->chan->subbuf_size\) \{\n\t\tsize_request = "
+                     r"__stp_relay_switch_subbuf", relay)
+    fixed = (Path(d) / ".dti-fixed").read_text()
+    assert "tail" in fixed and "task_work" not in fixed
+    assert rig.run("--runtime-dir", "-r", rig.k["old"],
+                   DTI_STAP_TAIL_FIX="no").stdout.strip() == str(rig.runtime)
+    (rig.runtime / RELAY_V2).write_text(relay)              # fixed already
+    assert rig.run("--runtime-dir", "-r", rig.k["old"]).stdout.strip() == str(rig.runtime)
+
+
 def _edit_file(rig):
     (rig.runtime / "transport/transport.c").write_text("int transport2;\n")
 
