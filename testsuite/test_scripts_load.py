@@ -30,15 +30,23 @@ def out(res, *parts) -> str:
 
 
 # On the debug kernel SystemTap 4.8 skips some probes as "low stack"
-# (`stap -t`: "Skipped due to low stack", every skip of the run).  Its
-# guard takes the stack pointer modulo THREAD_SIZE as the room left,
-# which holds for a stack aligned to THREAD_SIZE; KASAN doubles
-# THREAD_SIZE there (whether the IRQ stacks then fail the guard's
-# assumption was not looked into).  A 30 s flood had 116 to 279 such skips
-# in 2.4 million records, none on Debian's kernel; -DMAXTRYLOCK changed
-# nothing.  (Without -t two runs said 966 and 796 skipped and missed
-# exactly half as many records, 483 and 398: SystemTap counts each such
-# skip twice in its total.)
+# (`stap -t`: "Skipped due to low stack", every skip of the run), though
+# the stack is far from full.  Its guard, which the translator writes
+# into every probe, takes the stack pointer modulo THREAD_SIZE as the
+# room left: right on a task stack, which is THREAD_SIZE-aligned, wrong
+# on the IRQ stacks, which x86 maps with vmap() and so aligns to a page
+# only.  Measured on the debug kernel (THREAD_SIZE and IRQ stacks 32 KiB
+# under KASAN; a probe reading hardirq_stack_ptr): CPU 0's IRQ stack
+# top was on a 32 KiB boundary, CPUs 1-3's 4 KiB past one, so there a
+# dti.record probe 3 to 4 KiB deep on the IRQ stack is taken to have
+# less than 1 KiB left.  In a 10 s flood, dti.record ran up to 3.6 KiB
+# deep on CPU 0 and never past 3.1 KiB on CPUs 1-3, and stap counted 157
+# low-stack skips.  KASAN's larger frames are what reach that depth: a
+# 30 s flood had 116 to 279 such skips in 2.4 million records, none on
+# Debian's kernel.  (Without -t two runs said 966 and 796 skipped and
+# missed exactly half as many records, 483 and 398: SystemTap counts
+# each such skip twice in its total.)  The guard is the translator's
+# code, not the runtime's, so dti-stap cannot patch it.
 # The script is let run with them there (watch_flood()), and the records
 # it missed must be no more than it says it skipped.
 

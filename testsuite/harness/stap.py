@@ -98,8 +98,9 @@ def install_dti(kernel: Kernel, ko: Path, *, depmod: bool = True) -> Path:
 # global's lock before SystemTap skips it, on the debug kernel: 1 s
 # instead of the stock 1 ms, since KASAN and lockdep make whatever holds
 # it several times slower there, and a skip should not come of that.
-# (The skips the flood tests saw there were of another kind, "low stack":
-# see test_scripts_load.py; this limit did not change them.)
+# (The skips the flood tests saw there were of another kind, "low stack",
+# SystemTap's stack guard misreading the IRQ stacks: see
+# test_scripts_load.py; this limit did not change them.)
 DEBUG_MAXTRYLOCK = 100000
 
 # A script compiled with this is never stopped for skipped probes (stock
