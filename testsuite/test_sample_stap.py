@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 from guestlib import PRELUDE, SAMPLE, STOP, start_stap
+from harness.stap import NO_SKIP_LIMIT
+from test_scripts_load import guard_skips
 from test_tapset_guest import SCRIPTS, compile_for_test, wait_exit
 
 
@@ -17,9 +19,15 @@ def counters(res) -> dict[str, int]:
 
 
 def test_watch_totals_equal_sample_counters(tapset_guest, stap):
-    mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch")
+    """dti_watch's totals equal the driver's own counters, by level.  On the
+    debug kernel SystemTap's stack guard may skip probes of records the
+    driver logs from its timer's hardirq (test_scripts_load.guard_skips()):
+    there the totals may fall short by no more than it says it skipped."""
+    debug = tapset_guest.kernel.flavour == "debug"
+    mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch",
+                           opts=[NO_SKIP_LIMIT] if debug else [])
     script = PRELUDE + start_stap(mod, "/out/watch.txt", ready="dti_watch: watching",
-                             params="quiet=1") + SAMPLE + """
+                                  params="quiet=1", err_file="/out/watch.err") + SAMPLE + """
         echo 3000 > $S/rate_hz
         echo 30 > $S/submit
         wait_idle
@@ -35,7 +43,12 @@ def test_watch_totals_equal_sample_counters(tapset_guest, stap):
     for m in re.finditer(r"^total channel=dti_sample cpu=(\d+) level=(\d+) records=(\d+) ",
                          (res.outdir / "watch.txt").read_text(), re.M):
         totals[int(m[2])] = totals.get(int(m[2]), 0) + int(m[3])
-    assert sum(totals.values()) == c["text_records"] + c["event_records"]
+    want = c["text_records"] + c["event_records"]
+    skipped = guard_skips(tapset_guest.kernel, (res.outdir / "watch.err").read_text())
+    if skipped:
+        assert want - skipped <= sum(totals.values()) <= want, (totals, c, skipped)
+        return
+    assert sum(totals.values()) == want
     assert totals[7] == c["event_records"] == 40
     assert totals[3] == 2 * c["timeouts"]            # timeout and reset
     assert totals[5] == c["completed"] + 1           # done, and "loaded"
