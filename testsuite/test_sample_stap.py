@@ -7,8 +7,7 @@ from __future__ import annotations
 import re
 
 from guestlib import PRELUDE, SAMPLE, STOP, start_stap
-from harness.stap import NO_SKIP_LIMIT
-from test_scripts_load import guard_skips
+from test_scripts_load import guard_opts, guard_skips
 from test_tapset_guest import SCRIPTS, compile_for_test, wait_exit
 
 
@@ -23,9 +22,8 @@ def test_watch_totals_equal_sample_counters(tapset_guest, stap):
     debug kernel SystemTap's stack guard may skip probes of records the
     driver logs from its timer's hardirq (test_scripts_load.guard_skips()):
     there the totals may fall short by no more than it says it skipped."""
-    debug = tapset_guest.kernel.flavour == "debug"
     mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch",
-                           opts=[NO_SKIP_LIMIT] if debug else [])
+                           opts=guard_opts(tapset_guest.kernel))
     script = PRELUDE + start_stap(mod, "/out/watch.txt", ready="dti_watch: watching",
                                   params="quiet=1", err_file="/out/watch.err") + SAMPLE + """
         echo 3000 > $S/rate_hz

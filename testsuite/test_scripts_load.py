@@ -59,6 +59,12 @@ def guard_skips(kernel, err: str) -> int:
     return int(m[1]) if m and kernel.flavour == "debug" else 0
 
 
+def guard_opts(kernel) -> list[str]:
+    """stap options for a script whose skips guard_skips() lets be: on the
+    debug kernel, no limit to them."""
+    return [NO_SKIP_LIMIT] if kernel.flavour == "debug" else []
+
+
 def watch_flood(stap, kernel, modules):
     """dti_watch for the flood tests: -DSTP_NO_OVERLOAD (see the next
     test), dti_test.ko's symbols, and on the debug kernel no limit to its
@@ -66,7 +72,7 @@ def watch_flood(stap, kernel, modules):
     dti_test = next(m for m in modules if m.name == "dti_test.ko")
     return compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_flood",
                             opts=["-DSTP_NO_OVERLOAD", "-d", str(dti_test),
-                                  *([NO_SKIP_LIMIT] if kernel.flavour == "debug" else [])])
+                                  *guard_opts(kernel)])
 
 
 def test_watch_survives_every_cpu_flooding(tapset_guest, stap, modules):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -206,8 +205,8 @@ BPFTRACE = shutil.which("bpftrace")
 def test_bpftrace_counts_every_record(dti_guest, dti_tool, kernel):
     """bpftrace 0.17 with its LLVM (about 200 MB of libraries) in the
     guest image: counts per CPU and level of one channel's records."""
-    config = Path(kernel.build_dir) / ".config"
-    if config.is_file() and "CONFIG_DEBUG_INFO_BTF=y" not in config.read_text().splitlines():
+    config = kernel.config()
+    if config is not None and "CONFIG_DEBUG_INFO_BTF=y" not in config:
         # bpftrace then wants the kernel's headers, which the guest lacks
         pytest.skip("the guest kernel has no BTF (CONFIG_DEBUG_INFO_BTF): the debug "
                     "kernel's config does not set it yet")

@@ -56,6 +56,12 @@ class Kernel:
             return self.modules_dir / "extra"
         return self.build_dir / "extra"
 
+    def config(self) -> set[str] | None:
+        """The lines of the kernel's config (build_dir/.config), or None if
+        the build tree has none."""
+        path = self.build_dir / ".config"
+        return set(path.read_text().splitlines()) if path.is_file() else None
+
     def scaled(self, timeout: float) -> float:
         """A guest timeout for this kernel: times $DTI_TIMEOUT_FACTOR if set,
         else times timeout_factor (the debug kernel runs several times slower)."""
