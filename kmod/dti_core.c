@@ -49,7 +49,7 @@
  */
 static LIST_HEAD(dti_channels);
 static DEFINE_MUTEX(dti_register_lock);
-DEFINE_SPINLOCK(dti_list_lock);
+DEFINE_RAW_SPINLOCK(dti_list_lock);
 static DEFINE_PER_CPU(unsigned int, dti_list_busy);
 static DECLARE_WAIT_QUEUE_HEAD(dti_list_wq);
 
@@ -100,7 +100,7 @@ static void dti_list_lock_process(unsigned long *flags)
 	local_irq_save(*flags);
 	this_cpu_write(dti_list_busy, 1);
 	barrier();
-	spin_lock(&dti_list_lock);
+	raw_spin_lock(&dti_list_lock);
 }
 
 /**
@@ -123,7 +123,7 @@ bool __dti_list_try_lock(unsigned long *flags)
 	}
 	this_cpu_write(dti_list_busy, 1);
 	barrier();
-	spin_lock(&dti_list_lock);
+	raw_spin_lock(&dti_list_lock);
 	__release(&dti_list_lock);	/* counted by dti_list_try_lock() */
 	return true;
 }
@@ -135,7 +135,7 @@ bool __dti_list_try_lock(unsigned long *flags)
 void dti_list_unlock(unsigned long flags)
 	__releases(&dti_list_lock)
 {
-	spin_unlock(&dti_list_lock);
+	raw_spin_unlock(&dti_list_lock);
 	barrier();
 	this_cpu_write(dti_list_busy, 0);
 	local_irq_restore(flags);
@@ -660,6 +660,72 @@ int dti_change_level(struct dti_channel *ch, int level,
 }
 
 /**
+ * dti_alloc_channel_mem - allocate a channel's memory, all zero
+ * @own_info: whether the channel has a dti_info of its own (registered
+ *	      directly), whose statistics are allocated too
+ * @gfp: allocation flags
+ *
+ * Return: the memory for dti_init_channel(), or NULL.
+ */
+struct dti_channel *dti_alloc_channel_mem(bool own_info, gfp_t gfp)
+{
+	struct dti_channel *ch;
+
+	ch = kzalloc(sizeof(*ch), gfp);
+	if (!ch)
+		return NULL;
+	ch->trigger = alloc_percpu_gfp(struct dti_trigger_cpu, gfp);
+	if (!ch->trigger)
+		goto err_free;
+	if (own_info) {
+		ch->own_info.stats = alloc_percpu_gfp(struct dti_cpu_stats, gfp);
+		if (!ch->own_info.stats)
+			goto err_free_trigger;
+	}
+	return ch;
+
+err_free_trigger:
+	free_percpu(ch->trigger);
+err_free:
+	kfree(ch);
+	return NULL;
+}
+
+/**
+ * dti_init_channel - initialise a channel in memory from dti_alloc_channel_mem()
+ * @ch: the channel's memory
+ * @name: valid channel name
+ * @subbuf_size: valid sub-buffer size
+ * @n_subbufs: valid number of sub-buffers
+ * @flags: DTI_F_* flags
+ * @info: the dti_info the channel serves, or NULL for its own
+ *
+ * Context: any but NMI; it neither sleeps nor allocates.
+ */
+void dti_init_channel(struct dti_channel *ch, const char *name, size_t subbuf_size,
+		      size_t n_subbufs, unsigned int flags, struct dti_info *info)
+{
+	if (info) {
+		ch->info = info;
+	} else {
+		ch->info = &ch->own_info;
+		ch->own_info.level = DTI_LEVEL_DESTROY;
+	}
+	ch->subbuf_size = subbuf_size;
+	ch->n_subbufs = n_subbufs;
+	ch->flags = flags;
+	ch->panic_records = dti_panic_default_records();
+	ch->mark_level = DTI_LEVEL_DEFAULT;
+	dti_dump_init(ch, name);
+	ch->name = ch->dump.marker + DTI_MARKER_PREFIX_LEN;
+	mutex_init(&ch->ctl_lock);
+	mutex_init(&ch->buf_lock);
+	INIT_WORK(&ch->create_work, dti_create_work);
+	init_irq_work(&ch->kick, dti_kick);
+	INIT_LIST_HEAD(&ch->list);
+}
+
+/**
  * dti_alloc_channel - allocate and initialise a channel
  * @name: valid channel name
  * @subbuf_size: valid sub-buffer size
@@ -674,43 +740,11 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 				      size_t n_subbufs, unsigned int flags,
 				      struct dti_info *info, gfp_t gfp)
 {
-	struct dti_channel *ch;
+	struct dti_channel *ch = dti_alloc_channel_mem(!info, gfp);
 
-	ch = kzalloc(sizeof(*ch), gfp);
-	if (!ch)
-		return NULL;
-	ch->trigger = alloc_percpu_gfp(struct dti_trigger_cpu, gfp);
-	if (!ch->trigger)
-		goto err_free;
-	if (info) {
-		ch->info = info;
-	} else {
-		ch->info = &ch->own_info;
-		ch->own_info.level = DTI_LEVEL_DESTROY;
-		ch->own_info.stats = alloc_percpu_gfp(struct dti_cpu_stats,
-						      gfp);
-		if (!ch->own_info.stats)
-			goto err_free_trigger;
-	}
-	ch->subbuf_size = subbuf_size;
-	ch->n_subbufs = n_subbufs;
-	ch->flags = flags;
-	ch->panic_records = dti_panic_default_records();
-	ch->mark_level = DTI_LEVEL_DEFAULT;
-	dti_dump_init(ch, name);
-	ch->name = ch->dump.marker + DTI_MARKER_PREFIX_LEN;
-	mutex_init(&ch->ctl_lock);
-	mutex_init(&ch->buf_lock);
-	INIT_WORK(&ch->create_work, dti_create_work);
-	init_irq_work(&ch->kick, dti_kick);
-	INIT_LIST_HEAD(&ch->list);
+	if (ch)
+		dti_init_channel(ch, name, subbuf_size, n_subbufs, flags, info);
 	return ch;
-
-err_free_trigger:
-	free_percpu(ch->trigger);
-err_free:
-	kfree(ch);
-	return NULL;
 }
 
 /**
@@ -1046,11 +1080,16 @@ static int __init dti_init(void)
 	ret = dti_fs_init();
 	if (ret)
 		goto err_panic;
-	ret = dti_persist_init();
+	ret = dti_ctl_init();
 	if (ret)
 		goto err_fs;
+	ret = dti_persist_init();
+	if (ret)
+		goto err_ctl;
 	return 0;
 
+err_ctl:
+	dti_ctl_exit();
 err_fs:
 	dti_fs_exit();
 err_panic:
@@ -1073,6 +1112,7 @@ static void __exit dti_exit(void)
 	destroy_workqueue(dti_wq);
 	/* Every client module holds a reference, so no channel is left. */
 	WARN_ON(!list_empty(&dti_channels));
+	dti_ctl_exit();
 	dti_persist_exit();
 	dti_fs_exit();
 	dti_panic_exit();

@@ -13,9 +13,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/debugfs.h>
 #include <linux/err.h>
 #include <linux/hardirq.h>
+#include <linux/llist.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include "dti_internal.h"
@@ -23,12 +26,65 @@
 /* Bytes of pending store for channels created by dti_ctl_create(). */
 #define DTI_CTL_PENDING_SIZE	4096
 
-/* What dti_ctl_create() allocates besides the channel. */
+/**
+ * struct dti_owned - what dti_ctl_create() needs besides the channel
+ * @info:	the channel's dti_info
+ * @pending:	its pending store
+ * @buf:	the store's memory
+ * @ch:		the channel's memory, while in the pool
+ * @spare:	in dti_ctl_trash, to be freed by the refill work
+ */
 struct dti_owned {
 	struct dti_info info;
 	struct dti_pending pending;
 	u64 buf[DTI_CTL_PENDING_SIZE / sizeof(u64)];
+	struct dti_channel *ch;
+	struct llist_node spare;
 };
+
+/*
+ * dti_ctl_create() runs in any context but NMI: in a probe, with
+ * interrupts off, in a hard interrupt.  On PREEMPT_RT no allocator may
+ * be called there (its locks sleep), nor may memory be freed; on the
+ * other kernels GFP_ATOMIC would do, but at the cost of a different path
+ * on each.  So on every kernel a channel's memory comes from this pool,
+ * filled in process context by dti_ctl_refill_work and refilled after
+ * each take; a create that finds it empty is refused with -ENOMEM and
+ * counted (DTI_CTL_POOL_FILE).  What a create took and could not use
+ * goes back, or, if the pool filled up meanwhile, to dti_ctl_trash, a
+ * lock-free list the same work frees.  The pool changes under
+ * dti_list_lock, taken with dti_list_try_lock() in atomic context.
+ */
+#define DTI_CTL_POOL_SIZE	8
+
+static struct dti_owned *dti_ctl_pool[DTI_CTL_POOL_SIZE];
+static unsigned int dti_ctl_pool_n;
+static atomic_long_t dti_ctl_pool_empty;
+static LLIST_HEAD(dti_ctl_trash);
+static void dti_ctl_refill(struct work_struct *work);
+static DECLARE_WORK(dti_ctl_refill_work, dti_ctl_refill);
+/*
+ * Put @own in the pool if it has room.  Context: any but NMI.
+ * Return: whether it did.
+ */
+static bool dti_ctl_pool_add(struct dti_owned *own)
+{
+	unsigned long flags;
+	bool added = false;
+
+	if (!dti_list_try_lock(&flags))
+		return false;
+	if (dti_ctl_pool_n < DTI_CTL_POOL_SIZE) {
+		dti_ctl_pool[dti_ctl_pool_n++] = own;
+		added = true;
+	}
+	dti_list_unlock(flags);
+	return added;
+}
+
+static void dti_ctl_refill_kick(struct irq_work *kick);
+static struct irq_work dti_ctl_refill_irq_work = IRQ_WORK_INIT(dti_ctl_refill_kick);
+static bool dti_ctl_exiting;
 
 /**
  * dti_ctl_get_level - read a channel's level by name
@@ -155,24 +211,113 @@ int dti_ctl_log(const char *name, int level, bool text, const void *buf,
 }
 EXPORT_SYMBOL_GPL(dti_ctl_log);
 
-static struct dti_owned *dti_owned_alloc(const char *name, int level)
+/* A pool entry's memory, all zero.  Context: process context. */
+static struct dti_owned *dti_ctl_spare_alloc(void)
 {
-	struct dti_owned *own = kzalloc(sizeof(*own), GFP_ATOMIC);
+	struct dti_owned *own = kzalloc(sizeof(*own), GFP_KERNEL);
 
 	if (!own)
 		return NULL;
-	own->info.stats = alloc_percpu_gfp(struct dti_cpu_stats, GFP_ATOMIC);
-	if (!own->info.stats) {
-		kfree(own);
-		return NULL;
+	own->info.stats = alloc_percpu(struct dti_cpu_stats);
+	if (!own->info.stats)
+		goto err_free;
+	own->ch = dti_alloc_channel_mem(false, GFP_KERNEL);
+	if (!own->ch)
+		goto err_free_stats;
+	return own;
+
+err_free_stats:
+	free_percpu(own->info.stats);
+err_free:
+	kfree(own);
+	return NULL;
+}
+
+/* Free a pool entry.  Context: process context. */
+static void dti_ctl_spare_free(struct dti_owned *own)
+{
+	free_percpu(own->ch->trigger);
+	kfree(own->ch);
+	free_percpu(own->info.stats);
+	kfree(own);
+}
+
+static void dti_ctl_refill_kick(struct irq_work *kick)
+{
+	schedule_work(&dti_ctl_refill_work);
+}
+
+/* Fill the pool up and free the trash.  Context: process context. */
+static void dti_ctl_refill(struct work_struct *work)
+{
+	struct dti_owned *own, *next;
+
+	llist_for_each_entry_safe(own, next, llist_del_all(&dti_ctl_trash), spare)
+		dti_ctl_spare_free(own);
+	while (!READ_ONCE(dti_ctl_exiting) && READ_ONCE(dti_ctl_pool_n) < DTI_CTL_POOL_SIZE) {
+		own = dti_ctl_spare_alloc();
+		if (!own)
+			return;
+		if (!dti_ctl_pool_add(own)) {
+			dti_ctl_spare_free(own);
+			return;
+		}
 	}
+}
+
+/*
+ * Take a pool entry and have the pool refilled.
+ * Context: any but NMI.
+ * Return: the entry; NULL if the pool is empty (counted), ERR_PTR(-EDEADLK)
+ * if this CPU holds the channel list lock already.
+ */
+static struct dti_owned *dti_ctl_spare_take(void)
+{
+	struct dti_owned *own = NULL;
+	unsigned long flags;
+
+	if (!dti_list_try_lock(&flags))
+		return ERR_PTR(-EDEADLK);
+	if (dti_ctl_pool_n)
+		own = dti_ctl_pool[--dti_ctl_pool_n];
+	dti_list_unlock(flags);
+	if (!own)
+		atomic_long_inc(&dti_ctl_pool_empty);
+	irq_work_queue(&dti_ctl_refill_irq_work);
+	return own;
+}
+
+/*
+ * Give back an entry that dti_ctl_create() took and could not use, its
+ * memory as the pool keeps it: zero but for the per-CPU areas, which
+ * nothing wrote.  Context: any but NMI.
+ */
+static void dti_ctl_spare_put(struct dti_owned *own)
+{
+	struct dti_channel *ch = own->ch;
+	void __percpu *trigger = ch->trigger;
+	void __percpu *stats = own->info.stats;
+
+	memset(ch, 0, sizeof(*ch));
+	ch->trigger = trigger;
+	memset(own, 0, sizeof(*own));
+	own->info.stats = stats;
+	own->ch = ch;
+	if (dti_ctl_pool_add(own))
+		return;
+	llist_add(&own->spare, &dti_ctl_trash);
+	irq_work_queue(&dti_ctl_refill_irq_work);
+}
+
+/* Make a pool entry the dti_owned of a channel called @name. */
+static void dti_owned_init(struct dti_owned *own, const char *name, int level)
+{
 	own->info.level = level;
 	own->info.pending = &own->pending;
 	raw_spin_lock_init(&own->pending.lock);
 	own->pending.buf = own->buf;
 	own->pending.size = sizeof(own->buf);
 	dti_dump_pending_init(&own->pending, name);
-	return own;
 }
 
 /**
@@ -237,24 +382,22 @@ static int __dti_ctl_create(const char *name, size_t size, int level,
 	if (ret != -ENOENT)
 		return ret;
 
-	own = dti_owned_alloc(name, level);
-	if (!own)
-		return -ENOMEM;
-	ch = dti_alloc_channel(name, subbuf_size, DTI_DEFAULT_N_SUBBUFS,
-			       DTI_F_ON_DEMAND, &own->info, GFP_ATOMIC);
-	if (!ch) {
-		dti_dump_pending_wipe(&own->pending);
-		free_percpu(own->info.stats);
-		kfree(own);
-		return -ENOMEM;
-	}
+	own = dti_ctl_spare_take();
+	if (IS_ERR_OR_NULL(own))
+		return own ? PTR_ERR(own) : -ENOMEM;
+	dti_owned_init(own, name, level);
+	ch = own->ch;
+	dti_init_channel(ch, name, subbuf_size, DTI_DEFAULT_N_SUBBUFS,
+			 DTI_F_ON_DEMAND, &own->info);
 	ch->owned = own;
 	ch->owner = owner;
 	rcu_assign_pointer(own->info.chan, ch);
 	ret = dti_add_channel(ch);
 	if (ret) {
-		/* Never visible: nothing to wait for. */
-		dti_free_channel(ch);
+		/* Never visible: nothing to wait for, nothing to free here. */
+		dti_dump_wipe(ch);
+		dti_dump_pending_wipe(&own->pending);
+		dti_ctl_spare_put(own);
 		return ret;
 	}
 	dti_queue_work(ch);
@@ -278,10 +421,13 @@ static int __dti_ctl_create(const char *name, size_t size, int level,
  * If a channel of that name was created this way and released, it is
  * taken over as it is (records, size) and set to @level.
  *
- * Context: any but NMI.  It allocates with GFP_ATOMIC, so it is not for
- * probes inside the memory allocator.
+ * Context: any but NMI, PREEMPT_RT's hard interrupts and raw-spinlock
+ * sections included: the channel's memory comes from a pool filled in
+ * process context (see dti_ctl_pool), so a probe inside the memory
+ * allocator may call it too.
  * Return: 0, -EINVAL for a bad argument, -EEXIST if the name is taken
- * (also by a channel still being registered or removed), -ENOMEM,
+ * (also by a channel still being registered or removed), -ENOMEM if
+ * the pool is empty (counted in DTI_CTL_POOL_FILE),
  * -EBUSY in NMI context, -EDEADLK from a probe that fired while this
  * CPU held DTI's channel list lock.
  */
@@ -463,3 +609,43 @@ long dti_ctl_trigger_left(const char *name)
 	return ret;
 }
 EXPORT_SYMBOL_GPL(dti_ctl_trigger_left);
+
+/* DTI_CTL_POOL_FILE: the pool's size, entries free now, creates refused. */
+static int dti_ctl_pool_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "size %u\nfree %u\nrefused_empty %lu\n", DTI_CTL_POOL_SIZE,
+		   READ_ONCE(dti_ctl_pool_n), atomic_long_read(&dti_ctl_pool_empty));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(dti_ctl_pool);
+
+/**
+ * dti_ctl_init - fill dti_ctl_create()'s pool
+ *
+ * Context: process context, at module load, after dti_fs_init().
+ * Return: 0, or -ENOMEM if not one entry could be allocated.
+ */
+int __init dti_ctl_init(void)
+{
+	dti_ctl_refill(NULL);
+	if (!dti_ctl_pool_n)
+		return -ENOMEM;
+	debugfs_create_file(DTI_CTL_POOL_FILE, 0444, dti_fs_root(), NULL, &dti_ctl_pool_fops);
+	return 0;
+}
+
+/**
+ * dti_ctl_exit - free dti_ctl_create()'s pool
+ *
+ * Context: process context, at module unload, once no channel
+ * dti_ctl_create() made is left.
+ */
+void dti_ctl_exit(void)
+{
+	WRITE_ONCE(dti_ctl_exiting, true);
+	irq_work_sync(&dti_ctl_refill_irq_work);
+	cancel_work_sync(&dti_ctl_refill_work);
+	dti_ctl_refill(NULL);	/* the trash only */
+	while (dti_ctl_pool_n)
+		dti_ctl_spare_free(dti_ctl_pool[--dti_ctl_pool_n]);
+}

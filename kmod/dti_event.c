@@ -31,7 +31,6 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <asm/unaligned.h>
 
 #include "dti_internal.h"
 
@@ -110,12 +109,12 @@ static int dti_event_conv(const char *p, const char *end, char *arg)
 	}
 	for (n = 0; q < end && isdigit(*q); q++) {
 		width = true;
-		n = min(n * 10 + (*q - '0'), DTI_EVENT_WIDTH_MAX + 1);
+		n = min_t(unsigned int, n * 10 + (*q - '0'), DTI_EVENT_WIDTH_MAX + 1);
 	}
 	if (q < end && *q == '.') {
 		width = true;
 		for (q++; q < end && isdigit(*q); q++)
-			prec = min(prec * 10 + (*q - '0'), DTI_EVENT_WIDTH_MAX + 1);
+			prec = min_t(unsigned int, prec * 10 + (*q - '0'), DTI_EVENT_WIDTH_MAX + 1);
 	}
 	if (n > DTI_EVENT_WIDTH_MAX || prec > DTI_EVENT_WIDTH_MAX)
 		return -EINVAL;

@@ -18,6 +18,8 @@
 #include <linux/smp.h>
 #include <linux/workqueue.h>
 
+#include "dti_compat.h"
+
 /* CRC-32 as zlib's crc32() computes it, which the readers use. */
 static inline u32 dti_crc32(const void *p, size_t len)
 {
@@ -333,7 +335,7 @@ static inline void dti_halt_disarm(struct dti_channel *ch)
 }
 
 /* dti_core.c */
-extern spinlock_t dti_list_lock;
+extern raw_spinlock_t dti_list_lock;
 bool dti_level_valid(int level);
 int dti_check_name(const char *name);
 
@@ -358,6 +360,9 @@ int dti_event_show(struct seq_file *m, const void *fmt, size_t fmt_len,
 void dti_event_formats_show(struct seq_file *m, struct dti_channel *ch);
 int dti_check_geometry(size_t subbuf_size, size_t n_subbufs);
 size_t dti_default_subbuf_size(size_t size);
+struct dti_channel *dti_alloc_channel_mem(bool own_info, gfp_t gfp);
+void dti_init_channel(struct dti_channel *ch, const char *name, size_t subbuf_size,
+		      size_t n_subbufs, unsigned int flags, struct dti_info *info);
 struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
 				      size_t n_subbufs, unsigned int flags,
 				      struct dti_info *info, gfp_t gfp);
@@ -367,7 +372,7 @@ struct dti_channel *dti_find_visible(const char *name);
 int dti_add_channel(struct dti_channel *ch);
 bool __dti_list_try_lock(unsigned long *flags);
 #define dti_list_try_lock(flags) \
-	__cond_lock(&dti_list_lock, __dti_list_try_lock(flags))
+	dti_cond_lock(&dti_list_lock, __dti_list_try_lock(flags))
 void dti_list_unlock(unsigned long flags)
 	__releases(&dti_list_lock);
 struct dti_channel *dti_take_owned(const void *owner);
@@ -395,7 +400,7 @@ void dti_write_exit(void);
 void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec);
 void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
 		    size_t len, int err, const char *reason);
-extern const struct rchan_callbacks dti_relay_callbacks;
+extern DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks dti_relay_callbacks;
 extern struct file_operations dti_trace_fops;
 void dti_read_init(void);
 
@@ -427,6 +432,9 @@ size_t dti_max_payload(const struct dti_channel *ch);
 void dti_halt_fire(struct dti_channel *ch);
 
 /* dti_ctl.c */
+#define DTI_CTL_POOL_FILE	".ctl_pool"
+int __init dti_ctl_init(void);
+void dti_ctl_exit(void);
 void dti_ctl_free_owned(struct dti_channel *ch);
 
 /* dti_fs.c */

@@ -28,7 +28,6 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <asm/unaligned.h>
 #include <linux/cpu.h>
 #include <linux/fs.h>
 #include <linux/math64.h>

@@ -107,7 +107,7 @@ static u32 dti_note_build_id(const u8 *p, const u8 *end, u8 *id)
 /* @mod's build-id into @e: from the kernel if it keeps it, else its note */
 static void dti_module_build_id(struct module *mod, struct dti_module *e)
 {
-	const u8 *ro = (const u8 *)mod->core_layout.base;
+	struct dti_mod_block ro = dti_module_rodata(mod);
 
 #ifdef CONFIG_STACKTRACE_BUILD_ID
 	BUILD_BUG_ON(sizeof(mod->build_id) != DTI_BUILD_ID_SIZE);
@@ -117,9 +117,8 @@ static void dti_module_build_id(struct module *mod, struct dti_module *e)
 		return;
 	}
 #endif
-	/* The notes are read-only data: after the text, before ro_size */
-	e->build_id_len = dti_note_build_id(ro + mod->core_layout.text_size,
-					    ro + mod->core_layout.ro_size, e->build_id);
+	/* The notes are read-only data */
+	e->build_id_len = dti_note_build_id(ro.base, ro.base + ro.size, e->build_id);
 }
 
 /*
@@ -144,7 +143,7 @@ static struct dti_module *dti_module_slot(void)
 /* The live entry of @mod, or NULL.  dti_modules_lock held. */
 static struct dti_module *dti_module_find(struct module *mod)
 {
-	unsigned long text = (unsigned long)mod->core_layout.base;
+	unsigned long text = (unsigned long)dti_module_text(mod).base;
 	struct dti_module *e;
 
 	lockdep_assert_held(&dti_modules_lock);
@@ -168,8 +167,8 @@ static void dti_module_add(struct module *mod)
 	}
 	memset(e, 0, sizeof(*e));
 	strscpy(e->name, mod->name, sizeof(e->name));
-	e->text = (unsigned long)mod->core_layout.base;
-	e->text_size = mod->core_layout.text_size;
+	e->text = (unsigned long)dti_module_text(mod).base;
+	e->text_size = dti_module_text(mod).size;
 	e->loaded_ns = ktime_get_mono_fast_ns();
 	dti_module_build_id(mod, e);
 	e->state = DTI_MODULE_LIVE;

@@ -61,7 +61,6 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/notifier.h>
-#include <linux/panic_notifier.h>
 #include <linux/rculist.h>
 #include <linux/relay.h>
 #include <linux/slab.h>

@@ -571,7 +571,6 @@ static const struct file_operations dti_prev_clear_fops = {
 	.owner	= THIS_MODULE,
 	.open	= simple_open,
 	.write	= dti_prev_clear_write,
-	.llseek	= no_llseek,
 };
 
 static int dti_prev_modules_show(struct seq_file *m, void *v)

@@ -64,7 +64,7 @@ TRACE_EVENT(dti_record,
 	TP_ARGS(name, rec),
 
 	TP_STRUCT__entry(
-		__string(channel, name)
+		__dynamic_array(char, channel, strlen(name) + 1)
 		__field(u32, cpu)
 		__field(u32, log_cpu)
 		__field(s32, level)
@@ -79,7 +79,7 @@ TRACE_EVENT(dti_record,
 		bool text = (rec->flags & DTI_REC_TEXT) && n;
 		char *p = __get_dynamic_array(payload);
 
-		__assign_str(channel, name);
+		memcpy(__get_dynamic_array(channel), name, __get_dynamic_array_len(channel));
 		__entry->cpu = rec->cpu;
 		__entry->log_cpu = rec->log_cpu;
 		__entry->level = rec->level;

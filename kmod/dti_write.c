@@ -41,7 +41,6 @@
 #include <linux/sort.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
-#include <asm/unaligned.h>
 
 #include "dti_internal.h"
 #include "dti_trace.h"
@@ -144,8 +143,7 @@ static void dti_write_subbuf_header(struct dti_channel *ch,
  * and frames the new one: its header, then the formats of the channel's
  * event types, counted in its records.
  */
-static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf,
-			    void *prev_subbuf, size_t prev_padding)
+static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subbuf)
 {
 	struct dti_channel *ch = buf->chan->private_data;
 	struct dti_subbuf_info *info;
@@ -159,7 +157,7 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf,
 	smp_wmb();
 	if (prev_subbuf) {
 		info = dti_subbuf_info(prev_subbuf);
-		info->padding = prev_padding;
+		info->padding = dti_prev_padding(buf);
 		info->state = DTI_SUBBUF_CLOSED;
 	}
 
@@ -226,8 +224,10 @@ static int dti_remove_buf_file(struct dentry *dentry)
 	return 0;
 }
 
-const struct rchan_callbacks dti_relay_callbacks = {
-	.subbuf_start		= dti_subbuf_start,
+DTI_RELAY_SUBBUF_START(dti_relay_subbuf_start, dti_subbuf_start)
+
+DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks dti_relay_callbacks = {
+	.subbuf_start		= dti_relay_subbuf_start,
 	.create_buf_file	= dti_create_buf_file,
 	.remove_buf_file	= dti_remove_buf_file,
 };
@@ -534,14 +534,13 @@ static DTI_PROBE_POINT size_t dti_ring_switch(struct rchan_buf *buf, size_t leng
 	void *old = buf->data, *new;
 
 	if (buf->offset != size + 1) {
-		buf->prev_padding = size - buf->offset;
-		buf->padding[buf->subbufs_produced % n] = buf->prev_padding;
+		buf->padding[buf->subbufs_produced % n] = size - buf->offset;
 		buf->subbufs_produced++;
 	}
 	idx = buf->subbufs_produced % n;
 	new = buf->start + idx * size;
 	buf->offset = 0;
-	if (!dti_subbuf_start(buf, new, old, buf->prev_padding)) {
+	if (!dti_subbuf_start(buf, new, old)) {
 		buf->offset = size + 1;
 		return 0;
 	}
@@ -559,7 +558,7 @@ static DTI_PROBE_POINT size_t dti_ring_switch(struct rchan_buf *buf, size_t leng
 void dti_ring_start(struct rchan_buf *buf)
 {
 	buf->data = buf->start;
-	dti_subbuf_start(buf, buf->start, NULL, 0);
+	dti_subbuf_start(buf, buf->start, NULL);
 }
 
 /*

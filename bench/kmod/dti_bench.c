@@ -60,6 +60,7 @@
 #include <linux/wait.h>
 
 #include "dti_bench.h"
+#include "dti_compat.h"
 
 #define CREATE_TRACE_POINTS
 #include "dti_bench_trace.h"
@@ -805,11 +806,12 @@ static const struct file_operations bench_ctl_fops = {
  * Relay callbacks of the raw channel.  Overwrite mode, as DTI's: a new
  * sub-buffer is always started, so no call ever finds the buffer full.
  */
-static int bench_subbuf_start(struct rchan_buf *buf, void *subbuf,
-			      void *prev_subbuf, size_t prev_padding)
+static int bench_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subbuf)
 {
 	return 1;
 }
+
+DTI_RELAY_SUBBUF_START(bench_relay_subbuf_start, bench_subbuf_start)
 
 static struct dentry *bench_create_buf_file(const char *filename,
 					    struct dentry *parent,
@@ -826,8 +828,8 @@ static int bench_remove_buf_file(struct dentry *dentry)
 	return 0;
 }
 
-static const struct rchan_callbacks bench_relay_cb = {
-	.subbuf_start		= bench_subbuf_start,
+static DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks bench_relay_cb = {
+	.subbuf_start		= bench_relay_subbuf_start,
 	.create_buf_file	= bench_create_buf_file,
 	.remove_buf_file	= bench_remove_buf_file,
 };
@@ -855,7 +857,7 @@ static int bench_ftrace_init(void)
 	size_t i;
 	int ret;
 
-	bench_tr = trace_array_get_by_name(BENCH_NAME);
+	bench_tr = dti_trace_array_get_by_name(BENCH_NAME);
 	if (!bench_tr)
 		return -ENOMEM;
 	ret = trace_array_init_printk(bench_tr);

@@ -32,6 +32,7 @@
 #include <linux/timer.h>
 #include <linux/uaccess.h>
 
+#include "dti_compat.h"	/* hrtimer_setup() and timer_delete_sync() on older kernels */
 #include "dti_sample.h"
 
 #define DS_TRACE_SIZE		(64 * 1024)
@@ -69,7 +70,7 @@ struct ds_counters {
 };
 
 static struct {
-	spinlock_t lock;		/* protects everything below */
+	raw_spinlock_t lock;		/* protects everything below; raw: taken in hard irq, also on PREEMPT_RT */
 	struct hrtimer irq;		/* the device interrupt */
 	struct timer_list watchdog;
 	bool irq_running;
@@ -83,7 +84,7 @@ static struct {
 	unsigned int timeout_ms;
 	struct ds_counters cnt;
 } ds = {
-	.lock = __SPIN_LOCK_UNLOCKED(ds.lock),
+	.lock = __RAW_SPIN_LOCK_UNLOCKED(ds.lock),
 	.rate_hz = DS_DEFAULT_RATE_HZ,
 	.timeout_ms = DS_DEFAULT_TIMEOUT_MS,
 };
@@ -166,7 +167,7 @@ static enum hrtimer_restart ds_irq(struct hrtimer *t)
 {
 	enum hrtimer_restart ret = HRTIMER_NORESTART;
 
-	spin_lock(&ds.lock);
+	raw_spin_lock(&ds.lock);
 	if (ds.active && !ds.hung) {
 		ds_finish(DTI_SAMPLE_DONE, 0, DTI_LEVEL_NOTICE);
 		ds.cnt.completed++;
@@ -179,7 +180,7 @@ static enum hrtimer_restart ds_irq(struct hrtimer *t)
 	} else {
 		ds.irq_running = false;
 	}
-	spin_unlock(&ds.lock);
+	raw_spin_unlock(&ds.lock);
 	return ret;
 }
 
@@ -188,7 +189,7 @@ static void ds_watchdog(struct timer_list *t)
 {
 	unsigned long flags;
 
-	spin_lock_irqsave(&ds.lock, flags);
+	raw_spin_lock_irqsave(&ds.lock, flags);
 	if (ds.active && ds.hung) {
 		ds.cnt.timeouts++;
 		ds_finish(DTI_SAMPLE_TIMEOUT, -ETIMEDOUT, DTI_LEVEL_ERR);
@@ -200,7 +201,7 @@ static void ds_watchdog(struct timer_list *t)
 		if (ds.next_start != ds.next_queued)
 			ds_kick_irq();
 	}
-	spin_unlock_irqrestore(&ds.lock, flags);
+	raw_spin_unlock_irqrestore(&ds.lock, flags);
 }
 
 static int ds_read_uint(const char __user *ubuf, size_t count, loff_t *ppos,
@@ -226,7 +227,7 @@ static ssize_t ds_submit_write(struct file *file, const char __user *ubuf,
 	ret = ds_read_uint(ubuf, count, ppos, 1, DS_MAX_SUBMIT, &n);
 	if (ret)
 		return ret;
-	spin_lock_irqsave(&ds.lock, flags);
+	raw_spin_lock_irqsave(&ds.lock, flags);
 	for (i = 0; i < n; i++) {
 		ds_transition(ds.next_queued++, DTI_SAMPLE_IDLE,
 			      DTI_SAMPLE_QUEUED, DTI_LEVEL_INFO);
@@ -234,7 +235,7 @@ static ssize_t ds_submit_write(struct file *file, const char __user *ubuf,
 	}
 	if (!ds.active || !ds.hung)
 		ds_kick_irq();
-	spin_unlock_irqrestore(&ds.lock, flags);
+	raw_spin_unlock_irqrestore(&ds.lock, flags);
 	return count;
 }
 
@@ -257,9 +258,9 @@ static ssize_t ds_fault_write(struct file *file, const char __user *ubuf,
 	kbuf[count] = '\0';
 	if (!sysfs_streq(kbuf, "timeout"))
 		return -EINVAL;
-	spin_lock_irqsave(&ds.lock, flags);
+	raw_spin_lock_irqsave(&ds.lock, flags);
 	ds.faults++;
-	spin_unlock_irqrestore(&ds.lock, flags);
+	raw_spin_unlock_irqrestore(&ds.lock, flags);
 	return count;
 }
 
@@ -274,9 +275,9 @@ static int ds_counters_show(struct seq_file *m, void *unused)
 	struct ds_counters c;
 	unsigned long flags;
 
-	spin_lock_irqsave(&ds.lock, flags);
+	raw_spin_lock_irqsave(&ds.lock, flags);
 	c = ds.cnt;
-	spin_unlock_irqrestore(&ds.lock, flags);
+	raw_spin_unlock_irqrestore(&ds.lock, flags);
 	seq_printf(m, "submitted %llu\nstarted %llu\ncompleted %llu\n"
 		   "timeouts %llu\nresets %llu\ntext_records %llu\n"
 		   "event_records %llu\nlog_errors %llu\n",
@@ -329,8 +330,7 @@ static int __init ds_init(void)
 		CLEANUP_DTI_HANDLE(ds_trace);
 		return ret;
 	}
-	hrtimer_init(&ds.irq, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
-	ds.irq.function = ds_irq;
+	hrtimer_setup(&ds.irq, ds_irq, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	timer_setup(&ds.watchdog, ds_watchdog, 0);
 
 	ds_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
@@ -353,7 +353,7 @@ static void __exit ds_exit(void)
 {
 	debugfs_remove_recursive(ds_dir);
 	hrtimer_cancel(&ds.irq);
-	del_timer_sync(&ds.watchdog);
+	timer_delete_sync(&ds.watchdog);
 	CLEANUP_DTI_HANDLE(ds_trace);
 }
 

@@ -65,6 +65,8 @@
 #include <asm/apic.h>
 #include <asm/nmi.h>
 
+#include "dti_compat.h"
+
 /* Payload checksum: 32-bit FNV-1a, the same in dti-stress-check.c. */
 #define DTS_HASH_BASIS		0x811c9dc5U
 #define DTS_HASH_PRIME		0x01000193U
@@ -414,7 +416,7 @@ static int dts_proc_fn(void *arg)
 
 static void dts_timer_fn(struct timer_list *t)
 {
-	struct dts_cpu *dc = from_timer(dc, t, timer);
+	struct dts_cpu *dc = timer_container_of(dc, t, timer);
 	unsigned int i;
 
 	for (i = 0; i < DTS_SOFT_BATCH; i++)
@@ -469,8 +471,8 @@ static long dts_start_timers(void *arg)
 	timer_setup(&dc->timer, dts_timer_fn, TIMER_PINNED);
 	dc->timer.expires = jiffies + 1;
 	add_timer_on(&dc->timer, smp_processor_id());
-	hrtimer_init(&dc->hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	dc->hrtimer.function = dts_hrtimer_fn;
+	hrtimer_setup(&dc->hrtimer, dts_hrtimer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_HARD);
 	hrtimer_start(&dc->hrtimer, ns_to_ktime(DTS_HARD_NS),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 	return 0;
@@ -644,7 +646,7 @@ static void dts_stop_all(void)
 		if (!dc->started)
 			continue;
 		kthread_stop(dc->task);
-		del_timer_sync(&dc->timer);
+		timer_delete_sync(&dc->timer);
 		hrtimer_cancel(&dc->hrtimer);
 		dc->started = false;
 	}

@@ -151,7 +151,8 @@
 #include <linux/workqueue.h>
 #include <asm/apic.h>
 #include <asm/nmi.h>
-#include <asm/unaligned.h>
+
+#include "dti_compat.h"
 
 #define DTT_MAX_CHANNELS	16
 #define DTT_CMD_MAX		256
@@ -450,7 +451,7 @@ static void dtt_run(struct dtt_job *job, bool ctx_ok)
 
 static void dtt_timer_fn(struct timer_list *t)
 {
-	struct dtt_job *job = from_timer(job, t, timer);
+	struct dtt_job *job = timer_container_of(job, t, timer);
 
 	dtt_run(job, in_serving_softirq() && !in_hardirq());
 	complete(&job->done);
@@ -481,9 +482,8 @@ static long dtt_on_cpu(void *arg)
 		add_timer_on(&job->timer, raw_smp_processor_id());
 		break;
 	case DTT_HARDIRQ:
-		hrtimer_init(&job->hrtimer, CLOCK_MONOTONIC,
-				      HRTIMER_MODE_REL_PINNED_HARD);
-		job->hrtimer.function = dtt_hrtimer_fn;
+		hrtimer_setup(&job->hrtimer, dtt_hrtimer_fn, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_REL_PINNED_HARD);
 		hrtimer_start(&job->hrtimer, ns_to_ktime(NSEC_PER_USEC),
 			      HRTIMER_MODE_REL_PINNED_HARD);
 		break;
@@ -516,7 +516,7 @@ static int dtt_job_run(struct dtt_job *job, int cpu)
 	wait_for_completion(&job->done);
 	/* The callback may still be returning after complete(). */
 	if (job->ctx == DTT_SOFTIRQ)
-		del_timer_sync(&job->timer);
+		timer_delete_sync(&job->timer);
 	if (job->ctx == DTT_HARDIRQ)
 		hrtimer_cancel(&job->hrtimer);
 
@@ -1273,7 +1273,7 @@ static int dtt_flood_thread(void *arg)
 
 static void dtt_flood_timer(struct timer_list *t)
 {
-	struct dtt_flooder *f = from_timer(f, t, timer);
+	struct dtt_flooder *f = timer_container_of(f, t, timer);
 	unsigned long flags;
 	int i;
 
@@ -1304,8 +1304,8 @@ static long dtt_flood_start_timers(void *arg)
 	timer_setup(&f->timer, dtt_flood_timer, TIMER_PINNED);
 	f->timer.expires = jiffies + 1;
 	add_timer_on(&f->timer, f->cpu);
-	hrtimer_init(&f->hrtimer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-	f->hrtimer.function = dtt_flood_hrtimer;
+	hrtimer_setup(&f->hrtimer, dtt_flood_hrtimer, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_HARD);
 	hrtimer_start(&f->hrtimer, ns_to_ktime(DTT_FLOOD_HARD_NS),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 	return 0;
@@ -1339,7 +1339,7 @@ static int dtt_cmd_floodctx(struct dtt_channel *c, unsigned int ms)
 		WRITE_ONCE(fl[i].stop, true);
 	for (i = 0; i < n; i++) {
 		kthread_stop(fl[i].task);
-		del_timer_sync(&fl[i].timer);
+		timer_delete_sync(&fl[i].timer);
 		hrtimer_cancel(&fl[i].hrtimer);
 		calls[0] += fl[i].calls[0];
 		calls[1] += fl[i].calls[1];
@@ -1445,7 +1445,7 @@ static int dtt_cmd_bgstop(void)
 		WRITE_ONCE(dtt_bg.fl[i].stop, true);
 	for (i = 0; i < dtt_bg.n; i++) {
 		kthread_stop(dtt_bg.fl[i].task);
-		del_timer_sync(&dtt_bg.fl[i].timer);
+		timer_delete_sync(&dtt_bg.fl[i].timer);
 		hrtimer_cancel(&dtt_bg.fl[i].hrtimer);
 		calls[0] += dtt_bg.fl[i].calls[0];
 		calls[1] += dtt_bg.fl[i].calls[1];
@@ -2084,8 +2084,8 @@ static int dtt_cmd_badapi(char **argv, int argc)
 	dtt_bad.c = c;
 	if (hard) {
 		init_completion(&dtt_bad.done);
-		hrtimer_init(&dtt_bad.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
-		dtt_bad.timer.function = dtt_bad_timer_fn;
+		hrtimer_setup(&dtt_bad.timer, dtt_bad_timer_fn, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_REL_PINNED_HARD);
 		hrtimer_start(&dtt_bad.timer, ns_to_ktime(NSEC_PER_USEC),
 			      HRTIMER_MODE_REL_PINNED_HARD);
 		wait_for_completion(&dtt_bad.done);
