@@ -24,14 +24,14 @@ symvers-sync: $(DTI_SYMVERS)
 	@if [ -e Module.symvers ] && [ Module.symvers -ot $(DTI_SYMVERS) ]; then \
 		rm -f Module.symvers; fi
 
-# W=1, sparse (C=2 checks every file) and kernel-doc; any warning fails.
-lint: symvers-sync
-	$(MAKE) -C $(KDIR) M=$(CURDIR) $(KBUILD_ARGS) W=1 C=2 modules 2>&1 | tee .lint.log
-	@! grep -E "warning|error" .lint.log || { echo "lint: warnings above" >&2; exit 1; }
-	@rm -f .lint.log
-	$(if $(KERNEL_DOC),perl $(KDIR)/scripts/kernel-doc -none -Werror $(KERNEL_DOC))
+# W=1, sparse and kernel-doc; any warning fails (lint.mk).
+LINT_SOURCES = $(filter-out %.mod.c,$(wildcard *.c */*.c))
+LINT_DOC = $(KERNEL_DOC)
+LINT_KBUILD_ARGS = $(KBUILD_ARGS)
+lint-build: symvers-sync
+include $(DTI_KMOD)/lint.mk
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 
-.PHONY: all lint clean symvers-sync
+.PHONY: all clean symvers-sync

@@ -53,6 +53,13 @@ MODULE_DIRS: list[str] = [
 
 _GUESTS = pytest.StashKey[list]()
 
+# The core set (`pytest -m core`, make check-core): what CI runs on every
+# kernel of the matrix besides the default, whose whole suite make check
+# runs.  Loading and registration, handles, control by name, the write
+# path under hotplug, NMI and kprobes, panic output and persistence.
+CORE_FILES = ("test_kmod.py", "test_handles.py", "test_ctl.py", "test_write_safety.py",
+              "test_probe_contexts.py", "test_panic.py", "test_persist.py")
+
 
 def pytest_addoption(parser):
     group = parser.getgroup("dti", "DTI VM tests")
@@ -66,6 +73,14 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "allow_splat(*regex): kernel splat lines matching any regex "
                    "do not fail the test")
+    config.addinivalue_line(
+        "markers", "core: in the core set each kernel of the matrix runs (CORE_FILES)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in CORE_FILES:
+            item.add_marker(pytest.mark.core)
 
 
 @pytest.fixture(scope="session")
@@ -84,10 +99,12 @@ def build_dir() -> Path:
 
 
 def build_module_dir(path: Path, kernel) -> list[Path]:
-    """Run make in `path` for `kernel`; return the .ko files found under it."""
-    cmd = ["make", "-C", str(path), f"KVER={kernel.release}",
-           f"KDIR={kernel.build_dir}", f"-j{os.cpu_count() or 1}"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    """Run make in `path` for `kernel` (in its chroot if it has one, see
+    harness/kernels.py); return the .ko files found under it."""
+    from harness import kernels
+    cmd = kernels.make_command(kernel, path, f"-j{os.cpu_count() or 1}")
+    with kernels.build_context(kernel):
+        r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         out = "\n".join((r.stdout + r.stderr).splitlines()[-80:])
         pytest.fail(f"module build failed: {' '.join(cmd)}\n{out}", pytrace=False)
@@ -182,11 +199,15 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture(scope="session")
 def stap(kernel, build_dir, modules):
-    from harness.stap import Stap
+    from harness.stap import Stap, stap_unusable
     if not shutil.which("stap"):
         pytest.skip("stap not installed: apt-get install systemtap")
     dti_ko = next((m for m in modules if m.name == "dti.ko"), None)
-    return Stap(kernel, build_dir, dti_ko)
+    s = Stap(kernel, build_dir, dti_ko)
+    why = stap_unusable(s)
+    if why:
+        pytest.skip(why)
+    return s
 
 
 @pytest.fixture(scope="session")

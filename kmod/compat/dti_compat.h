@@ -182,13 +182,21 @@ static inline int timer_delete_sync(struct timer_list *timer)
 #endif
 
 #ifndef DTI_HAVE_KTHREAD_RUN_ON_CPU
+/*
+ * kthread_create_on_cpu() was not exported before either: a thread bound
+ * to @cpu, named after it, as the kernel's would be (unlike that one,
+ * not parked while @cpu is offline: the scheduler moves it elsewhere).
+ */
 static inline struct task_struct *kthread_run_on_cpu(int (*threadfn)(void *data), void *data,
 						     unsigned int cpu, const char *namefmt)
 {
-	struct task_struct *p = kthread_create_on_cpu(threadfn, data, cpu, namefmt);
+	struct task_struct *p = kthread_create_on_node(threadfn, data, cpu_to_node(cpu),
+						       namefmt, cpu);
 
-	if (!IS_ERR(p))
+	if (!IS_ERR(p)) {
+		kthread_bind(p, cpu);
 		wake_up_process(p);
+	}
 	return p;
 }
 #endif

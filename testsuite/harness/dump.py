@@ -304,22 +304,60 @@ def _module_dep(kernel: Kernel) -> dict[str, tuple[Path, list[str]]]:
     return deps
 
 
+def _module_builtin(kernel: Kernel) -> set[str]:
+    """Names of the modules built into the kernel (modules.builtin)."""
+    path = kernel.modules_dir / "modules.builtin"
+    if not path.is_file():
+        return set()
+    return {Path(line).name.split(".ko")[0].replace("-", "_")
+            for line in path.read_text().split()}
+
+
+# How a distribution compresses its modules (CONFIG_MODULE_COMPRESS_*):
+# suffix -> command that writes the plain module to stdout.  busybox's
+# insmod in the guest takes only plain ones.
+_DECOMPRESS = {".xz": ["xz", "-dc"], ".zst": ["zstd", "-dcq"], ".gz": ["gzip", "-dc"]}
+
+
+def _plain_module(kernel: Kernel, path: Path) -> Path:
+    """`path` itself if it is a plain .ko, else its plain copy, made once
+    under the build directory."""
+    if path.suffix == ".ko":
+        return path
+    cmd = _DECOMPRESS.get(path.suffix)
+    if cmd is None or not path.name.endswith(".ko" + path.suffix):
+        raise ValueError(f"{path}: not a kernel module this harness can decompress "
+                         f"(known: {', '.join(_DECOMPRESS)})")
+    out = initramfs.default_build_dir() / "kernel-modules" / kernel.release / path.name[:-len(path.suffix)]
+    if not out.is_file() or out.stat().st_mtime < path.stat().st_mtime:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            subprocess.run(cmd + [str(path)], stdout=f, check=True)
+        tmp.replace(out)
+    return out
+
+
 def kernel_modules(kernel: Kernel, names: Iterable[str]) -> list[Path]:
     """Paths of the distribution's modules `names` and their dependencies,
-    dependencies first (the order to insmod them).  Uncompressed .ko only."""
+    dependencies first (the order to insmod them); a module built into the
+    kernel is left out, a compressed one decompressed (_plain_module())."""
     deps = _module_dep(kernel)
+    builtin = _module_builtin(kernel)
     order: list[Path] = []
 
     def visit(name: str) -> None:
         key = name.replace("-", "_")
+        if key in builtin:
+            return
         if key not in deps:
-            raise FileNotFoundError(f"module {name} not in {kernel.modules_dir}/modules.dep")
+            raise FileNotFoundError(f"module {name} not in {kernel.modules_dir}/modules.dep "
+                                    "nor in modules.builtin")
         path, needs = deps[key]
         for dep in needs:
             visit(dep)
+        path = _plain_module(kernel, path)
         if path not in order:
-            if path.suffix != ".ko":
-                raise ValueError(f"{path}: compressed modules are not supported")
             order.append(path)
 
     for n in names:

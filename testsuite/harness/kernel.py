@@ -5,6 +5,11 @@ Debian's *installed* kernels in QEMU.  We never hard-code a version: the
 newest installed kernel that has both /boot/vmlinuz-KVER and
 /lib/modules/KVER/build is chosen, unless env DTI_KVER names one.
 
+Env DTI_KERNEL=NAME boots a kernel of the matrix (harness/kernels.py:
+6.1, 6.12, 5.10, newest, the -rt flavours).  Without DTI_KERNEL or
+DTI_KVER the default is Debian's default kernel, the one the installed
+linux-image-amd64 depends on, else the newest installed.
+
 Env DTI_KERNEL=debug boots the debug kernel instead (`make debug-kernel`,
 harness/debugkernel.py: Debian's source with KASAN, lockdep, kmemleak ...),
 which is not installed: its paths point into its cache, and DTI_KERNEL may
@@ -16,6 +21,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,9 +39,12 @@ class Kernel:
     vmlinuz: Path       # /boot/vmlinuz-<release>
     build_dir: Path     # /lib/modules/<release>/build (kbuild tree / headers)
     modules_root: Path = MODULES_DIR    # holds <release>/ (modules.dep, kernel/...)
-    flavour: str = "debian"     # "debian": installed; "debug": debugkernel.py's build
+    flavour: str = "debian"     # "debian": installed; "debug": debugkernel.py's build;
+                                # "chroot": kernels.py's, in a chroot of its release
     timeout_factor: float = 1.0     # guest timeouts are multiplied by this
     vmlinux: Path | None = None     # the kernel with DWARF when it comes with one
+    name: str | None = None         # its name in kernels.SPECS, if it has one
+    chroot: Path | None = None      # where its modules are built (kernels.py)
 
     @property
     def modules_dir(self) -> Path:
@@ -96,15 +105,31 @@ def installed_kernels(boot_dir: Path = BOOT_DIR,
     return found
 
 
+def default_release() -> str | None:
+    """The release Debian's default kernel metapackage depends on, if both
+    are installed."""
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Depends}", "linux-image-amd64"],
+                       capture_output=True, text=True)
+    status, _, depends = r.stdout.partition("\t")
+    m = re.search(r"linux-image-(\d[^\s,(]*)", depends)
+    if r.returncode != 0 or "ok installed" not in status or not m:
+        return None
+    return m.group(1) if _kernel_for(m.group(1), BOOT_DIR, MODULES_DIR) else None
+
+
 @functools.lru_cache(maxsize=None)
 def find_kernel(release: str | None = None) -> Kernel:
-    """Return the kernel to boot: `release`, else the debug kernel if
-    $DTI_KERNEL names it, else $DTI_KVER, else the newest installed one."""
+    """Return the kernel to boot: `release`, else the one $DTI_KERNEL
+    names (a kernel of the matrix or the debug kernel), else $DTI_KVER,
+    else Debian's default kernel, else the newest installed one."""
     spec = os.environ.get("DTI_KERNEL")
     if release is None and spec:
+        from . import kernels
+        if spec in kernels.SPECS:
+            return kernels.find(spec)
         from . import debugkernel
         return debugkernel.find(spec)
-    release = release or os.environ.get("DTI_KVER") or None
+    release = release or os.environ.get("DTI_KVER") or default_release()
     if release:
         k = _kernel_for(release, BOOT_DIR, MODULES_DIR)
         if not k:
@@ -118,3 +143,4 @@ def find_kernel(release: str | None = None) -> Kernel:
             "no installed kernel with /boot/vmlinuz-KVER and /lib/modules/KVER/build; "
             "apt-get install linux-image-amd64 linux-headers-amd64")
     return ks[0]
+

@@ -249,6 +249,51 @@ class Stap:
         return files
 
 
+# A script with no probe on DTI: what any SystemTap module needs of the kernel.
+_SMOKE_SCRIPT = 'probe begin { println("dti-stap-smoke ok") exit() }'
+
+
+def stap_unusable(stap: "Stap") -> str | None:
+    """Why SystemTap cannot be used on stap.kernel, or None if it can.
+
+    A kernel whose headers live in a chroot (harness/kernels.py) is not
+    one the host's stap can build for.  Otherwise a script with no DTI
+    probe is compiled and run in a guest, once per stap version and kernel
+    (the answer is kept in the stap cache), so that a SystemTap that
+    cannot work on this kernel (4.8 and 5.1 on 6.12: uprobe_unregister is
+    gone) is one skip that says why, not every SystemTap test failing."""
+    from .vm import Guest
+
+    if stap.kernel.chroot is not None:
+        return (f"SystemTap: kernel {stap.kernel.name} ({stap.kernel.release}) has its headers "
+                f"in a chroot of its own Debian release; the host's stap does not build for it")
+    key = _sha(stap_version().encode(), stap.kernel.stap_target.encode(),
+               stap.kernel.vmlinuz.read_bytes()[:1 << 16], DTI_STAP.read_bytes())[:16]
+    verdict = stap.cache / f"usable-{key}.txt"
+    if verdict.is_file():
+        text = verdict.read_text()
+        return text or None
+    why = ""
+    try:
+        mod = stap.compile(_SMOKE_SCRIPT, name="dti_stap_smoke")
+        g = Guest("stap-smoke", kernel=stap.kernel, build_dir=stap.build_dir)
+        res = g.run(f"{staprun_cmd(mod)} > /out/smoke 2>&1 || true", smp=1,
+                    extra_files=stap.guest_files(mod))
+        out = (res.outdir / "smoke").read_text() if (res.outdir / "smoke").is_file() else ""
+        if "dti-stap-smoke ok" not in out:
+            first = next((line for line in out.splitlines() if "ERROR" in line),
+                         out.strip().splitlines()[0] if out.strip() else "no output")
+            why = (f"SystemTap ({stap_version()}) cannot run a module on {stap.kernel.release}: "
+                   f"{first.strip()}")
+    except StapError as e:
+        first = next((line for line in e.output.splitlines() if "error" in line.lower()),
+                     str(e).splitlines()[0])
+        why = (f"SystemTap ({stap_version()}) cannot build for {stap.kernel.release}: "
+               f"{first.strip()}")
+    verdict.write_text(why)
+    return why or None
+
+
 def probe_clones(ko: Path) -> list[str]:
     """dti_probe_* symbols gcc cloned (.constprop/.isra/.part) in `ko`.
 

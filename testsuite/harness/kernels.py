@@ -1,0 +1,509 @@
+"""The kernels DTI is tested on, by name: `make check KERNEL=NAME`.
+
+    cd testsuite && python3 -m harness.kernels list            # the names, installed or not
+    cd testsuite && python3 -m harness.kernels install NAME... # install (cached)
+    cd testsuite && python3 -m harness.kernels build NAME...   # dti.ko and every client, W=1 + sparse
+    cd testsuite && python3 -m harness.kernels release [NAME]  # its `uname -r`
+
+NAME      the kernel                          from Debian's             installed
+6.1       Debian 12's (the default)           linux-image-amd64         on the host
+6.1-rt    its PREEMPT_RT flavour              linux-image-rt-amd64      on the host
+6.12      6.12 built for Debian 12            linux-image-6.12-amd64    on the host
+6.12-rt   its PREEMPT_RT flavour              linux-image-6.12-rt-amd64 on the host
+5.10      Debian 11's                         bullseye's linux-image-amd64  in a bullseye chroot
+newest    the newest kernel Debian ships      found when installed      in a trixie chroot
+newest-rt its PREEMPT_RT flavour              found when installed      in a trixie chroot
+debug, rt-debug: built from source by debugkernel.py (make debug-kernel).
+
+The host kernels are Debian 12 packages (bookworm, its security and
+backports suites), compiled with Debian 12's gcc, so their headers build
+on the host.  The others cannot: 5.10's headers ask for gcc-10 and the
+newest kernel's kbuild tools for a newer glibc than Debian 12's.  So each
+gets a chroot of its own Debian release (debootstrap, minbase), with the
+headers and their compiler installed by apt; its modules are built there
+(the repository bind-mounted at the same path) and its image is unpacked
+there (vmlinuz and modules, depmod run), for the guest to boot.
+"newest" is never written down: it is the highest-versioned
+linux-image-X-amd64 (or -rt-amd64) among trixie, trixie-backports, sid
+and experimental, by Debian version and release candidates left out,
+whose headers install in a trixie chroot, when `install` runs; so it
+moves on with Debian.  Once installed it stays what it was until
+`install --update`.
+
+Everything lives in ${XDG_CACHE_HOME:-~/.cache}/dti/kernels/ (or
+$DTI_KERNELS_CACHE): chroot-SUITE/ and NAME.json, which says what was
+installed for NAME.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .kernel import Kernel, KernelNotFound, find_kernel, version_key
+
+REPO = Path(__file__).resolve().parent.parent.parent
+MIRROR = "http://deb.debian.org/debian"
+SECURITY_MIRROR = "http://deb.debian.org/debian-security"
+
+# The module directories of the repository, as conftest.MODULE_DIRS plus
+# the benchmark's module, which only the matrix build compiles.
+MODULE_DIRS = ("kmod", "testsuite/modules", "examples", "bench/kmod")
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    what: str
+    packages: tuple[str, ...]   # metapackages tried in order (host), or the image's flavour
+    chroot: str | None = None   # Debian suite of the chroot, None: the host
+    sources: tuple[str, ...] = ()   # the chroot's suites (the first is its release)
+    rt: bool = False
+    newest: bool = False
+
+
+SPECS = {s.name: s for s in (
+    Spec("6.1", "Debian 12's kernel", ("linux-image-amd64",)),
+    Spec("6.1-rt", "Debian 12's PREEMPT_RT kernel", ("linux-image-rt-amd64",), rt=True),
+    Spec("6.12", "6.12 built for Debian 12", ("linux-image-6.12-amd64",)),
+    Spec("6.12-rt", "6.12 PREEMPT_RT built for Debian 12", ("linux-image-6.12-rt-amd64",),
+         rt=True),
+    Spec("5.10", "Debian 11's kernel", ("linux-image-amd64",), chroot="bullseye",
+         sources=("bullseye", "bullseye-updates", "bullseye-security")),
+    Spec("newest", "the newest kernel Debian ships", (), chroot="trixie",
+         sources=("trixie", "trixie-backports", "sid", "experimental"), newest=True),
+    Spec("newest-rt", "the newest PREEMPT_RT kernel Debian ships", (), chroot="trixie",
+         sources=("trixie", "trixie-backports", "sid", "experimental"), rt=True,
+         newest=True),
+)}
+
+# What a chroot needs besides the headers, which bring their compiler.
+CHROOT_TOOLS = ("make", "libc6-dev", "sparse", "perl", "bc", "kmod")
+
+
+class KernelsError(RuntimeError):
+    """A kernel of the matrix cannot be installed or built."""
+
+
+def cache_root() -> Path:
+    env = os.environ.get("DTI_KERNELS_CACHE")
+    if env:
+        return Path(env)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "dti" / "kernels"
+
+
+def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        tail = "\n".join((r.stdout + r.stderr).splitlines()[-30:])
+        raise KernelsError(f"{what} failed ({' '.join(cmd)}):\n{tail}")
+    return r
+
+
+# --------------------------------------------------------------------------
+# chroots
+# --------------------------------------------------------------------------
+
+def chroot_dir(suite: str) -> Path:
+    return cache_root() / f"chroot-{suite}"
+
+
+def _suite_url(suite: str) -> str:
+    return SECURITY_MIRROR if suite.endswith("-security") else MIRROR
+
+
+def _write_sources(root: Path, sources: tuple[str, ...]) -> None:
+    """The chroot's apt sources: its release first; the others pinned below
+    it, so that only what exists nowhere else comes from them."""
+    lines = [f"deb {_suite_url(s)} {s} main" for s in sources]
+    (root / "etc/apt/sources.list").write_text("\n".join(lines) + "\n")
+    prefs = [f"Package: *\nPin: release n={s}\nPin-Priority: 50\n"
+             for s in sources[1:] if s in ("sid", "experimental")]
+    (root / "etc/apt/preferences.d").mkdir(parents=True, exist_ok=True)
+    (root / "etc/apt/preferences.d/dti").write_text("\n".join(prefs))
+    # A mirror that is a snapshot serves suites whose Release files have
+    # expired (sid's and experimental's within days); for this chroot's
+    # look-ups that is no reason to refuse them.
+    (root / "etc/apt/apt.conf.d").mkdir(parents=True, exist_ok=True)
+    (root / "etc/apt/apt.conf.d/99dti").write_text('Acquire::Check-Valid-Until "false";\n')
+
+
+@contextlib.contextmanager
+def mounted(root: Path):
+    """/proc, /dev and the repository bind-mounted into the chroot (the
+    repository at its own path, so that paths mean the same inside)."""
+    points = [(Path("/proc"), root / "proc"), (Path("/dev"), root / "dev"),
+              (REPO, root / str(REPO).lstrip("/"))]
+    done = []
+    try:
+        for src, dst in points:
+            dst.mkdir(parents=True, exist_ok=True)
+            _run(["mount", "--bind", str(src), str(dst)], f"mounting {src} on {dst}")
+            done.append(dst)
+        yield root
+    finally:
+        for dst in reversed(done):
+            subprocess.run(["umount", "-l", str(dst)], capture_output=True)
+
+
+def chroot_run(root: Path, script: str, what: str, timeout: float = 3600) -> str:
+    env = ["/usr/bin/env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
+           "LC_ALL=C", "DEBIAN_FRONTEND=noninteractive"]
+    return _run(["chroot", str(root)] + env + ["sh", "-ec", script], what,
+                timeout=timeout).stdout
+
+
+def make_chroot(spec: Spec) -> Path:
+    """The spec's chroot, debootstrapped once, its tools installed."""
+    root = chroot_dir(spec.chroot)
+    stamp = root / ".dti-ready"
+    if stamp.is_file():
+        return root
+    if os.geteuid() != 0:
+        raise KernelsError(f"{spec.name}: making a chroot needs root (debootstrap, mount)")
+    if not shutil.which("debootstrap"):
+        raise KernelsError("debootstrap is missing: .ci/install-deps (make deps) installs it")
+    tmp = root.with_name(root.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    print(f"kernels: debootstrap {spec.chroot} into {root}", flush=True)
+    _run(["debootstrap", "--variant=minbase", spec.chroot, str(tmp), MIRROR],
+         f"debootstrap {spec.chroot}", timeout=3600)
+    _write_sources(tmp, spec.sources)
+    with mounted(tmp):
+        chroot_run(tmp, "apt-get update -q && apt-get install -y -q --no-install-recommends "
+                   + " ".join(CHROOT_TOOLS), f"installing {', '.join(CHROOT_TOOLS)}")
+    (tmp / ".dti-ready").write_text(spec.chroot + "\n")
+    tmp.rename(root)
+    return root
+
+
+# --------------------------------------------------------------------------
+# finding and installing a kernel
+# --------------------------------------------------------------------------
+
+def _depends_release(depends: str) -> str | None:
+    """The release of the image `apt-cache depends` says a metapackage
+    depends on."""
+    m = re.search(r"Depends: linux-image-(\d[^\s,(]*)", depends)
+    return m.group(1) if m else None
+
+
+def _host_release(spec: Spec) -> str | None:
+    """The release a host metapackage depends on, installed or not."""
+    for pkg in spec.packages:
+        r = subprocess.run(["apt-cache", "depends", pkg], capture_output=True, text=True)
+        if r.returncode == 0:
+            rel = _depends_release(r.stdout)
+            if rel:
+                return rel
+    return None
+
+
+def _dpkg_newer(a: str, b: str) -> int:
+    """-1, 0 or 1 as Debian version a is older than, equal to or newer than b."""
+    if subprocess.run(["dpkg", "--compare-versions", a, "gt", b]).returncode == 0:
+        return 1
+    return 0 if a == b else -1
+
+
+def _newest_releases(root: Path, rt: bool) -> list[str]:
+    """The plain (or -rt) amd64 images the chroot's suites have, newest
+    first by their Debian versions.  Release candidates (versions with
+    ~rc, experimental's previews) are not kernels Debian ships."""
+    out = chroot_run(root, "apt-get update -q >/dev/null && "
+                     "apt-cache search --names-only '^linux-image-[0-9].*-amd64$' | cut -d' ' -f1",
+                     "listing the images")
+    flavour = "-rt-amd64" if rt else "-amd64"
+    pkgs = [p for p in out.split() if p.endswith(flavour) and not p.endswith("-cloud-amd64")
+            and (rt or not p.endswith("-rt-amd64"))]
+    if not pkgs:
+        raise KernelsError(f"no linux-image-*{flavour} in {', '.join(SPECS['newest'].sources)}")
+    versions: dict[str, str] = {}
+    madison = chroot_run(root, "apt-cache madison " + " ".join(pkgs), "the images' versions")
+    for line in madison.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) >= 2 and "~rc" not in parts[1]:
+            old = versions.get(parts[0])
+            if old is None or _dpkg_newer(parts[1], old) > 0:
+                versions[parts[0]] = parts[1]
+    order = sorted(versions, key=functools.cmp_to_key(
+        lambda x, y: _dpkg_newer(versions[x], versions[y])), reverse=True)
+    return [p[len("linux-image-"):] for p in order]
+
+
+def _record_path(name: str) -> Path:
+    return cache_root() / f"{name}.json"
+
+
+def installed_release(name: str) -> str | None:
+    try:
+        return json.loads(_record_path(name).read_text())["release"]
+    except (FileNotFoundError, KeyError, ValueError):
+        return None
+
+
+def install(name: str, update: bool = False) -> str:
+    """Install kernel NAME (image and headers); its release."""
+    spec = SPECS[name]
+    rel = None if update else installed_release(name)
+    if rel and find(name, check=False):
+        return rel
+    if spec.chroot is None:
+        rel = _host_release(spec)
+        if not rel:
+            raise KernelsError(f"{name}: none of {', '.join(spec.packages)} in apt's lists "
+                               "(apt-get update?)")
+        print(f"kernels: {name}: linux-image-{rel} and its headers on the host", flush=True)
+        _run(["apt-get", "install", "-y", "-q", "--no-install-recommends",
+              f"linux-image-{rel}", f"linux-headers-{rel}"],
+             f"installing {name}", env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+             timeout=3600)
+    else:
+        root = make_chroot(spec)
+        with mounted(root):
+            if spec.newest:
+                rels = _newest_releases(root, spec.rt)
+            else:
+                out = chroot_run(root, "apt-get update -q >/dev/null && apt-cache depends "
+                                 + " ".join(spec.packages), "resolving the image")
+                rels = [_depends_release(out)]
+                if not rels[0]:
+                    raise KernelsError(f"{name}: no image in {spec.chroot}")
+            # The headers with apt (they bring their compiler); the newest
+            # whose headers install in this release is the one.
+            errors = []
+            for rel in rels:
+                try:
+                    chroot_run(root, "apt-get install -y -q --no-install-recommends "
+                               f"linux-headers-{rel}", f"installing linux-headers-{rel}")
+                    break
+                except KernelsError as e:
+                    errors.append(str(e).splitlines()[0])
+                    print(f"kernels: {name}: linux-headers-{rel} does not install in "
+                          f"{spec.chroot}, trying the next", flush=True)
+            else:
+                raise KernelsError(f"{name}: no headers install:\n" + "\n".join(errors))
+            print(f"kernels: {name}: linux-headers-{rel} installed in {root}", flush=True)
+            # The image only unpacked: booting it needs vmlinuz and the
+            # modules, not an initramfs made here.  Unpacked aside and
+            # copied: extracted over / it would put a
+            # directory in place of a merged-/usr symlink such as /lib.
+            chroot_run(root, f"rm -rf /tmp/image && mkdir /tmp/image && cd /tmp/image && "
+                       f"apt-get download -q linux-image-{rel} && "
+                       f"dpkg-deb -x linux-image-{rel}_*.deb root && "
+                       f"mkdir -p /boot /lib/modules && cp -a root/boot/. /boot/ && "
+                       f"for d in root/lib/modules root/usr/lib/modules; do "
+                       f"[ ! -d $d ] || cp -a $d/. /lib/modules/; done && "
+                       f"cd / && rm -rf /tmp/image", f"unpacking linux-image-{rel}")
+        _run(["depmod", "-b", str(root), rel], f"depmod for {rel}")
+    _record_path(name).parent.mkdir(parents=True, exist_ok=True)
+    _record_path(name).write_text(json.dumps({"name": name, "release": rel}) + "\n")
+    return rel
+
+
+def _in_root(root: Path, path: Path) -> Path:
+    """`path` as seen inside the chroot at `root`, resolved on the host."""
+    p = root / str(path).lstrip("/")
+    for _ in range(8):
+        if not p.is_symlink():
+            break
+        target = Path(os.readlink(p))
+        p = root / str(target).lstrip("/") if target.is_absolute() else p.parent / target
+    return p
+
+
+def find(name: str, check: bool = True) -> Kernel | None:
+    """The Kernel for NAME, installed; None (or KernelNotFound if check)
+    when it is not."""
+    spec = SPECS[name]
+    rel = installed_release(name) if (spec.chroot or spec.newest) else _host_release(spec)
+    if rel:
+        if spec.chroot is None:
+            vmlinuz = Path("/boot") / f"vmlinuz-{rel}"
+            build = Path("/lib/modules") / rel / "build"
+            if vmlinuz.is_file() and (build / "Makefile").is_file():
+                return Kernel(rel, vmlinuz, build, flavour="debian", name=name)
+        else:
+            root = chroot_dir(spec.chroot)
+            vmlinuz = root / "boot" / f"vmlinuz-{rel}"
+            build = _in_root(root, Path("/lib/modules") / rel / "build")
+            if vmlinuz.is_file() and (build / "Makefile").is_file():
+                return Kernel(rel, vmlinuz, build, modules_root=root / "lib" / "modules",
+                              flavour="chroot", name=name, chroot=root)
+    if check:
+        raise KernelNotFound(f"kernel {name} ({spec.what}) is not installed: "
+                             f"make kernels KERNEL={name}")
+    return None
+
+
+# --------------------------------------------------------------------------
+# building for a kernel
+# --------------------------------------------------------------------------
+
+def make_command(kernel: Kernel, directory: Path, *args: str) -> list[str]:
+    """`make -C directory` for `kernel`, in its chroot if it has one."""
+    if kernel.chroot is None:
+        return ["make", "-C", str(directory), f"KVER={kernel.release}",
+                f"KDIR={kernel.build_dir}", *args]
+    env = ["/usr/bin/env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LC_ALL=C"]
+    return ["chroot", str(kernel.chroot), *env, "make", "-C", str(directory),
+            f"KVER={kernel.release}", f"KDIR=/lib/modules/{kernel.release}/build", *args]
+
+
+def build_context(kernel: Kernel):
+    """What a make_command() needs around it: the chroot's mounts."""
+    return mounted(kernel.chroot) if kernel.chroot else contextlib.nullcontext()
+
+
+def _copy_tree(dest: Path) -> None:
+    """The module directories' sources (what git would track, no build
+    output) into `dest`, laid out as in the repository."""
+    skip = shutil.ignore_patterns("*.o", "*.ko", "*.mod", "*.mod.c", ".*.cmd", "*.a",
+                                  "Module.symvers", "modules.order", ".dti_conf",
+                                  "dti_conf.h", ".lint.log", ".lint.rc", ".tmp_versions")
+    shutil.rmtree(dest, ignore_errors=True)
+    for d in MODULE_DIRS:
+        shutil.copytree(REPO / d, dest / d, ignore=skip)
+
+
+@dataclass
+class BuildResult:
+    name: str
+    release: str
+    ok: bool
+    notes: list[str]
+    features: dict[str, bool]
+
+
+_SPARSE_MISSING = "sparse did not check"
+
+
+def build(name: str, out_root: Path) -> BuildResult:
+    """Lint (W=1, sparse, kernel-doc) every module directory for kernel
+    NAME in a copy of them under out_root/NAME, so that the repository's
+    own build, for the kernel the tests boot, is left alone.  Sparse that
+    cannot run on the kernel's headers, or headers without kernel-doc,
+    are notes, said each time, not silence; a warning fails."""
+    kernel = find(name)
+    dest = out_root / name
+    _copy_tree(dest)
+    notes: list[str] = []
+    extra: list[str] = []
+    if not (kernel.build_dir / "scripts" / "kernel-doc").is_file():
+        extra.append("KERNELDOC=none")
+        notes.append("kernel-doc: not in these headers (the default kernel's lint runs it)")
+    ok = True
+    with build_context(kernel):
+        for d in MODULE_DIRS:
+            cmd = make_command(kernel, dest / d, "lint", *extra)
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            log = r.stdout + r.stderr
+            if r.returncode != 0 and _SPARSE_MISSING in log and "SPARSE=no" not in extra:
+                why = [line for line in log.splitlines() if "not available or not up to date"
+                       in line or "checker-valid" in line]
+                sparse = subprocess.run(cmd[:cmd.index("make")] + ["sparse", "--version"],
+                                        capture_output=True, text=True).stdout.strip()
+                notes.append(f"sparse {sparse}: Kbuild would not run it on these headers"
+                             + (f" ({why[-1].split(': ', 1)[-1].strip()})" if why else "")
+                             + "; linted with W=1 alone")
+                extra.append("SPARSE=no")
+                r = subprocess.run(make_command(kernel, dest / d, "lint", *extra),
+                                   capture_output=True, text=True)
+                log = r.stdout + r.stderr
+            if r.returncode != 0:
+                ok = False
+                tail = "\n".join(log.splitlines()[-40:])
+                notes.append(f"{d}: lint failed:\n{tail}")
+    features = {}
+    conf = dest / "kmod" / "dti_conf.h"
+    if conf.is_file():
+        for m in re.finditer(r"^(#define|/\* #undef) (DTI_HAVE_\w+)", conf.read_text(), re.M):
+            features[m.group(2)] = m.group(1) == "#define"
+    return BuildResult(name, kernel.release, ok, notes, features)
+
+
+def feature_table(results: list[BuildResult]) -> tuple[str, list[str]]:
+    """The feature tests' outcome per kernel, and the tests that came out
+    the same on every kernel built (a test that cannot fail, or cannot
+    pass, detects nothing)."""
+    names = sorted({f for r in results for f in r.features})
+    lines = ["feature".ljust(42) + " ".join(r.name.rjust(9) for r in results)]
+    same = []
+    for f in names:
+        vals = [r.features.get(f) for r in results]
+        lines.append(f.ljust(42) + " ".join(("yes" if v else "no" if v is False else "?").rjust(9)
+                                            for v in vals))
+        if len(results) > 1 and len(set(vals)) == 1:
+            same.append(f)
+    return "\n".join(lines), same
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m harness.kernels",
+                                 description="The kernels DTI is tested on.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="the names, and what is installed")
+    i = sub.add_parser("install", help="install kernels (cached)")
+    i.add_argument("names", nargs="+", choices=sorted(SPECS) + ["all"])
+    i.add_argument("--update", action="store_true",
+                   help="look for the newest again, install what changed")
+    b = sub.add_parser("build", help="lint dti.ko and every client for kernels (W=1, sparse)")
+    b.add_argument("names", nargs="+", choices=sorted(SPECS) + ["installed"])
+    b.add_argument("--out", type=Path, default=REPO / "testsuite" / ".build" / "matrix")
+    b.add_argument("--expect-both", action="store_true",
+                   help="fail if a feature test came out the same on every kernel")
+    r = sub.add_parser("release", help="a kernel's release, if installed; without NAME, "
+                       "the kernel the tests boot ($DTI_KERNEL, $DTI_KVER or the default)")
+    r.add_argument("name", nargs="?", choices=sorted(SPECS))
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "list":
+            for name, spec in SPECS.items():
+                k = find(name, check=False)
+                print(f"{name:10} {spec.what:42} {k.release if k else '-'}")
+        elif args.cmd == "install":
+            names = list(SPECS) if "all" in args.names else args.names
+            for n in names:
+                print(f"{n}: {install(n, update=args.update)}", flush=True)
+        elif args.cmd == "build":
+            names = ([n for n in SPECS if find(n, check=False)] if "installed" in args.names
+                     else args.names)
+            results = []
+            for n in names:
+                print(f"kernels: building for {n} ...", flush=True)
+                res = build(n, args.out)
+                results.append(res)
+                print(f"{n:10} {res.release:28} {'clean' if res.ok else 'FAILED'}", flush=True)
+                for note in res.notes:
+                    print(f"           {note}", flush=True)
+            table, same = feature_table(results)
+            print("\nfeature tests (kmod/compat/conf/):\n" + table)
+            failed = [r.name for r in results if not r.ok]
+            if args.expect_both and same:
+                print(f"kernels: feature tests with one outcome on every kernel: "
+                      f"{', '.join(same)}", file=sys.stderr)
+                failed.append("feature tests")
+            print(f"\nkernels: {len(results) - len(failed)} clean, "
+                  f"{len(failed)} failed{': ' + ', '.join(failed) if failed else ''}")
+            return 1 if failed else 0
+        elif args.cmd == "release":
+            print(find(args.name).release if args.name else find_kernel().release)
+    except (KernelsError, KernelNotFound) as e:
+        print(f"kernels: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
