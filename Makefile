@@ -29,7 +29,11 @@
 #   make debug-kernel  Debian's 6.1 source (linux-source-6.1) built with
 #                 KASAN, lockdep, kmemleak, debug objects and UBSAN
 #                 (testsuite/harness/debugkernel.py), cached outside the tree
-#                 in ~/.cache/dti/debug-kernel/; long (see README, Tests)
+#                 in ~/.cache/dti/debug-kernel/; long (see README, Tests).
+#                 KERNEL=rt-debug: Debian's 6.12 source (linux-source-6.12)
+#                 with PREEMPT_RT and the same checkers, plus lockdep's
+#                 raw_spinlock nesting check, cached beside it
+#                 (DTI_KERNEL=rt-debug boots it)
 #   make check KERNEL=debug  the same checks, the guests booting that kernel
 #                 (builds it first if the cache lacks it; CI does not run it)
 #   make stress   the stress run (testsuite/test_stress.py) for DURATION
@@ -45,8 +49,20 @@
 
 PYTHON  ?= /usr/bin/python3
 PYTEST  ?= $(PYTHON) -m pytest
-KVER    ?= $(shell ls -1 /lib/modules 2>/dev/null | sort -V | \
-	     while read v; do [ -d /lib/modules/$$v/build ] && echo $$v; done | tail -n1)
+
+# KERNEL=NAME: the guest tests boot kernel NAME of the matrix
+# (testsuite/harness/kernels.py), or the debug kernel (debug, rt-debug).
+KERNEL ?=
+MATRIX_KERNELS := 6.1 6.1-rt 6.12 6.12-rt 5.10 newest newest-rt
+DEBUG_KERNELS  := debug rt-debug
+matrix_kernel = $(filter $(MATRIX_KERNELS),$(KERNEL))
+
+# The release `make modules` and `make lint` build for: KERNEL's if it is
+# one of the host's kernels, else the kernel the tests boot by default
+# (Debian's default kernel, linux-image-amd64's).
+KVER    ?= $(shell cd testsuite && DTI_KERNEL= DTI_KVER= $(PYTHON) -m harness.kernels release \
+	     $(filter 6.1 6.1-rt 6.12 6.12-rt,$(KERNEL)) 2>/dev/null || \
+	     ls -1 /lib/modules 2>/dev/null | sort -V | tail -n1)
 export KVER
 
 MODULE_DIRS := kmod testsuite/modules examples
@@ -62,24 +78,55 @@ runtime:
 deps:
 	.ci/install-deps
 
+# A kernel of the matrix is linted in a copy of the module directories
+# (its own chroot's compiler for 5.10 and newest); see check-build.
 lint:
+ifneq ($(matrix_kernel),)
+	cd testsuite && $(PYTHON) -m harness.kernels build $(matrix_kernel)
+else
 	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) lint || exit; done
+endif
 
 demo: deps
 	$(MAKE) modules
 	cd testsuite && $(PYTHON) demo.py
 
-# KERNEL=debug (or a debug kernel's cache dir): the guest tests boot the
-# debug kernel, through env DTI_KERNEL (testsuite/harness/kernel.py).
-KERNEL ?=
+# KERNEL=NAME (a kernel of the matrix, debug, rt-debug, or a debug
+# kernel's cache dir): the guest tests boot that kernel, through env
+# DTI_KERNEL (testsuite/harness/kernel.py).
 ifneq ($(KERNEL),)
 export DTI_KERNEL := $(KERNEL)
 endif
+kernel_prereq = $(if $(filter $(DEBUG_KERNELS),$(KERNEL)),debug-kernel,$(if $(matrix_kernel),kernels))
 
-check: deps $(if $(filter debug,$(KERNEL)),debug-kernel)
+check: deps $(kernel_prereq)
 	$(MAKE) lint
 	$(MAKE) --no-print-directory -C runtime check
 	cd testsuite && $(PYTEST) -q $(PYTEST_ARGS)
+
+# The kernels of the matrix, installed and cached (KERNEL=NAME: one):
+# the host's from Debian 12's archive, 5.10 and the newest kernel Debian
+# ships in chroots of their own releases (testsuite/harness/kernels.py).
+kernels: deps
+	cd testsuite && $(PYTHON) -m harness.kernels install $(or $(matrix_kernel),$(MATRIX_KERNELS))
+
+# dti.ko, the examples, the test modules and the benchmark module built
+# W=1, sparse and kernel-doc clean for every kernel of the matrix, and
+# every feature test seen both ways.
+check-build: kernels
+	cd testsuite && $(PYTHON) -m harness.kernels build --expect-both \
+		$(or $(matrix_kernel),$(MATRIX_KERNELS))
+
+# The core set (conftest.CORE_FILES) on KERNEL, default the default one.
+check-core: deps $(kernel_prereq)
+	cd testsuite && $(PYTEST) -q -m core $(PYTEST_ARGS)
+
+# The whole suite on every kernel of the matrix but the default (make
+# check runs that): hours on two cores.
+check-kernels: kernels
+	@for k in $(filter-out 6.1,$(MATRIX_KERNELS)); do \
+		echo "=== make check KERNEL=$$k"; \
+		$(MAKE) --no-print-directory check KERNEL=$$k || exit; done
 
 # Tests that need the guest kernel's DWARF (a kernel.function() probe):
 # installs Debian's linux-image-KVER-dbg (about 860 MB, several GB
@@ -101,12 +148,15 @@ check-crash: deps
 
 # The debug kernel: installs linux-source-6.1, builds once per source
 # version and config fragment (testsuite/harness/debug-kernel.config).
+# KERNEL=rt-debug: the PREEMPT_RT one, from linux-source-6.12, with
+# debug-kernel.config and rt-debug-kernel.config (a cache entry of its own).
+debug-kernel: DEBUG_FLAVOUR = $(if $(filter rt-debug,$(KERNEL)),rt-debug,debug)
 debug-kernel:
-	.ci/install-deps linux-source-6.1
-	cd testsuite && $(PYTHON) -m harness.debugkernel build
+	.ci/install-deps $(if $(filter rt-debug,$(DEBUG_FLAVOUR)),linux-source-6.12,linux-source-6.1)
+	cd testsuite && $(PYTHON) -m harness.debugkernel build --flavour $(DEBUG_FLAVOUR)
 
 DURATION ?= 600
-stress: deps $(if $(filter debug,$(KERNEL)),debug-kernel)
+stress: deps $(kernel_prereq)
 	$(MAKE) lint
 	cd testsuite && DTI_STRESS_DURATION=$(DURATION) $(PYTEST) -q -s test_stress.py
 
@@ -170,5 +220,5 @@ check-deb: deps
 	cd testsuite && DTI_CHECK_DEB=1 $(PYTEST) -q test_packages.py
 
 .PHONY: all modules runtime deps lint demo check check-kdebug check-crash stress bench clean \
-	debug-kernel \
+	debug-kernel kernels check-build check-core check-kernels \
 	install install-kmod install-runtime install-stap deb check-deb

@@ -1,26 +1,40 @@
-"""The debug kernel: Debian's 6.1 source built with the kernel's own checkers.
+"""The debug kernels: Debian's kernel source built with the kernel's own checkers.
 
-    cd testsuite && python3 -m harness.debugkernel build [-j N] [--config-only]
-    cd testsuite && python3 -m harness.debugkernel path    # its cache dir, or exit 1
+    cd testsuite && python3 -m harness.debugkernel build [--flavour F] [-j N] [--config-only]
+    cd testsuite && python3 -m harness.debugkernel path [--flavour F]  # its cache dir, or exit 1
 
-(`make debug-kernel` installs linux-source-6.1 and runs `build`.)
+Two flavours (FLAVOURS), "debug" when none is named:
 
-The source is the linux-source-6.1 package's tarball, so the kernel is
+    debug      linux-source-6.1, x86_64_defconfig + debug-kernel.config
+               (`make debug-kernel`; DTI_KERNEL=debug)
+    rt-debug   linux-source-6.12, x86_64_defconfig + debug-kernel.config
+               + rt-debug-kernel.config: the same checkers on PREEMPT_RT,
+               with lockdep's raw_spinlock-in-spinlock nesting check
+               (`make debug-kernel KERNEL=rt-debug`; DTI_KERNEL=rt-debug)
+
+(`make debug-kernel` installs the flavour's source package and runs `build`.)
+
+The source is the linux-source-6.x package's tarball, so the kernel is
 Debian's, patches and all; its version is whatever the package holds.  The
-config is `make x86_64_defconfig` with debug-kernel.config (next to this
-file) merged over it by scripts/kconfig/merge_config.sh: what DTI, relay,
-debugfs, ftrace, kprobes, perf, BPF, SystemTap and the harness use, KASAN,
-lockdep, kmemleak, debug objects, UBSAN and the rest of the checkers, and
-minus defconfig's graphics, sound, USB, wireless and NIC drivers that a
-guest booted with -nodefaults never sees.  merge_config.sh only warns
-when a value did not make it, so check_config() then compares every line
-of the fragment with the final .config and the build stops on any
+config is `make x86_64_defconfig` with the flavour's fragments (next to
+this file) merged over it, in their order, by scripts/kconfig/merge_config.sh.
+debug-kernel.config: what DTI, relay, debugfs, ftrace, kprobes, perf, BPF,
+SystemTap and the harness use, KASAN, lockdep, kmemleak, debug objects,
+UBSAN and the rest of the checkers, and minus defconfig's graphics, sound,
+USB, wireless and NIC drivers that a guest booted with -nodefaults never
+sees.  rt-debug-kernel.config overrides what PREEMPT_RT and 6.12 need
+otherwise (the preemption model, options 6.12 renamed or dropped), and a
+later fragment's line wins as it does in merge_config.sh.  merge_config.sh
+only warns when a value did not make it, so check_config() then compares
+every line that holds after the merge (each fragment's, minus what a
+later one overrides) with the final .config and the build stops on any
 difference.
 
 Everything lives in one cache directory outside the repository,
 $DTI_DEBUG_KERNEL_CACHE or ${XDG_CACHE_HOME:-~/.cache}/dti/debug-kernel,
-in a subdirectory VERSION-KEY (KEY hashes the source package's version,
-the base config, the fragment, the compiler and LAYOUT_VERSION):
+in a subdirectory VERSION-KEY per flavour and source (KEY hashes the
+source package and its version, the base config, the fragments, the
+compiler and LAYOUT_VERSION):
 
     build/            the kernel tree, built in place: vmlinux with DWARF,
                       System.map, Module.symvers.  It is KDIR for external
@@ -32,12 +46,14 @@ the base config, the fragment, the compiler and LAYOUT_VERSION):
                       `make modules_install INSTALL_MOD_PATH=modules`:
                       kernel/..., modules.dep (dump.py reads it), build ->
     build.log         the whole build's output
-    info.json         written last: release, versions, key, build time
+    info.json         written last: flavour, release, versions, key, build time
 
 A finished directory is never rebuilt; one whose build stopped carries on
 from where it was (the extracted tree and its objects are kept).  After a
-build, only the KEEP_BUILDS newest finished ones stay.  The
-release is <version>-dti-debug (CONFIG_LOCALVERSION in the fragment).
+build, only the KEEP_BUILDS newest finished ones of its flavour stay (an
+info.json without "flavour" is a "debug" one), so the flavours never
+evict each other.  The release is <version>-dti-debug or
+<version>-dti-rt-debug (CONFIG_LOCALVERSION in the fragments).
 The kernel is not installed on the host (nothing goes to /boot or
 /lib/modules): `find()` hands the harness a Kernel whose paths point into
 the cache, and SystemTap is given the build tree with `-r` (see
@@ -45,7 +61,9 @@ kernel.Kernel.stap_target).
 
 Under KASAN, lockdep and kmemleak in TCG a guest runs several times slower
 than Debian's kernel, so guest timeouts are multiplied by TIMEOUT_FACTOR
-(kernel.Kernel.scaled(); DTI_TIMEOUT_FACTOR overrides it).
+(kernel.Kernel.scaled(); DTI_TIMEOUT_FACTOR overrides it).  Both flavours
+give the harness a Kernel of flavour "debug" (kernel.py's notion: built
+here, not installed); which of the two it is, is info.json's "flavour".
 """
 
 from __future__ import annotations
@@ -63,12 +81,15 @@ from pathlib import Path
 
 from .kernel import Kernel, KernelNotFound
 
-SOURCE_PACKAGE = "linux-source-6.1"
+SOURCE_PACKAGE = "linux-source-6.1"        # the "debug" flavour's
+RT_SOURCE_PACKAGE = "linux-source-6.12"     # the "rt-debug" flavour's
 BASE_CONFIG = "x86_64_defconfig"
 FRAGMENT = Path(__file__).resolve().with_name("debug-kernel.config")
+RT_FRAGMENT = Path(__file__).resolve().with_name("rt-debug-kernel.config")
+FLAVOURS = ("debug", "rt-debug")
 LAYOUT_VERSION = 1          # bump when the build steps or the cache layout change
 TIMEOUT_FACTOR = 4.0
-KEEP_BUILDS = 2             # finished builds kept in the cache (about 4 GB each)
+KEEP_BUILDS = 2             # finished builds kept per flavour (about 4 GB each)
 HEARTBEAT = 300.0           # seconds between progress lines during make
 
 
@@ -77,27 +98,67 @@ class DebugKernelError(RuntimeError):
 
 
 # --------------------------------------------------------------------------
+# flavours
+# --------------------------------------------------------------------------
+
+def check_flavour(flavour: str) -> str:
+    if flavour not in FLAVOURS:
+        raise DebugKernelError(f"no debug kernel flavour {flavour!r}: "
+                               f"one of {', '.join(FLAVOURS)}")
+    return flavour
+
+
+def source_package(flavour: str = "debug") -> str:
+    """The Debian package whose tarball the flavour is built from."""
+    return RT_SOURCE_PACKAGE if check_flavour(flavour) == "rt-debug" else SOURCE_PACKAGE
+
+
+def fragments(flavour: str = "debug") -> list[Path]:
+    """The flavour's config fragments, in merge order (a later one wins)."""
+    return [FRAGMENT, RT_FRAGMENT] if check_flavour(flavour) == "rt-debug" else [FRAGMENT]
+
+
+def fragments_text(flavour: str = "debug") -> str:
+    """The fragments one after the other: read_config() of it gives each
+    option's value after the merge, the last fragment's."""
+    return "\n".join(f.read_text() for f in fragments(flavour))
+
+
+def make_command(flavour: str = "debug") -> str:
+    """What builds the flavour, for the messages."""
+    return "make debug-kernel" + ("" if flavour == "debug" else f" KERNEL={flavour}")
+
+
+def build_time(flavour: str = "debug") -> str:
+    """How long make takes on 2 cores, for the messages."""
+    return "about 30 min" if flavour == "debug" else "30 to 60 min"
+
+
+# --------------------------------------------------------------------------
 # source, key, cache
 # --------------------------------------------------------------------------
 
-def source_version() -> str:
-    """The installed linux-source-6.1 package's version, e.g. "6.1.192-2"."""
-    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}", SOURCE_PACKAGE],
+def source_version(flavour: str = "debug") -> str:
+    """The installed source package's version, e.g. "6.1.192-2" (linux-source-6.1)
+    or "6.12.117-1~deb12u1" (linux-source-6.12)."""
+    package = source_package(flavour)
+    r = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}", package],
                        capture_output=True, text=True)
     status, _, version = r.stdout.partition("\t")
     if r.returncode != 0 or "ok installed" not in status or not version:
-        raise DebugKernelError(f"{SOURCE_PACKAGE} is not installed: "
-                               f".ci/install-deps {SOURCE_PACKAGE} (make debug-kernel does)")
+        raise DebugKernelError(f"{package} is not installed: "
+                               f".ci/install-deps {package} ({make_command(flavour)} does)")
     return version
 
 
-def source_tarball() -> Path:
+def source_tarball(flavour: str = "debug") -> Path:
     """The kernel source tarball the package installs under /usr/src."""
-    r = subprocess.run(["dpkg", "-L", SOURCE_PACKAGE], capture_output=True, text=True)
+    package = source_package(flavour)
+    r = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True)
     for line in r.stdout.splitlines():
         if re.fullmatch(r"/usr/src/linux-source-[^/]+\.tar\.(xz|bz2|gz)", line):
             return Path(line)
-    raise DebugKernelError(f"{SOURCE_PACKAGE} installs no /usr/src/linux-source-*.tar.*")
+    raise DebugKernelError(f"{package} installs no /usr/src/linux-source-*.tar.*")
 
 
 def compiler_id() -> str:
@@ -113,18 +174,29 @@ def cache_root() -> Path:
     return Path(xdg) / "dti" / "debug-kernel"
 
 
-def cache_key(version: str) -> str:
+def cache_key(version: str, flavour: str = "debug") -> str:
+    # For "debug" the parts are what they were before the flavours came
+    # (one fragment), so its builds keep their key.
     h = hashlib.sha256()
-    for part in (str(LAYOUT_VERSION), SOURCE_PACKAGE, version, BASE_CONFIG,
-                 FRAGMENT.read_text(), compiler_id()):
+    for part in (str(LAYOUT_VERSION), source_package(flavour), version, BASE_CONFIG,
+                 *(f.read_text() for f in fragments(flavour)), compiler_id()):
         h.update(part.encode() + b"\0")
     return h.hexdigest()[:12]
 
 
-def cache_dir(version: str | None = None) -> Path:
-    """This source version's and config's directory (built or not)."""
-    version = version or source_version()
-    return cache_root() / f"{version}-{cache_key(version)}"
+def cache_dir(version: str | None = None, flavour: str = "debug") -> Path:
+    """This flavour's, source version's and config's directory (built or not)."""
+    version = version or source_version(flavour)
+    return cache_root() / f"{version}-{cache_key(version, flavour)}"
+
+
+def built_flavour(out: Path) -> str | None:
+    """The flavour of the finished build in `out` (None: not finished)."""
+    try:
+        info = json.loads((out / "info.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return info.get("flavour", "debug")
 
 
 # --------------------------------------------------------------------------
@@ -195,24 +267,30 @@ def _run(cmd: list[str], log, cwd: Path, what: str) -> None:
                                f"--- {log.name} (tail) ---\n{tail}")
 
 
-def configure(src: Path, log) -> str:
-    """defconfig, the fragment merged over it, checked; returns the .config."""
+def configure(src: Path, log, flavour: str = "debug") -> str:
+    """defconfig, the flavour's fragments merged over it, checked; returns
+    the .config."""
+    frags = fragments(flavour)
     _run(["make", BASE_CONFIG], log, src, BASE_CONFIG)
-    _run(["scripts/kconfig/merge_config.sh", ".config", str(FRAGMENT)], log, src,
+    _run(["scripts/kconfig/merge_config.sh", ".config", *map(str, frags)], log, src,
          "merge_config.sh")
     config = (src / ".config").read_text()
-    bad = check_config(FRAGMENT.read_text(), config)
+    bad = check_config(fragments_text(flavour), config)
     if bad:
-        raise DebugKernelError(f"the merged config lacks what {FRAGMENT.name} asks for "
+        names = " + ".join(f.name for f in frags)
+        raise DebugKernelError(f"the merged config lacks what {names} "
+                               f"{'asks' if len(frags) == 1 else 'ask'} for "
                                "(a dependency not met?):\n  " + "\n  ".join(bad))
     return config
 
 
-def build(jobs: int | None = None, config_only: bool = False) -> Path:
-    """Build (or finish building) the debug kernel; return its cache dir."""
-    version = source_version()
-    tarball = source_tarball()
-    out = cache_dir(version)
+def build(jobs: int | None = None, config_only: bool = False,
+          flavour: str = "debug") -> Path:
+    """Build (or finish building) the flavour's debug kernel; return its cache dir."""
+    package = source_package(flavour)
+    version = source_version(flavour)
+    tarball = source_tarball(flavour)
+    out = cache_dir(version, flavour)
     if (out / "info.json").is_file():
         print(f"debug-kernel: already built: {out}")
         return out
@@ -220,11 +298,12 @@ def build(jobs: int | None = None, config_only: bool = False) -> Path:
     src = out / "build"
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    print(f"debug-kernel: {SOURCE_PACKAGE} {version}, {BASE_CONFIG} + {FRAGMENT.name}, "
+    names = " + ".join(f.name for f in fragments(flavour))
+    print(f"debug-kernel: {flavour}: {package} {version}, {BASE_CONFIG} + {names}, "
           f"-j{jobs}\ndebug-kernel: in {out} (log: {out / 'build.log'})", flush=True)
     with open(out / "build.log", "a") as log:
-        log.write(f"\n=== {time.strftime('%F %T')} {SOURCE_PACKAGE} {version} "
-                  f"key {cache_key(version)} -j{jobs}\n")
+        log.write(f"\n=== {time.strftime('%F %T')} {flavour}: {package} {version} "
+                  f"key {cache_key(version, flavour)} -j{jobs}\n")
         stamp = src / ".dti-extracted"
         if not stamp.is_file():
             print(f"debug-kernel: extracting {tarball}", flush=True)
@@ -234,12 +313,12 @@ def build(jobs: int | None = None, config_only: bool = False) -> Path:
                  log, out, "extracting the source")
             stamp.write_text(f"{tarball} {version}\n")
         print("debug-kernel: configuring", flush=True)
-        config = configure(src, log)
+        config = configure(src, log, flavour)
         counts = config_counts(config)
         print(f"debug-kernel: config checked: {counts['y']} =y, {counts['m']} =m", flush=True)
         if config_only:
             return out
-        print(f"debug-kernel: make -j{jobs} (about 30 min on 2 cores)", flush=True)
+        print(f"debug-kernel: make -j{jobs} ({build_time(flavour)} on 2 cores)", flush=True)
         t1 = time.monotonic()
         # LOCALVERSION= (empty): no "+" from setlocalversion whatever tree
         # the cache sits in.
@@ -258,10 +337,12 @@ def build(jobs: int | None = None, config_only: bool = False) -> Path:
         shutil.copyfile(src / "System.map", out / "System.map")
         shutil.copyfile(src / ".config", out / "config")
     info = {
+        "flavour": flavour,
         "release": release,
-        "source_package": SOURCE_PACKAGE,
+        "source_package": package,
         "source_version": version,
-        "key": cache_key(version),
+        "key": cache_key(version, flavour),
+        "fragments": [f.name for f in fragments(flavour)],
         "base_config": BASE_CONFIG,
         "compiler": compiler_id(),
         "jobs": jobs,
@@ -280,10 +361,12 @@ def build(jobs: int | None = None, config_only: bool = False) -> Path:
 
 
 def prune(keep: Path) -> None:
-    """Remove finished builds other than `keep` and the newest of the rest,
-    KEEP_BUILDS in all (a new package or fragment leaves the old ones)."""
+    """Remove finished builds of `keep`'s flavour other than `keep` and the
+    newest of the rest, KEEP_BUILDS in all (a new package or fragment leaves
+    the old ones); the other flavour's builds are left alone."""
+    flavour = built_flavour(keep) or "debug"
     done = sorted((d for d in cache_root().iterdir()
-                   if d != keep and (d / "info.json").is_file()),
+                   if d != keep and built_flavour(d) == flavour),
                   key=lambda d: (d / "info.json").stat().st_mtime, reverse=True)
     for d in done[KEEP_BUILDS - 1:]:
         print(f"debug-kernel: removing the older build {d}", flush=True)
@@ -307,36 +390,45 @@ def kernel_in(out: Path) -> Kernel:
 
 
 def find(spec: str = "debug") -> Kernel:
-    """The debug kernel for DTI_KERNEL=`spec`: "debug" (the one built from
-    the installed linux-source-6.1 with today's fragment) or a cache dir."""
-    if spec != "debug":
+    """The debug kernel for DTI_KERNEL=`spec`: a flavour, "debug" (the one
+    built from the installed linux-source-6.1 with today's fragment) or
+    "rt-debug" (linux-source-6.12, PREEMPT_RT, today's two fragments), or
+    a cache dir."""
+    if spec not in FLAVOURS:
         return kernel_in(Path(spec))
+    flavour = spec
     try:
-        out = cache_dir()
+        out = cache_dir(flavour=flavour)
     except DebugKernelError as e:
-        raise KernelNotFound(f"debug kernel: {e}") from None
+        raise KernelNotFound(f"{flavour} kernel: {e}") from None
     if not (out / "info.json").is_file():
-        raise KernelNotFound(f"debug kernel not built for {SOURCE_PACKAGE} "
-                             f"{source_version()} and {FRAGMENT.name} as they are now: "
-                             f"make debug-kernel (about 30 min on 2 cores; into {out})")
+        names = " and ".join(f.name for f in fragments(flavour))
+        raise KernelNotFound(f"{flavour} kernel not built for {source_package(flavour)} "
+                             f"{source_version(flavour)} and {names} as they are now: "
+                             f"{make_command(flavour)} ({build_time(flavour)} on 2 cores; "
+                             f"into {out})")
     return kernel_in(out)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m harness.debugkernel",
-                                 description="Build or locate DTI's debug kernel.")
+                                 description="Build or locate DTI's debug kernels.")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="build it (a no-op when the cache has it)")
     b.add_argument("-j", "--jobs", type=int, default=None)
     b.add_argument("--config-only", action="store_true",
                    help="extract, configure and check the config, then stop")
-    sub.add_parser("path", help="print its cache dir; exit 1 if it is not built")
+    p = sub.add_parser("path", help="print its cache dir; exit 1 if it is not built")
+    for s in (b, p):
+        s.add_argument("--flavour", choices=FLAVOURS, default="debug",
+                       help="debug: linux-source-6.1 (the default); "
+                            "rt-debug: linux-source-6.12 with PREEMPT_RT")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "build":
-            build(args.jobs, args.config_only)
+            build(args.jobs, args.config_only, args.flavour)
         else:
-            out = cache_dir()
+            out = cache_dir(flavour=args.flavour)
             print(out)
             return 0 if (out / "info.json").is_file() else 1
     except DebugKernelError as e:

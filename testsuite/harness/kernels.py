@@ -299,9 +299,13 @@ def install(name: str, update: bool = False) -> str:
             # modules, not an initramfs made here.  Unpacked aside and
             # copied: extracted over / it would put a
             # directory in place of a merged-/usr symlink such as /lib.
+            # Where signed images are built, linux-image-REL may hold no
+            # kernel, depending on linux-image-REL-unsigned (backports).
             chroot_run(root, f"rm -rf /tmp/image && mkdir /tmp/image && cd /tmp/image && "
-                       f"apt-get download -q linux-image-{rel} && "
-                       f"dpkg-deb -x linux-image-{rel}_*.deb root && "
+                       f"for p in linux-image-{rel} linux-image-{rel}-unsigned; do "
+                       f"apt-get download -q $p && dpkg-deb -x $p_*.deb root && "
+                       f"[ -f root/boot/vmlinuz-{rel} ] && break; rm -rf root ./*.deb; done && "
+                       f"[ -f root/boot/vmlinuz-{rel} ] && "
                        f"mkdir -p /boot /lib/modules && cp -a root/boot/. /boot/ && "
                        f"for d in root/lib/modules root/usr/lib/modules; do "
                        f"[ ! -d $d ] || cp -a $d/. /lib/modules/; done && "
