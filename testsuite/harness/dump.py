@@ -89,8 +89,10 @@ EXPECTED_CRASH = r"Kernel panic - not syncing: sysrq triggered crash"
 DEFAULT_MAKEDUMPFILE_OPTS = ("-c", "-d", "31")   # Debian kdump-tools' default
 
 # Guest modules of the QEMU path: the kernel writes VMCOREINFO to fw_cfg
-# when qemu_fw_cfg loads; pvpanic-mmio drives `-device pvpanic` (ACPI QEMU0001).
-QEMU_PATH_MODULES = ("qemu_fw_cfg", "pvpanic-mmio")
+# when qemu_fw_cfg loads; pvpanic-mmio drives `-device pvpanic` (ACPI
+# QEMU0001).  A tuple names alternatives, the first the kernel has wins:
+# before 5.12 the driver was pvpanic.
+QEMU_PATH_MODULES = ("qemu_fw_cfg", ("pvpanic-mmio", "pvpanic"))
 # Capture kernel: the dump disk.
 CAPTURE_MODULES = ("virtio_pci", "virtio_blk")
 CAPTURE_CMDLINE = ("console=ttyS0 oops=panic panic=-1 loglevel=7 rdinit=/init "
@@ -338,13 +340,22 @@ def _plain_module(kernel: Kernel, path: Path) -> Path:
     return out
 
 
-def kernel_modules(kernel: Kernel, names: Iterable[str]) -> list[Path]:
+def kernel_modules(kernel: Kernel, names: Iterable[str | tuple[str, ...]]) -> list[Path]:
     """Paths of the distribution's modules `names` and their dependencies,
     dependencies first (the order to insmod them); a module built into the
-    kernel is left out, a compressed one decompressed (_plain_module())."""
+    kernel is left out, a compressed one decompressed (_plain_module()).
+    A name may be a tuple of alternatives: the first the kernel has."""
     deps = _module_dep(kernel)
     builtin = _module_builtin(kernel)
     order: list[Path] = []
+
+    def pick(name: str | tuple[str, ...]) -> str:
+        if isinstance(name, str):
+            return name
+        for n in name:
+            if n.replace("-", "_") in deps or n.replace("-", "_") in builtin:
+                return n
+        return name[0]
 
     def visit(name: str) -> None:
         key = name.replace("-", "_")
@@ -361,7 +372,7 @@ def kernel_modules(kernel: Kernel, names: Iterable[str]) -> list[Path]:
             order.append(path)
 
     for n in names:
-        visit(n)
+        visit(pick(n))
     return order
 
 

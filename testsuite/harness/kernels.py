@@ -299,14 +299,21 @@ def install(name: str, update: bool = False) -> str:
             # modules, not an initramfs made here.  Unpacked aside and
             # copied: extracted over / it would put a
             # directory in place of a merged-/usr symlink such as /lib.
-            # Where signed images are built, linux-image-REL may hold no
-            # kernel, depending on linux-image-REL-unsigned (backports).
-            chroot_run(root, f"rm -rf /tmp/image && mkdir /tmp/image && cd /tmp/image && "
-                       f"for p in linux-image-{rel} linux-image-{rel}-unsigned; do "
-                       f"apt-get download -q $p && dpkg-deb -x $p_*.deb root && "
-                       f"[ -f root/boot/vmlinuz-{rel} ] && break; rm -rf root ./*.deb; done && "
-                       f"[ -f root/boot/vmlinuz-{rel} ] && "
-                       f"mkdir -p /boot /lib/modules && cp -a root/boot/. /boot/ && "
+            # Since 7.0 linux-image-REL holds no kernel: it depends on
+            # linux-binary-REL and linux-modules-REL; so the image and
+            # whichever of its dependencies are parts of it.  vmlinuz may be
+            # /usr/lib/modules/REL/vmlinuz, put in /boot by kernel-install.
+            deps = chroot_run(root, f"apt-cache depends linux-image-{rel}", "the image's parts")
+            parts = [f"linux-image-{rel}"] + sorted(set(re.findall(
+                rf"Depends: (linux-(?:binary|modules|image)-{re.escape(rel)}(?:-unsigned)?)$",
+                deps, re.M)))
+            chroot_run(root, "rm -rf /tmp/image && mkdir /tmp/image && cd /tmp/image && "
+                       f"apt-get download -q {' '.join(parts)} && "
+                       "for d in ./*.deb; do dpkg-deb -x $d root; done && "
+                       "mkdir -p root/boot /boot /lib/modules && "
+                       f"for v in root/usr/lib/modules/{rel}/vmlinuz root/lib/modules/{rel}/vmlinuz; "
+                       f"do [ ! -f $v ] || cp $v root/boot/vmlinuz-{rel}; done && "
+                       f"[ -f root/boot/vmlinuz-{rel} ] && cp -a root/boot/. /boot/ && "
                        f"for d in root/lib/modules root/usr/lib/modules; do "
                        f"[ ! -d $d ] || cp -a $d/. /lib/modules/; done && "
                        f"cd / && rm -rf /tmp/image", f"unpacking linux-image-{rel}")
