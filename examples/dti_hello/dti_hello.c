@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The DTI handle API in fifteen lines: cat /sys/kernel/debug/dti/hello/merged */
+/* The DTI handle API in twenty lines: cat /sys/kernel/debug/dti/hello/merged */
 #include <linux/dti.h>
 #include <linux/module.h>
 
@@ -22,4 +22,5 @@ static void __exit hello_exit(void)
 
 module_init(hello_init);
 module_exit(hello_exit);
+MODULE_DESCRIPTION("DTI hello: a handle and one record");
 MODULE_LICENSE("GPL");

@@ -1742,7 +1742,7 @@ static long dtt_bad_evreg_65th(void)
 {
 	struct dti_event_type *t;
 	struct dti_info *ch;
-	char (*names)[8];
+	char (*names)[sizeof("t-2147483648")];	/* any int */
 	long ret = 0;
 	int i;
 
