@@ -613,7 +613,7 @@ EXPORT_SYMBOL_GPL(dti_ctl_trigger_left);
 /* DTI_CTL_POOL_FILE: the pool's size, entries free now, creates refused. */
 static int dti_ctl_pool_show(struct seq_file *m, void *v)
 {
-	seq_printf(m, "size %u\nfree %u\nrefused_empty %lu\n", DTI_CTL_POOL_SIZE,
+	seq_printf(m, "size: %u\nfree: %u\nrefused_empty: %lu\n", DTI_CTL_POOL_SIZE,
 		   READ_ONCE(dti_ctl_pool_n), atomic_long_read(&dti_ctl_pool_empty));
 	return 0;
 }

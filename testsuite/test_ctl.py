@@ -188,3 +188,45 @@ def test_release_ends_a_halt_trigger(dti_guest):
     st = parse_stats(out(res, "s", "stats"))
     assert st["total"]["halted"] == 0 and st["total"]["written"] == 7
     assert out(res, "s", "level") == "7\n"
+
+
+def test_create_from_hardirq_takes_the_pool_and_it_refills(dti_guest):
+    """dti_ctl_create() never allocates where it runs (PREEMPT_RT's
+    allocator sleeps): channels created in one hard interrupt take the
+    pool's entries, the ones past it are refused with ENOMEM and counted
+    as refused_empty, and the pool refills from process context, so that
+    as many again succeed in the next hard interrupt."""
+    res = dti_guest.run(PRELUDE + """
+        cat $D/.ctl_pool > /out/pool0
+        size=$(sed -n 's/^size: //p' $D/.ctl_pool)
+        ctl ctl_create burst 6 1 hardirq 4096 $((size + 4))
+        cat $T > /out/burst
+        cat $D/.ctl_pool > /out/pool1
+        n=0
+        while ! grep -qx "free: $size" $D/.ctl_pool && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done
+        cat $D/.ctl_pool > /out/pool2
+        ctl ctl_create again 6 1 hardirq 4096 $size
+        cat $T > /out/again
+        ctl ctl_log burst0 3 1 0 hardirq logged
+        sleep 0.5
+        snap burst0 s
+        ls $D > /out/dirs
+        ctl ctl_release
+        rmmod dti_test
+        rmmod dti
+    """, smp=2).check()
+    pool0 = parse_kv(out(res, "pool0"))
+    size = int(pool0["size"])
+    assert int(pool0["free"]) == size and pool0["refused_empty"] == "0"
+    burst = parse_kv(out(res, "burst"))
+    assert burst["ctx_ok"] == "1"
+    assert (burst["stored"], burst["errors"], burst["first_err"]) == (str(size), "4", "-12")
+    assert parse_kv(out(res, "pool1"))["refused_empty"] == "4"
+    assert parse_kv(out(res, "pool2"))["free"] == str(size)
+    again = parse_kv(out(res, "again"))
+    assert (again["stored"], again["errors"]) == (str(size), "0")
+    dirs = set(texts(res, "dirs"))
+    assert {f"burst{i}" for i in range(size)} <= dirs
+    assert {f"again{i}" for i in range(size)} <= dirs
+    assert not {f"burst{i}" for i in range(size, size + 4)} & dirs
+    assert texts(res, "s", "merged") == ["logged 0"]

@@ -39,7 +39,9 @@
  *   s390_level NAME LEVEL                 debug_set_level()
  *   ctl_log NAME LEVEL COUNT CPU CTX TAG  dti_ctl_log() text records
  *   ctl_set NAME LEVEL CPU CTX            dti_ctl_set_level()
- *   ctl_create NAME LEVEL CPU CTX SIZE    dti_ctl_create(), owned by dti_test
+ *   ctl_create NAME LEVEL CPU CTX SIZE [N] dti_ctl_create(), owned by dti_test;
+ *                                         with N, N channels NAME0..NAME<N-1>
+ *                                         in one go
  *   ctl_get NAME                          dti_ctl_get_level() -> "level=N"
  *   ctl_release                           dti_ctl_release() -> "released=N"
  *   ctl_halt NAME COUNT                   dti_ctl_halt_after()
@@ -420,8 +422,10 @@ static int dtt_write_one(struct dtt_job *job, unsigned int i)
 	case DTT_CTL_SET:
 		return dti_ctl_set_level(job->name, job->level);
 	case DTT_CTL_CREATE:
-		return dti_ctl_create(job->name, job->len, job->level,
-				      &dtt_owner);
+		if (job->count == 1)
+			return dti_ctl_create(job->name, job->len, job->level, &dtt_owner);
+		scnprintf(text, sizeof(text), "%s%u", job->name, i);
+		return dti_ctl_create(text, job->len, job->level, &dtt_owner);
 	case DTT_TYPED:
 		return dtt_typed(job, i);
 	}
@@ -598,13 +602,13 @@ err_free:
 	return ret;
 }
 
-/* ctl_set NAME LEVEL CPU CTX, ctl_create NAME LEVEL CPU CTX SIZE */
+/* ctl_set NAME LEVEL CPU CTX, ctl_create NAME LEVEL CPU CTX SIZE [N] */
 static int dtt_cmd_ctl(enum dtt_kind kind, char **argv, int argc)
 {
 	struct dtt_job *job;
 	int cpu, ret;
 
-	if (argc != (kind == DTT_CTL_CREATE ? 6 : 5))
+	if (kind == DTT_CTL_CREATE ? argc != 6 && argc != 7 : argc != 5)
 		return -EINVAL;
 	job = dtt_job_alloc(kind, argv[2], argv[4]);
 	if (IS_ERR(job))
@@ -613,6 +617,10 @@ static int dtt_cmd_ctl(enum dtt_kind kind, char **argv, int argc)
 	ret = kstrtoint(argv[3], 0, &cpu);
 	if (!ret && kind == DTT_CTL_CREATE)
 		ret = kstrtoul(argv[5], 0, &job->len);
+	if (!ret && argc == 7)
+		ret = kstrtouint(argv[6], 0, &job->count);
+	if (!ret && !job->count)
+		ret = -EINVAL;
 	if (ret) {
 		kfree(job);
 		return ret;
