@@ -80,6 +80,7 @@ import time
 from pathlib import Path
 
 from .kernel import Kernel, KernelNotFound
+from .kernel import cache_dir as kernel_cache_dir
 
 SOURCE_PACKAGE = "linux-source-6.1"        # the "debug" flavour's
 RT_SOURCE_PACKAGE = "linux-source-6.12"     # the "rt-debug" flavour's
@@ -167,11 +168,7 @@ def compiler_id() -> str:
 
 
 def cache_root() -> Path:
-    env = os.environ.get("DTI_DEBUG_KERNEL_CACHE")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "dti" / "debug-kernel"
+    return kernel_cache_dir("DTI_DEBUG_KERNEL_CACHE", "debug-kernel")
 
 
 def cache_key(version: str, flavour: str = "debug") -> str:

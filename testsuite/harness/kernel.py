@@ -78,6 +78,15 @@ class Kernel:
         return timeout * (float(factor) if factor else self.timeout_factor)
 
 
+def cache_dir(env: str, name: str) -> Path:
+    """$env if set, else ${XDG_CACHE_HOME:-~/.cache}/dti/name: where a kind
+    of kernel the harness builds or installs is kept, outside the tree."""
+    if os.environ.get(env):
+        return Path(os.environ[env])
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "dti" / name
+
+
 def version_key(release: str) -> tuple:
     """Sort key for kernel releases: numeric runs compare as numbers."""
     return tuple((0, int(p)) if p.isdigit() else (1, p)

@@ -49,7 +49,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .kernel import Kernel, KernelNotFound, find_kernel, version_key
+from .kernel import Kernel, KernelNotFound, cache_dir, find_kernel, version_key
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MIRROR = "http://deb.debian.org/debian"
@@ -95,11 +95,7 @@ class KernelsError(RuntimeError):
 
 
 def cache_root() -> Path:
-    env = os.environ.get("DTI_KERNELS_CACHE")
-    if env:
-        return Path(env)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "dti" / "kernels"
+    return cache_dir("DTI_KERNELS_CACHE", "kernels")
 
 
 def _run(cmd: list[str], what: str, **kw) -> subprocess.CompletedProcess:
