@@ -926,15 +926,22 @@ static int dtt_cmd_badlen(const char *name, const char *extra)
  * (relay's for relay channels, DTI's ring writer for persistent ones, and
  * DTI's callback), the strscpy() of the sub-buffer header, and the
  * stored-record probe point.  strscpy() fires all over the kernel too:
- * those records are simply stored.
+ * those records are simply stored.  Since 6.8 strscpy() is a macro and
+ * the function sized_strscpy(): a name the kernel lacks is tried with its
+ * alias (dtt_nest_alias), and reported and logged under the first name.
  */
 static const char *const dtt_nest_syms[] = {
 	"relay_switch_subbuf", "dti_ring_switch", "dti_subbuf_start", "strscpy",
 	"dti_probe_stored", "dti_trace_record", "trace_event_buffer_reserve",
 };
 
+static const char *const dtt_nest_alias[][2] = {
+	{ "strscpy", "sized_strscpy" },
+};
+
 struct dtt_nest_probe {
 	struct kprobe kp;
+	const char *name;
 	atomic_t hits, stored, busy, other;
 };
 
@@ -947,7 +954,7 @@ static int dtt_nest_pre(struct kprobe *kp, struct pt_regs *regs)
 
 	atomic_inc(&np->hits);
 	ret = __dti_printk(dtt_nest_trace, DTI_LEVEL_ERR, "nest %s %u\n",
-			   kp->symbol_name, raw_smp_processor_id());
+			   np->name, raw_smp_processor_id());
 	if (!ret)
 		atomic_inc(&np->stored);
 	else if (ret == -EBUSY)
@@ -955,6 +962,25 @@ static int dtt_nest_pre(struct kprobe *kp, struct pt_regs *regs)
 	else
 		atomic_inc(&np->other);
 	return 0;
+}
+
+/* register_kprobe() on @np's function, under its alias if it has one. */
+static int dtt_nest_register(struct dtt_nest_probe *np)
+{
+	unsigned int i;
+	int ret;
+
+	np->kp.symbol_name = np->name;
+	ret = register_kprobe(&np->kp);
+	for (i = 0; ret == -ENOENT && i < ARRAY_SIZE(dtt_nest_alias); i++) {
+		if (strcmp(dtt_nest_alias[i][0], np->name))
+			continue;
+		memset(&np->kp, 0, sizeof(np->kp));
+		np->kp.symbol_name = dtt_nest_alias[i][1];
+		np->kp.pre_handler = dtt_nest_pre;
+		ret = register_kprobe(&np->kp);
+	}
+	return ret;
 }
 
 static int dtt_cmd_nest(struct dtt_channel *c, unsigned int ms)
@@ -970,9 +996,9 @@ static int dtt_cmd_nest(struct dtt_channel *c, unsigned int ms)
 		return -ENOMEM;
 	dtt_nest_trace = c->trace;
 	for (n = 0; n < ARRAY_SIZE(dtt_nest_syms); n++) {
-		np[n].kp.symbol_name = dtt_nest_syms[n];
+		np[n].name = dtt_nest_syms[n];
 		np[n].kp.pre_handler = dtt_nest_pre;
-		ret = register_kprobe(&np[n].kp);
+		ret = dtt_nest_register(&np[n]);
 		if (ret) {
 			pr_err("kprobe on %s: %d\n", dtt_nest_syms[n], ret);
 			goto out_unregister;
