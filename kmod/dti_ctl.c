@@ -63,25 +63,6 @@ static atomic_long_t dti_ctl_pool_empty;
 static LLIST_HEAD(dti_ctl_trash);
 static void dti_ctl_refill(struct work_struct *work);
 static DECLARE_WORK(dti_ctl_refill_work, dti_ctl_refill);
-/*
- * Put @own in the pool if it has room.  Context: any but NMI.
- * Return: whether it did.
- */
-static bool dti_ctl_pool_add(struct dti_owned *own)
-{
-	unsigned long flags;
-	bool added = false;
-
-	if (!dti_list_try_lock(&flags))
-		return false;
-	if (dti_ctl_pool_n < DTI_CTL_POOL_SIZE) {
-		dti_ctl_pool[dti_ctl_pool_n++] = own;
-		added = true;
-	}
-	dti_list_unlock(flags);
-	return added;
-}
-
 static void dti_ctl_refill_kick(struct irq_work *kick);
 static struct irq_work dti_ctl_refill_irq_work = IRQ_WORK_INIT(dti_ctl_refill_kick);
 static bool dti_ctl_exiting;
@@ -240,6 +221,25 @@ static void dti_ctl_spare_free(struct dti_owned *own)
 	kfree(own->ch);
 	free_percpu(own->info.stats);
 	kfree(own);
+}
+
+/*
+ * Put @own in the pool if it has room.  Context: any but NMI.
+ * Return: whether it did.
+ */
+static bool dti_ctl_pool_add(struct dti_owned *own)
+{
+	unsigned long flags;
+	bool added = false;
+
+	if (!dti_list_try_lock(&flags))
+		return false;
+	if (dti_ctl_pool_n < DTI_CTL_POOL_SIZE) {
+		dti_ctl_pool[dti_ctl_pool_n++] = own;
+		added = true;
+	}
+	dti_list_unlock(flags);
+	return added;
 }
 
 static void dti_ctl_refill_kick(struct irq_work *kick)
