@@ -321,7 +321,7 @@ def _module_builtin(kernel: Kernel) -> set[str]:
 _DECOMPRESS = {".xz": ["xz", "-dc"], ".zst": ["zstd", "-dcq"], ".gz": ["gzip", "-dc"]}
 
 
-def _plain_module(kernel: Kernel, path: Path) -> Path:
+def plain_module(kernel: Kernel, path: Path) -> Path:
     """`path` itself if it is a plain .ko, else its plain copy, made once
     under the build directory."""
     if path.suffix == ".ko":
@@ -343,7 +343,7 @@ def _plain_module(kernel: Kernel, path: Path) -> Path:
 def kernel_modules(kernel: Kernel, names: Iterable[str | tuple[str, ...]]) -> list[Path]:
     """Paths of the distribution's modules `names` and their dependencies,
     dependencies first (the order to insmod them); a module built into the
-    kernel is left out, a compressed one decompressed (_plain_module()).
+    kernel is left out, a compressed one decompressed (plain_module()).
     A name may be a tuple of alternatives: the first the kernel has."""
     deps = _module_dep(kernel)
     builtin = _module_builtin(kernel)
@@ -367,7 +367,7 @@ def kernel_modules(kernel: Kernel, names: Iterable[str | tuple[str, ...]]) -> li
         path, needs = deps[key]
         for dep in needs:
             visit(dep)
-        path = _plain_module(kernel, path)
+        path = plain_module(kernel, path)
         if path not in order:
             order.append(path)
 
