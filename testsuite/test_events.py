@@ -34,6 +34,7 @@ from pathlib import Path
 from dtirec import parse_merged_ts, parse_stats
 from guestlib import PRELUDE, persist_prelude
 from harness import dump, vm
+from harness.initramfs import DRAIN_OUTPUT
 
 # errno values of the registrations refused
 EBUSY, EEXIST, ENODEV, EINVAL, E2BIG, ENAMETOOLONG, ENOSPC = 16, 17, 19, 22, 7, 36, 28
@@ -156,6 +157,7 @@ if [ "$BOOTNO" = 1 ]; then
     ctl evlog pev 6 400 1 hardirq ptxt
     say "SUM $(md5sum < $D/pev/merged | cut -c1-32) $(wc -l < $D/pev/merged)"
     sync
+    """ + DRAIN_OUTPUT + r"""
     echo b > /proc/sysrq-trigger
     sleep 30
 fi

@@ -37,6 +37,7 @@ from pathlib import Path
 import pytest
 
 from harness import dump, vm
+from harness.initramfs import DRAIN_OUTPUT
 
 HERE = Path(__file__).resolve().parent
 LINES_SRC = HERE / "modules" / "dti_lines.c"
@@ -263,7 +264,7 @@ def test_dump_lines_and_wrong_build(request, modules, kernel, build_dir, dti_too
 
 PERSIST_REGION = "16M@0x30000000"
 PERSIST_MEMMAP = "memmap=16M$0x30000000"
-PREVIOUS = WAIT_BUFFERS + r"""
+PREVIOUS = WAIT_BUFFERS + (r"""
 say() { echo "@@$*"; echo "@@$*" > /dev/console; }
 insmod $DTI_MODDIR/dti.ko persist=%s
 D=/sys/kernel/debug/dti
@@ -275,6 +276,7 @@ if [ "$BOOTNO" = 1 ]; then
     echo %d > /sys/kernel/debug/dti_lines/log
     cat $D/.modules | sed 's/^/@@MOD1 /'
     sync
+    """ % (PERSIST_REGION, ROUNDS)) + DRAIN_OUTPUT + r"""
     echo b > /proc/sysrq-trigger
     sleep 30
 fi
@@ -284,7 +286,7 @@ insmod $DTI_MODDIR/dti_lines.ko
 cat $D/.modules | sed 's/^/@@MOD2 /'
 cat $D/.previous/lines_p/modules | sed 's/^/@@PREVMOD /'
 dti read --previous --lines -d $DTI_MODDIR/dti_lines.ko -F json lines_p > /out/prev.json 2> /out/prev.err
-""" % (PERSIST_REGION, ROUNDS)
+"""
 
 
 def test_previous_boot_lines(modules, kernel, build_dir, dti_tool):

@@ -36,6 +36,7 @@ import pytest
 
 from guestlib import PRELUDE
 from harness import vm
+from harness.initramfs import DRAIN_OUTPUT
 
 REPO = Path(__file__).resolve().parent.parent
 DTI = REPO / "runtime" / "build" / "dti"
@@ -114,6 +115,7 @@ for ch in pa pb; do
     dti read -F json $ch
     echo "@@END $ch"
 done
+""" + DRAIN_OUTPUT + r"""
 echo c > /proc/sysrq-trigger
 """
 
@@ -218,6 +220,7 @@ echo {CAP_BYTES} > /sys/module/dti/parameters/panic_max_bytes
 echo "@@JSON big"
 dti read -F json big
 echo "@@END big"
+{DRAIN_OUTPUT}
 echo c > /proc/sysrq-trigger
 """
 

@@ -106,6 +106,7 @@ if [ "$BOOTNO" = 1 ]; then
     for c in pa pb h_persist plain; do digest $D/$c $c; done
     DAMAGE
     sync
+    DRAIN
     RESET
 fi
 """
@@ -121,7 +122,8 @@ done
 
 def boot_twice(modules, kernel, build_dir, *, reset="echo b > /proc/sysrq-trigger",
                damage="", second="", append="", dti_tool=None):
-    script = (BOOT + LOG_AND_RESET.replace("DAMAGE", damage or ":").replace("RESET", reset)
+    script = (BOOT + LOG_AND_RESET.replace("DAMAGE", damage or ":")
+              .replace("DRAIN", initramfs.DRAIN_OUTPUT).replace("RESET", reset)
               + SECOND_BOOT + second)
     res = vm.run(script, modules=modules, kernel=kernel, build_dir=build_dir,
                  extra_files={str(dti_tool): "/bin/dti"} if dti_tool else None,

@@ -48,6 +48,9 @@ OUT_END_MARKER = "@@DTI-OUT-END@@"
 # output.  A crash or reset does not wait for the serial line, and /init
 # holds the port open, so the last close never drains it: stty sets the
 # line with tcsetattr(TCSADRAIN), which waits for the port to be empty.
+# A script that crashes or resets the guest runs it first: on PREEMPT_RT
+# the UART's interrupt is a thread, and kilobytes can still be waiting
+# (test_panic's JSON on 6.12-rt).
 DRAIN_OUTPUT = f"stty -F {OUT_DEV} raw -echo"
 
 INIT_SCRIPT = f"""#!/bin/sh
