@@ -71,6 +71,11 @@ class Kernel:
         path = self.build_dir / ".config"
         return set(path.read_text().splitlines()) if path.is_file() else None
 
+    @property
+    def preempt_rt(self) -> bool:
+        """Whether the kernel is a PREEMPT_RT one (its config says so)."""
+        return "CONFIG_PREEMPT_RT=y" in (self.config() or ())
+
     def scaled(self, timeout: float) -> float:
         """A guest timeout for this kernel: times $DTI_TIMEOUT_FACTOR if set,
         else times timeout_factor (the debug kernel runs several times slower)."""
