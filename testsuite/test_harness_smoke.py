@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import initramfs
+from harness import initramfs, kernels
 from harness.vm import VMLost, VMPanic, VMTimeout
 
 SPLATMOD_SRC = Path(__file__).parent / "harness/tests/data/splatmod"
@@ -25,8 +25,9 @@ def splat_module(kernel, build_dir):
     work = build_dir / f"splatmod-{kernel.release}"
     shutil.rmtree(work, ignore_errors=True)
     shutil.copytree(SPLATMOD_SRC, work)
-    r = subprocess.run(["make", "-C", str(kernel.build_dir), f"M={work}", "modules"],
-                       capture_output=True, text=True)
+    with kernels.build_context(kernel, work):
+        r = subprocess.run(kernels.kbuild_command(kernel, work, "modules"),
+                           capture_output=True, text=True)
     assert r.returncode == 0, r.stdout + r.stderr
     return work / "dti_splat.ko"
 

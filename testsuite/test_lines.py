@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import dump, vm
+from harness import dump, kernels, vm
 from harness.initramfs import DRAIN_OUTPUT
 
 HERE = Path(__file__).resolve().parent
@@ -213,9 +213,10 @@ def rebuilt_elsewhere(tmp_path: Path, kernel) -> Path:
     (src / "dti_lines.c").write_text("/* moved */\n" + LINES_SRC.read_text())
     (src / "Kbuild").write_text("obj-m := dti_lines.o\n"
                                 f"ccflags-y := -I{HERE.parent / 'kmod' / 'include'}\n")
-    r = subprocess.run(["make", "-C", str(kernel.build_dir), f"M={src}",
-                        f"KBUILD_EXTRA_SYMBOLS={HERE.parent / 'kmod' / 'Module.symvers'}",
-                        "modules"], capture_output=True, text=True)
+    cmd = kernels.kbuild_command(
+        kernel, src, f"KBUILD_EXTRA_SYMBOLS={HERE.parent / 'kmod' / 'Module.symvers'}", "modules")
+    with kernels.build_context(kernel, src):
+        r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     return src / "dti_lines.ko"
 

@@ -135,11 +135,13 @@ def _write_sources(root: Path, sources: tuple[str, ...]) -> None:
 
 
 @contextlib.contextmanager
-def mounted(root: Path):
-    """/proc, /dev and the repository bind-mounted into the chroot (the
-    repository at its own path, so that paths mean the same inside)."""
+def mounted(root: Path, *extra: Path):
+    """/proc, /dev, the repository and the `extra` directories bind-mounted
+    into the chroot, each at its own path, so that paths mean the same
+    inside."""
     points = [(Path("/proc"), root / "proc"), (Path("/dev"), root / "dev"),
-              (REPO, root / str(REPO).lstrip("/"))]
+              *((d, root / str(d).lstrip("/")) for d in (REPO, *extra)
+                if d == REPO or not Path(d).resolve().is_relative_to(REPO))]
     done = []
     try:
         for src, dst in points:
@@ -368,9 +370,20 @@ def make_command(kernel: Kernel, directory: Path, *args: str) -> list[str]:
             f"KVER={kernel.release}", f"KDIR=/lib/modules/{kernel.release}/build", *args]
 
 
-def build_context(kernel: Kernel):
-    """What a make_command() needs around it: the chroot's mounts."""
-    return mounted(kernel.chroot) if kernel.chroot else contextlib.nullcontext()
+def kbuild_command(kernel: Kernel, module_dir: Path, *args: str) -> list[str]:
+    """`make -C KDIR M=module_dir` for `kernel`, Kbuild called directly, in
+    its chroot if it has one (module_dir given to build_context() then)."""
+    env = ["/usr/bin/env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LC_ALL=C"]
+    if kernel.chroot is None:
+        return ["make", "-C", str(kernel.build_dir), f"M={module_dir}", *args]
+    return ["chroot", str(kernel.chroot), *env, "make", "-C",
+            f"/lib/modules/{kernel.release}/build", f"M={module_dir}", *args]
+
+
+def build_context(kernel: Kernel, *extra: Path):
+    """What a make_command() or kbuild_command() needs around it: the
+    chroot's mounts, with `extra` directories outside the repository."""
+    return mounted(kernel.chroot, *extra) if kernel.chroot else contextlib.nullcontext()
 
 
 def _copy_tree(dest: Path) -> None:

@@ -2,12 +2,15 @@
 
 from pathlib import Path
 
+from harness import kernels
 from harness.debugkernel import cache_root
 
 TESTSUITE = Path(__file__).resolve().parents[2]
-# Where the debug kernel is (DTI_KERNEL=debug), found before pytester
-# gives the inner run a HOME of its own
+# Where the debug kernels (DTI_KERNEL=debug) and the matrix's chroots
+# (DTI_KERNEL=5.10, newest) are, found before pytester gives the inner
+# run a HOME of its own
 DEBUG_KERNEL_CACHE = cache_root()
+KERNELS_CACHE = kernels.cache_root()
 
 INNER = '''
 import pytest
@@ -43,6 +46,7 @@ def test_splat_hook_and_vm_lost_report(pytester, monkeypatch, tmp_path):
     monkeypatch.setenv("DTI_BUILD_DIR", str(tmp_path / "build"))
     monkeypatch.setenv("PYTHONPATH", str(TESTSUITE))
     monkeypatch.setenv("DTI_DEBUG_KERNEL_CACHE", str(DEBUG_KERNEL_CACHE))
+    monkeypatch.setenv("DTI_KERNELS_CACHE", str(KERNELS_CACHE))
     pytester.makeconftest((TESTSUITE / "conftest.py").read_text())
     pytester.makepyfile(test_inner=INNER)
     res = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider")
