@@ -33,6 +33,7 @@ Python 3 standard library only; run with /usr/bin/python3.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
@@ -49,7 +50,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "testsuite"))
 sys.path.insert(0, str(HERE))
 
-from harness import dump, initramfs, vm               # noqa: E402
+from harness import dump, initramfs, kernels, vm      # noqa: E402
 from harness.kernel import find_kernel                # noqa: E402
 
 import report                                         # noqa: E402
@@ -119,11 +120,19 @@ def log(msg: str) -> None:
 
 # ---------------------------------------------------------------- build
 
-def make(path: Path, *targets: str, kernel=None) -> None:
-    cmd = ["make", "-C", str(path), f"-j{os.cpu_count() or 1}", *targets]
-    if kernel is not None:
-        cmd += [f"KVER={kernel.release}", f"KDIR={kernel.build_dir}"]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+def make(path: Path, *targets: str, kernel=None, root: Path | None = None) -> None:
+    """make in `path`; for a kernel's modules through the harness, which
+    builds in the kernel's chroot where it has one (harness/kernels.py),
+    with `root`, the tree around `path`, mounted there."""
+    jobs = f"-j{os.cpu_count() or 1}"
+    if kernel is None:
+        cmd = ["make", "-C", str(path), jobs, *targets]
+        ctx = contextlib.nullcontext()
+    else:
+        cmd = kernels.make_command(kernel, path, jobs, *targets)
+        ctx = kernels.build_context(kernel, root or path)
+    with ctx:
+        r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)} failed:\n"
                  + "\n".join((r.stdout + r.stderr).splitlines()[-40:]))
@@ -146,9 +155,9 @@ def build(kernel, work: Path) -> dict[str, Path]:
         shutil.copytree(REPO / d, src / d, ignore=SNAPSHOT_IGNORE)
     # The same dti.ko without dti:dti_record, under the same name.
     shutil.copytree(REPO / "kmod", src / "kmod-notp", ignore=SNAPSHOT_IGNORE)
-    make(src / "kmod", kernel=kernel)
-    make(src / "kmod-notp", "DTI_NO_TRACEPOINT=y", kernel=kernel)
-    make(src / "bench" / "kmod", kernel=kernel)
+    make(src / "kmod", kernel=kernel, root=src)
+    make(src / "kmod-notp", "DTI_NO_TRACEPOINT=y", kernel=kernel, root=src)
+    make(src / "bench" / "kmod", kernel=kernel, root=src)
     make(src / "runtime", "build/dti")
     return {"dti.ko": src / "kmod" / "dti.ko",
             "dti-notp.ko": src / "kmod-notp" / "dti.ko",

@@ -85,7 +85,10 @@ def test_warning_is_detected(guest, splat_module):
                     modules=[splat_module])
     res.check()
     assert res.stdout == "survived\n"
-    hits = guest.expect_splat(r"^WARNING: CPU: \d+ PID: \d+ at .*dti_splat")
+    # WARN()'s first line: "WARNING: CPU: 0 PID: 108 at FILE:LINE FUNC",
+    # from 7.0 "WARNING: FILE:LINE at FUNC [MODULE], CPU#0: COMM/PID".
+    hits = guest.expect_splat(r"^WARNING: (CPU: \d+ PID: \d+ at .*dti_splat"
+                              r"|.*dti_splat.*, CPU#\d+: )")
     assert len(hits) == 1
     assert guest.splats() == []
 
