@@ -8,6 +8,17 @@
 #   make check    lint the modules (W=1, sparse), runtime unit tests and
 #                 fuzz smoke, then the test suite (the Debian packages'
 #                 test among it)
+#   make check KERNEL=NAME  the same on kernel NAME of the matrix: 6.1,
+#                 6.1-rt, 6.12, 6.12-rt, 5.10, newest, newest-rt
+#                 (testsuite/harness/kernels.py), installed first
+#   make kernels  install the matrix's kernels (KERNEL=NAME: one), cached
+#                 in ~/.cache/dti/kernels/ (5.10 and newest in chroots)
+#   make check-build  dti.ko and every client module built W=1, sparse
+#                 and kernel-doc clean for each kernel of the matrix, with
+#                 the feature tests' outcome per kernel (CI runs it)
+#   make check-core KERNEL=NAME  the core set on NAME (CI runs it on
+#                 every kernel but the default)
+#   make check-kernels  the whole suite on every kernel but the default
 #   make check-crash  the crash utility's `dti` command (runtime/crash/):
 #                 installs crash and the kernel's vmlinux (linux-image-KVER-dbg,
 #                 large), builds dti.so, crashes two guests and compares
