@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import functools
 import json
 import os
@@ -49,7 +50,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .kernel import Kernel, KernelNotFound, cache_dir, find_kernel, version_key
+from .kernel import (BOOT_DIR, MODULES_DIR, Kernel, KernelNotFound, _kernel_for, cache_dir,
+                     find_kernel, version_key)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MIRROR = "http://deb.debian.org/debian"
@@ -154,11 +156,14 @@ def mounted(root: Path, *extra: Path):
             subprocess.run(["umount", "-l", str(dst)], capture_output=True)
 
 
+def in_chroot(root: Path, *cmd: str) -> list[str]:
+    """`cmd` run in the chroot at `root`, with a clean environment."""
+    return ["chroot", str(root), "/usr/bin/env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME=/root", "LC_ALL=C", "DEBIAN_FRONTEND=noninteractive", *cmd]
+
+
 def chroot_run(root: Path, script: str, what: str, timeout: float = 3600) -> str:
-    env = ["/usr/bin/env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
-           "LC_ALL=C", "DEBIAN_FRONTEND=noninteractive"]
-    return _run(["chroot", str(root)] + env + ["sh", "-ec", script], what,
-                timeout=timeout).stdout
+    return _run(in_chroot(root, "sh", "-ec", script), what, timeout=timeout).stdout
 
 
 def make_chroot(spec: Spec) -> Path:
@@ -339,10 +344,9 @@ def find(name: str, check: bool = True) -> Kernel | None:
     rel = installed_release(name) if (spec.chroot or spec.newest) else _host_release(spec)
     if rel:
         if spec.chroot is None:
-            vmlinuz = Path("/boot") / f"vmlinuz-{rel}"
-            build = Path("/lib/modules") / rel / "build"
-            if vmlinuz.is_file() and (build / "Makefile").is_file():
-                return Kernel(rel, vmlinuz, build, flavour="debian", name=name)
+            k = _kernel_for(rel, BOOT_DIR, MODULES_DIR)
+            if k:
+                return dataclasses.replace(k, name=name)
         else:
             root = chroot_dir(spec.chroot)
             vmlinuz = root / "boot" / f"vmlinuz-{rel}"
@@ -365,19 +369,17 @@ def make_command(kernel: Kernel, directory: Path, *args: str) -> list[str]:
     if kernel.chroot is None:
         return ["make", "-C", str(directory), f"KVER={kernel.release}",
                 f"KDIR={kernel.build_dir}", *args]
-    env = ["/usr/bin/env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LC_ALL=C"]
-    return ["chroot", str(kernel.chroot), *env, "make", "-C", str(directory),
-            f"KVER={kernel.release}", f"KDIR=/lib/modules/{kernel.release}/build", *args]
+    return in_chroot(kernel.chroot, "make", "-C", str(directory), f"KVER={kernel.release}",
+                     f"KDIR=/lib/modules/{kernel.release}/build", *args)
 
 
 def kbuild_command(kernel: Kernel, module_dir: Path, *args: str) -> list[str]:
     """`make -C KDIR M=module_dir` for `kernel`, Kbuild called directly, in
     its chroot if it has one (module_dir given to build_context() then)."""
-    env = ["/usr/bin/env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "LC_ALL=C"]
     if kernel.chroot is None:
         return ["make", "-C", str(kernel.build_dir), f"M={module_dir}", *args]
-    return ["chroot", str(kernel.chroot), *env, "make", "-C",
-            f"/lib/modules/{kernel.release}/build", f"M={module_dir}", *args]
+    return in_chroot(kernel.chroot, "make", "-C", f"/lib/modules/{kernel.release}/build",
+                     f"M={module_dir}", *args)
 
 
 def build_context(kernel: Kernel, *extra: Path):
@@ -432,8 +434,9 @@ def build(name: str, out_root: Path) -> BuildResult:
             if r.returncode != 0 and _SPARSE_MISSING in log and "SPARSE=no" not in extra:
                 why = [line for line in log.splitlines() if "not available or not up to date"
                        in line or "checker-valid" in line]
-                sparse = subprocess.run(cmd[:cmd.index("make")] + ["sparse", "--version"],
-                                        capture_output=True, text=True).stdout.strip()
+                version = (in_chroot(kernel.chroot, "sparse", "--version") if kernel.chroot
+                           else ["sparse", "--version"])
+                sparse = subprocess.run(version, capture_output=True, text=True).stdout.strip()
                 notes.append(f"sparse {sparse}: Kbuild would not run it on these headers"
                              + (f" ({why[-1].split(': ', 1)[-1].strip()})" if why else "")
                              + "; linted with W=1 alone")
