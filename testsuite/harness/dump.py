@@ -67,8 +67,8 @@ from typing import Any, Iterable, Mapping
 
 from . import initramfs, logcheck
 from .kernel import Kernel, find_kernel
-from .vm import (BOOT_RETRIES, DEFAULT_SMP, Boot, Guest, VMLost, VMTimeout, hung_before_init,
-                 keep_hung_console, make_run_dir,
+from .vm import (BOOT_RETRIES, DEFAULT_SMP, Boot, Guest, VMLost, VMTimeout, lost_before_init,
+                 keep_lost_console, make_run_dir,
                  parse_output, qemu_command, run_qemu, write_initrd)
 
 QEMU_DUMP_MEM = 512             # MiB: the ELF dump is as large as the guest
@@ -593,18 +593,18 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
 
 def qemu_dump(script: str, *, guest: Guest | None = None, **kwargs) -> QemuDumpResult:
     """_qemu_dump_once() (see there for the arguments), booted again, up to
-    vm.BOOT_RETRIES times, when the guest hung before /init; the hung boot
-    is no boot of `guest`'s (its console holds the emulator's stalls)."""
+    vm.BOOT_RETRIES times, when the guest was lost before /init; the lost
+    boot is no boot of `guest`'s (its console holds the emulator's fault)."""
     for attempt in range(BOOT_RETRIES + 1):
         boots = len(guest.boots) if guest is not None else 0
         try:
             return _qemu_dump_once(script, guest=guest, **kwargs)
-        except VMTimeout as e:
-            if attempt == BOOT_RETRIES or not hung_before_init(e):
+        except VMLost as e:
+            if attempt == BOOT_RETRIES or not lost_before_init(e):
                 raise
             if guest is not None:
                 del guest.boots[boots:]
-            keep_hung_console(e)
+            keep_lost_console(e)
     raise AssertionError("not reached")
 
 

@@ -1,5 +1,6 @@
-"""vm.run() and dump.qemu_dump() boot a guest again when it hung before
-/init (an emulator hang, not the test's), and only then."""
+"""vm.run() and dump.qemu_dump() boot a guest again when it hung or
+panicked before /init (the emulator's fault, not the test's), and only
+then."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ import pytest
 from harness import dump, vm
 
 HUNG = "[    1.62] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:\n"
-STARTED = f"[    2.30] {vm.INIT_STARTED}\n[  300.00] rcu: INFO: rcu_sched detected stalls\n"
+OOPS = ("[    1.16] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n"
+        "[    1.16] RIP: 0010:sched_clock_tick+0x5/0xb0\n"
+        "[    1.17] Kernel panic - not syncing: Fatal exception in interrupt\n")
+STARTED = (f"[    2.30] {vm.INIT_STARTED}\n[  300.00] rcu: INFO: rcu_sched detected stalls\n"
+           "[  300.01] Kernel panic - not syncing: Fatal exception\n")
 
 
-def fake(monkeypatch, module, name, consoles, tmp_path):
-    """Replace module.name by one that times out with each console in turn,
-    then returns "ok"; the calls are counted in the returned list."""
+def fake(monkeypatch, module, name, consoles, tmp_path, lost=vm.VMTimeout):
+    """Replace module.name by one that is lost (`lost`) with each console
+    in turn, then returns "ok"; the calls are counted in the returned list."""
     calls = []
 
     def once(script, **kwargs):
@@ -21,7 +26,7 @@ def fake(monkeypatch, module, name, consoles, tmp_path):
         if len(calls) <= len(consoles):
             d = tmp_path / f"run-{len(calls)}"
             d.mkdir()
-            raise vm.VMTimeout("VM lost: no poweroff", consoles[len(calls) - 1], "", d)
+            raise lost("VM lost", consoles[len(calls) - 1], "", d)
         return "ok"
 
     monkeypatch.setattr(module, name, once)
@@ -30,19 +35,23 @@ def fake(monkeypatch, module, name, consoles, tmp_path):
 
 @pytest.mark.parametrize("module,name,call", [(vm, "_run_once", vm.run),
                                               (dump, "_qemu_dump_once", dump.qemu_dump)])
-def test_hung_before_init_is_booted_again(monkeypatch, tmp_path, capsys, module, name, call):
-    calls = fake(monkeypatch, module, name, [HUNG], tmp_path)
+@pytest.mark.parametrize("lost,console,how", [(vm.VMTimeout, HUNG, "hung"),
+                                              (vm.VMPanic, OOPS, "panicked")])
+def test_lost_before_init_is_booted_again(monkeypatch, tmp_path, capsys, module, name, call,
+                                          lost, console, how):
+    calls = fake(monkeypatch, module, name, [console], tmp_path, lost)
     assert call("true", smp=4) == "ok"
     assert len(calls) == 2 and calls[1]["smp"] == 4
-    assert (tmp_path / "run-1-hung-console.log").read_text() == HUNG
-    assert "hung before /init" in capsys.readouterr().err
+    assert (tmp_path / "run-1-lost-console.log").read_text() == console
+    assert f"{how} before /init" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("module,name,call", [(vm, "_run_once", vm.run),
                                               (dump, "_qemu_dump_once", dump.qemu_dump)])
-def test_a_hang_after_init_is_the_test_s(monkeypatch, tmp_path, module, name, call):
-    calls = fake(monkeypatch, module, name, [STARTED], tmp_path)
-    with pytest.raises(vm.VMTimeout):
+@pytest.mark.parametrize("lost", [vm.VMTimeout, vm.VMPanic])
+def test_a_loss_after_init_is_the_test_s(monkeypatch, tmp_path, module, name, call, lost):
+    calls = fake(monkeypatch, module, name, [STARTED], tmp_path, lost)
+    with pytest.raises(lost):
         call("true")
     assert len(calls) == 1
 
