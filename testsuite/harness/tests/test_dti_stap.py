@@ -205,18 +205,33 @@ def test_context_is_held_with_interrupts_off(rig):
 
 
 RELAY_V2 = "transport/relay_v2.c"
+PRINT_FLUSH = "print_flush.c"
+# SystemTap 5.1's answer to a tail too short for a header (PR31117):
+# pad it and reserve again.  Its relay_v2.c still has the line dti-stap's
+# patch changes, so the patch applies, but the defect is gone.
+FLUSH_51 = """\
+        bytes_reserved = _stp_data_write_reserve(hlen+len,
+                                                 &entry);
+\tif (bytes_reserved > 0 && bytes_reserved < hlen){
+\t  memset(entry, 0, bytes_reserved);
+\t  bytes_reserved = _stp_data_write_reserve(hlen+len,
+\t\t\t\t\t\t   &entry);
+\t}
+"""
 
 
 def test_subbuf_tail_left_as_padding(rig):
     """On any kernel the copy's relay transport switches sub-buffer when
     the current one has no room for more than a message header (stock
-    4.8 reserves such a tail and leaves it unwritten); DTI_STAP_TAIL_FIX=no
-    or a runtime the patch does not apply to: the stock runtime."""
-    if not (STOCK / RELAY_V2).is_file():
+    4.8 reserves such a tail and leaves it unwritten); DTI_STAP_TAIL_FIX=no,
+    a runtime the patch does not apply to, or one whose print_flush.c
+    pads such a tail itself (5.1): the stock runtime."""
+    if not all((STOCK / f).is_file() for f in (RELAY_V2, PRINT_FLUSH)):
         pytest.skip("SystemTap 4.8's runtime is not installed")
     stock = (STOCK / RELAY_V2).read_text()
     (rig.runtime / RELAY_V2).parent.mkdir(parents=True, exist_ok=True)
     (rig.runtime / RELAY_V2).write_text(stock)
+    (rig.runtime / PRINT_FLUSH).write_text((STOCK / PRINT_FLUSH).read_text())
     d = rig.run("--runtime-dir", "-r", rig.k["old"]).stdout.strip()
     assert d.startswith(str(rig.cache) + "/")
     relay = (Path(d) / RELAY_V2).read_text()
@@ -229,8 +244,106 @@ def test_subbuf_tail_left_as_padding(rig):
     assert "tail" in fixed and "task_work" not in fixed
     assert rig.run("--runtime-dir", "-r", rig.k["old"],
                    DTI_STAP_TAIL_FIX="no").stdout.strip() == str(rig.runtime)
-    (rig.runtime / RELAY_V2).write_text(relay)              # fixed already
-    assert rig.run("--runtime-dir", "-r", rig.k["old"]).stdout.strip() == str(rig.runtime)
+    (rig.runtime / PRINT_FLUSH).write_text(FLUSH_51)         # fixed otherwise
+    r = rig.run("--runtime-dir", "-r", rig.k["old"])
+    assert r.stdout.strip() == str(rig.runtime) and not r.stderr
+    (rig.runtime / PRINT_FLUSH).write_text((STOCK / PRINT_FLUSH).read_text())
+    (rig.runtime / RELAY_V2).write_text(relay)              # defect, no fit
+    r = rig.run("--runtime-dir", "-r", rig.k["old"])
+    assert r.stdout.strip() == str(rig.runtime)
+    assert "does not apply" in r.stderr and "'tail'" in r.stderr
+
+
+# --- the uprobe fix (Linux 6.12's uprobe_unregister_nosync) ---------------
+
+UPROBES_NEW = ("struct uprobe *uprobe_register(struct inode *inode, loff_t offset,"
+               " loff_t ref_ctr_offset, struct uprobe_consumer *uc);\n"
+               "void uprobe_unregister_nosync(struct uprobe *uprobe,"
+               " struct uprobe_consumer *uc);\nvoid uprobe_unregister_sync(void);\n")
+UPROBES_OLD = ("int uprobe_register(struct inode *inode, loff_t offset,"
+               " struct uprobe_consumer *uc);\nvoid uprobe_unregister(struct inode *inode,"
+               " loff_t offset, struct uprobe_consumer *uc);\n")
+
+
+def uprobe_patch() -> str:
+    """The uprobe patch's text, as dti-stap holds it."""
+    text = DTI_STAP.read_text()
+    m = re.search(r"^uprobe_patch\(\) \{\n    cat <<'EOF'\n(.*?)^EOF$", text, re.S | re.M)
+    assert m, "no uprobe_patch() in dti-stap"
+    return m.group(1)
+
+
+def old_sides(patch: str) -> dict[str, str]:
+    """{file: text}: each file's hunks, old side (context and removed
+    lines), one after the other: enough of SystemTap 5.1's files for the
+    patch to apply, with offsets."""
+    files: dict[str, str] = {}
+    name = None
+    for line in patch.splitlines():
+        if line.startswith("--- a/"):
+            name = line[6:]
+            files[name] = ""
+        elif line.startswith(("+++", "@@")):
+            continue
+        elif name and line[:1] in (" ", "-"):
+            files[name] += line[1:] + "\n"
+    return files
+
+
+@pytest.fixture
+def uprig(rig):
+    """The rig with 5.1-like uprobe files, a kernel with 6.12's uprobes.h
+    (k6) and one with 6.1's (k61)."""
+    for name, text in old_sides(uprobe_patch()).items():
+        (rig.runtime / name).parent.mkdir(parents=True, exist_ok=True)
+        (rig.runtime / name).write_text(text)
+    for k, header in (("k6", UPROBES_NEW), ("k61", UPROBES_OLD)):
+        b = rig.tmp / f"k-{k}"
+        (b / "include/linux").mkdir(parents=True)
+        (b / "include/linux/uprobes.h").write_text(header)
+        rig.k[k] = str(b)
+    return rig
+
+
+def test_uprobe_fix_for_a_kernel_without_uprobe_unregister(uprig):
+    d = uprig.run("--runtime-dir", "-r", uprig.k["k6"]).stdout.strip()
+    assert d.startswith(str(uprig.cache) + "/")
+    assert "#define DTI_STAP_UPROBE_NOSYNC 1" in (Path(d) / "linux/runtime.h").read_text()
+    ui = (Path(d) / "linux/uprobes-inode.c").read_text()
+    assert "uprobe_register (inst->inode, c->offset, 0, &inst->kconsumer)" in ui
+    assert "IS_ERR(inst->uprobe)" in ui
+    assert "uprobe_unregister_nosync (inst->uprobe, &inst->kconsumer);" in ui
+    assert "uprobe_unregister_sync ();" in ui
+    t = (Path(d) / "transport/transport.c").read_text()
+    assert t.count("!defined(DTI_STAP_UPROBE_NOSYNC)") == 2
+    assert "uprobe_unregister_nosync" in (Path(d) / ".dti-fixed").read_text()
+    assert uprig.run("--runtime-dir", "-r", uprig.k["k61"]).stdout.strip() == str(uprig.runtime)
+    assert uprig.run("--runtime-dir", "-r", uprig.k["k6"],
+                     DTI_STAP_UPROBE_FIX="no").stdout.strip() == str(uprig.runtime)
+
+
+def test_uprobe_fix_not_for_a_runtime_that_has_it(uprig):
+    ui = uprig.runtime / "linux/uprobes-inode.c"
+    ui.write_text(ui.read_text() + "/* uprobe_unregister_nosync */\n")
+    assert uprig.run("--runtime-dir", "-r", uprig.k["k6"]).stdout.strip() == str(uprig.runtime)
+
+
+def test_uprobe_fix_that_does_not_apply_is_an_error(uprig):
+    (uprig.runtime / "transport/transport.c").write_text("int transport;\n")
+    r = subprocess.run([str(DTI_STAP), "-r", uprig.k["k6"], "x.stp"],
+                       env=uprig.env, capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    assert "uprobe_unregister_nosync" in r.stderr and "does not apply" in r.stderr
+    assert not [c for c in uprig.calls() if c[:1] != ["-V"] and "dti_stap_probe" not in c]
+
+
+def test_verbose_names_the_fixes(uprig):
+    r = uprig.run("-v", "-r", uprig.k["k6"], "x.stp")
+    assert "dti-stap: runtime:" in r.stderr and "uprobe_unregister_nosync" in r.stderr
+    r = uprig.run("-r", uprig.k["k6"], "x.stp")
+    assert "dti-stap:" not in r.stderr
+    r = uprig.run("-r", uprig.k["k61"], "-vp4", "x.stp")
+    assert "as it is (no fix needed)" in r.stderr
 
 
 def _edit_file(rig):
