@@ -135,7 +135,7 @@ def dti_tool() -> Path:
     if r.returncode != 0:
         out = "\n".join((r.stdout + r.stderr).splitlines()[-80:])
         pytest.fail(f"make -C runtime failed:\n{out}", pytrace=False)
-    return REPO / "runtime" / "build" / "dti-static"
+    return REPO / "runtime" / "build" / "dti"   # its shared libraries go along
 
 
 @pytest.fixture

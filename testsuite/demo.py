@@ -72,7 +72,7 @@ def main() -> int:
                    stdout=subprocess.DEVNULL)
     print(f"booting {kernel.release} in QEMU (TCG, 2 CPUs) ...", flush=True)
     res = run(SCRIPT, smp=2, modules=mods, kernel=kernel,
-              extra_files={str(REPO / "runtime" / "build" / "dti-static"): "/bin/dti"})
+              extra_files={str(REPO / "runtime" / "build" / "dti"): "/bin/dti"})
     sys.stdout.write(res.stdout)
     splats = res.splats()
     if splats:

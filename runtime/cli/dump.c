@@ -28,6 +28,7 @@
  * Other reads (virtual addresses, segments cut short), and every read of
  * other formats, go through libkdumpfile.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -36,7 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <libkdumpfile/kdumpfile.h>
 
 #include "dti-cli.h"
 
@@ -59,24 +63,6 @@ const char usage_dump[] =
 	DTI_HELP_TAIL
 	"A damaged channel is reported and skipped (exit status 2).  --lines uses\n"
 	"the dump's module table and its kernel's release (VMCOREINFO).\n";
-
-#ifndef DTI_HAVE_KDUMPFILE
-
-int cmd_dump(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-			return dti_usage("dump", false, NULL);
-	return dti_err("dump: this dti was built without libkdumpfile and cannot read memory dumps; use a dti built with it (make in runtime/ with libkdumpfile-dev installed: build/dti)");
-}
-
-#else /* DTI_HAVE_KDUMPFILE */
-
-#include <time.h>
-#include <elf.h>
-#include <libkdumpfile/kdumpfile.h>
 
 /* makedumpfile's flattened format (makedumpfile.h): big-endian throughout */
 #define MDF_SIGNATURE		"makedumpfile"
@@ -1400,4 +1386,3 @@ int cmd_dump(int argc, char **argv)
 	return dti_read_finish(&o, ret);
 }
 
-#endif /* DTI_HAVE_KDUMPFILE */

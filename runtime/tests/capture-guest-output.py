@@ -33,7 +33,7 @@ from harness import vm  # noqa: E402
 from harness.kernel import find_kernel  # noqa: E402
 
 OUT = TESTS / "guest-output"
-DTI_STATIC = REPO / "runtime" / "build" / "dti-static"
+DTI_BIN = REPO / "runtime" / "build" / "dti"
 
 SNAP_SCRIPT = PRELUDE + r"""
 ctl register_sub sev 2048 2 7 0
@@ -78,7 +78,7 @@ def main() -> None:
     kernel = find_kernel()
     modules = [ko for d in MODULE_DIRS if (REPO / d / "Makefile").is_file()
                for ko in build_module_dir(REPO / d, kernel)]
-    extra = {str(DTI_STATIC): "/bin/dti"}
+    extra = {str(DTI_BIN): "/bin/dti"}
     res = vm.run(SNAP_SCRIPT, modules=modules, extra_files=extra, kernel=kernel).check()
     shutil.rmtree(OUT, ignore_errors=True)
     OUT.mkdir()

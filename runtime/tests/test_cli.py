@@ -29,7 +29,6 @@ import pytest
 RUNTIME = Path(__file__).resolve().parent.parent
 BUILD = Path(os.environ.get("DTI_BUILD", RUNTIME / "build")).resolve()
 DTI = BUILD / "dti"
-DTI_STATIC = BUILD / "dti-static"
 
 # struct dti_record and struct dti_subbuf_info of <linux/dti_record.h>
 HDR = struct.Struct("<HBBbBHIIQQQ")
@@ -802,18 +801,6 @@ def test_console_log_no_panic(tmp_path):
     (tmp_path / "log").write_text("[    1.0] nothing here\n")
     p = run(["console-log", "log"], tmp_path)
     assert p.returncode == 1 and b"no DTI records printed at a panic" in p.stderr
-
-
-def test_dump_static(work):
-    """The static dti (the test guest's) has no libkdumpfile: dump says so."""
-    p = subprocess.run([str(DTI_STATIC), "dump", "vmcore"], cwd=work, capture_output=True)
-    assert p.returncode == 1
-    assert b"built without libkdumpfile" in p.stderr
-    p = subprocess.run([str(DTI_STATIC), "dump", "--help"], capture_output=True)
-    assert p.returncode == 0 and p.stdout.startswith(b"usage: dti dump")
-    assert "not a dynamic executable" in subprocess.run(
-        ["ldd", str(DTI_STATIC)], capture_output=True, text=True).stdout + \
-        subprocess.run(["ldd", str(DTI_STATIC)], capture_output=True, text=True).stderr
 
 
 def test_man_example_installed(work):
