@@ -1,11 +1,14 @@
 """The Debian packages (debian/, `make deb`), installed as a user would.
 
 `make deb` builds them; lintian must have nothing to say (no E: or W:).
-Then a fresh Debian 12 chroot is made with debootstrap and given the
-headers of the guest kernel (linux-headers-RELEASE, RELEASE from
-harness.kernel as every guest test has it), and apt installs the built
-.debs in it, fetching their dependencies (dkms, gcc, systemtap, ...) from
-Debian.  There:
+Then a fresh chroot of the Debian release the guest kernel comes from is
+made with debootstrap (the host's own release, read from /etc/os-release,
+with its updates, security and backports suites; for a kernel of the
+matrix built in a chroot of another release, that release's suites:
+harness/kernels.py) and given the headers of the guest kernel
+(linux-headers-RELEASE, RELEASE from harness.kernel as every guest test
+has it), and apt installs the built .debs in it, fetching their
+dependencies (dkms, gcc, systemtap, ...) from Debian.  There:
 
   * DKMS built and installed dti.ko for RELEASE (dkms status, the .ko with
     its DWARF, which SystemTap needs);
@@ -52,7 +55,6 @@ from harness import dump, kernels
 
 REPO = Path(__file__).resolve().parent.parent
 TESTSUITE = Path(__file__).resolve().parent
-SUITE = "bookworm"
 MIRROR = os.environ.get("DTI_DEB_MIRROR", "http://deb.debian.org/debian")
 SECURITY = os.environ.get("DTI_DEB_SECURITY_MIRROR", "http://deb.debian.org/debian-security")
 CHROOT_ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LC_ALL": "C",
@@ -172,13 +174,35 @@ class Chroot:
         return self.root / p.lstrip("/")
 
 
-def setup_tree(root: Path) -> None:
-    """What debootstrap leaves out: sources with the security suite (the
-    kernel headers come from there), name resolution, no daemons started."""
-    root.joinpath("etc/apt/sources.list").write_text(
-        f"deb {MIRROR} {SUITE} main\n"
-        f"deb {MIRROR} {SUITE}-updates main\n"
-        f"deb {SECURITY} {SUITE}-security main\n")
+def host_codename() -> str:
+    """The host's Debian release (VERSION_CODENAME in /etc/os-release)."""
+    try:
+        text = Path("/etc/os-release").read_text()
+    except OSError as e:
+        raise RuntimeError(f"cannot tell the host's Debian release: {e}") from None
+    m = re.search(r'^VERSION_CODENAME="?([a-z]+)"?$', text, re.M)
+    if not m:
+        raise RuntimeError("cannot tell the host's Debian release: "
+                           "no VERSION_CODENAME in /etc/os-release")
+    return m.group(1)
+
+
+def release_suites(kernel) -> tuple[str, ...]:
+    """The suites the chroot takes, its release first: those of the
+    kernel's own chroot for a kernel of the matrix built in one, else the
+    host's release with its updates, security and backports suites (the
+    headers of a kernel from backports or security come from there)."""
+    spec = kernels.SPECS.get(kernel.name or "")
+    if spec is not None and spec.chroot:
+        return spec.sources
+    c = host_codename()
+    return (c, f"{c}-updates", f"{c}-security", f"{c}-backports")
+
+
+def setup_tree(root: Path, suites: tuple[str, ...]) -> None:
+    """What debootstrap leaves out: the sources (`suites`), name
+    resolution, no daemons started."""
+    kernels.write_sources(root, suites, MIRROR, SECURITY)
     resolv = root / "etc/resolv.conf"
     resolv.unlink(missing_ok=True)      # a link would lead to the host's file
     shutil.copyfile("/etc/resolv.conf", resolv)
@@ -203,17 +227,19 @@ def apt_install(ch: Chroot, archives: Path, packages: str) -> None:
                 os.link(deb, archives / deb.name)
 
 
-def make_base(base: Path, release: str, archives: Path, dbs_cache: Path) -> None:
-    """debootstrap SUITE and linux-headers-RELEASE into base, atomically."""
+def make_base(base: Path, release: str, suites: tuple[str, ...], archives: Path,
+              dbs_cache: Path) -> None:
+    """debootstrap suites[0] with `suites` as its sources, and
+    linux-headers-RELEASE, into base, atomically."""
     tmp = base.with_name(base.name + ".tmp")
     remove_tree(tmp)
     dbs_cache.mkdir(parents=True, exist_ok=True)
     try:
-        run(["debootstrap", "--variant=minbase", f"--cache-dir={dbs_cache}", SUITE,
+        run(["debootstrap", "--variant=minbase", f"--cache-dir={dbs_cache}", suites[0],
              str(tmp), MIRROR])
     finally:
         umount_under(tmp)
-    setup_tree(tmp)
+    setup_tree(tmp, suites)
     ch = Chroot(tmp)
     try:
         ch.mount()
@@ -244,7 +270,8 @@ def debs(deb_dir) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def chroot(kernel, deb_dir, debs):
-    """A fresh bookworm chroot with linux-headers-RELEASE and the packages."""
+    """A fresh chroot of the kernel's Debian release with
+    linux-headers-RELEASE and the packages."""
     release = kernel.release
     archives = deb_dir / "archives"
     archives.mkdir(parents=True, exist_ok=True)
@@ -255,7 +282,7 @@ def chroot(kernel, deb_dir, debs):
     t0 = time.monotonic()
     made = not base.is_dir()
     if made:
-        make_base(base, release, archives, deb_dir / "debootstrap")
+        make_base(base, release, release_suites(kernel), archives, deb_dir / "debootstrap")
     t_base = time.monotonic() - t0
     root = deb_dir / "root"
     remove_tree(root)

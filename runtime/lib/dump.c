@@ -1117,12 +1117,11 @@ static int dti_choose_desc(struct dti_dump *d, struct dti_dump_chan *c,
 {
 	struct dti_dump_chan best = { 0 }, try;
 	const struct dti_found *used = NULL;
-	size_t i, valid = 0;
+	size_t i;
 
 	for (i = 0; i < n; i++) {
 		if (f[i].why[0])
 			continue;
-		valid++;
 		memset(&try, 0, sizeof(try));
 		memcpy(try.name, c->name, sizeof(try.name));
 		memcpy(try.chan, c->chan, sizeof(try.chan));

@@ -116,14 +116,12 @@ def chroot_dir(suite: str) -> Path:
     return cache_root() / f"chroot-{suite}"
 
 
-def _suite_url(suite: str) -> str:
-    return SECURITY_MIRROR if suite.endswith("-security") else MIRROR
-
-
-def _write_sources(root: Path, sources: tuple[str, ...]) -> None:
+def write_sources(root: Path, sources: tuple[str, ...],
+                  mirror: str = MIRROR, security_mirror: str = SECURITY_MIRROR) -> None:
     """The chroot's apt sources: its release first; the others pinned below
     it, so that only what exists nowhere else comes from them."""
-    lines = [f"deb {_suite_url(s)} {s} main" for s in sources]
+    lines = [f"deb {security_mirror if s.endswith('-security') else mirror} {s} main"
+             for s in sources]
     (root / "etc/apt/sources.list").write_text("\n".join(lines) + "\n")
     prefs = [f"Package: *\nPin: release n={s}\nPin-Priority: 50\n"
              for s in sources[1:] if s in ("sid", "experimental")]
@@ -182,7 +180,7 @@ def make_chroot(spec: Spec) -> Path:
     print(f"kernels: debootstrap {spec.chroot} into {root}", flush=True)
     _run(["debootstrap", "--variant=minbase", spec.chroot, str(tmp), MIRROR],
          f"debootstrap {spec.chroot}", timeout=3600)
-    _write_sources(tmp, spec.sources)
+    write_sources(tmp, spec.sources)
     with mounted(tmp):
         chroot_run(tmp, "apt-get update -q && apt-get install -y -q --no-install-recommends "
                    + " ".join(CHROOT_TOOLS), f"installing {', '.join(CHROOT_TOOLS)}")
