@@ -37,11 +37,13 @@
 #                 /lib/modules/KVER/extra (+ depmod), the SystemTap tapset
 #                 where stap finds it, dti-stap and the scripts
 #                 (DESTDIR, PREFIX, LIBDIR, STAP_TAPSET_DIR respected)
-#   make debug-kernel  Debian's 6.1 source (linux-source-6.1) built with
+#   make debug-kernel  Debian's source of the default kernel's line
+#                 (linux-source-6.1 on Debian 12) built with
 #                 KASAN, lockdep, kmemleak, debug objects and UBSAN
 #                 (testsuite/harness/debugkernel.py), cached outside the tree
 #                 in ~/.cache/dti/debug-kernel/; long (see README, Tests).
-#                 KERNEL=rt-debug: Debian's 6.12 source (linux-source-6.12)
+#                 KERNEL=rt-debug: Debian's source of a line with PREEMPT_RT
+#                 in mainline (linux-source-6.12 on Debian 12 and 13)
 #                 with PREEMPT_RT and the same checkers, plus lockdep's
 #                 raw_spinlock nesting check, cached beside it
 #                 (DTI_KERNEL=rt-debug boots it)
@@ -157,13 +159,16 @@ check-crash: deps
 	$(MAKE) -C runtime/crash
 	cd testsuite && DTI_CHECK_CRASH=1 DTI_KVER=$(KVER) $(PYTEST) -q test_crash_ext.py
 
-# The debug kernel: installs linux-source-6.1, builds once per source
-# version and config fragment (testsuite/harness/debug-kernel.config).
-# KERNEL=rt-debug: the PREEMPT_RT one, from linux-source-6.12, with
-# debug-kernel.config and rt-debug-kernel.config (a cache entry of its own).
+# The debug kernel: installs linux-source-X.Y of the default kernel's line
+# (harness/debugkernel.py names it), builds once per source version and
+# config fragment (testsuite/harness/debug-kernel.config).
+# KERNEL=rt-debug: the PREEMPT_RT one, from a line with PREEMPT_RT in
+# mainline, with debug-kernel.config and rt-debug-kernel.config (a cache
+# entry of its own).
 debug-kernel: DEBUG_FLAVOUR = $(if $(filter rt-debug,$(KERNEL)),rt-debug,debug)
 debug-kernel:
-	.ci/install-deps $(if $(filter rt-debug,$(DEBUG_FLAVOUR)),linux-source-6.12,linux-source-6.1)
+	.ci/install-deps
+	.ci/install-deps $$(cd testsuite && $(PYTHON) -m harness.debugkernel source-package --flavour $(DEBUG_FLAVOUR))
 	cd testsuite && $(PYTHON) -m harness.debugkernel build --flavour $(DEBUG_FLAVOUR)
 
 DURATION ?= 600

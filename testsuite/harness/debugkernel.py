@@ -5,16 +5,23 @@
 
 Two flavours (FLAVOURS), "debug" when none is named:
 
-    debug      linux-source-6.1, x86_64_defconfig + debug-kernel.config
+    debug      linux-source-X.Y of the line of Debian's default kernel
+               (linux-image-amd64: 6.1 on Debian 12), x86_64_defconfig
+               + debug-kernel.config
                (`make debug-kernel`; DTI_KERNEL=debug)
-    rt-debug   linux-source-6.12, x86_64_defconfig + debug-kernel.config
+    rt-debug   linux-source-X.Y of the line of the release's RT kernel
+               (linux-image-rt-amd64) if PREEMPT_RT is in that line's
+               mainline source (6.12 on), else of the 6.12-rt kernel of
+               the matrix (on Debian 12: linux-source-6.12),
+               x86_64_defconfig + debug-kernel.config
                + rt-debug-kernel.config: the same checkers on PREEMPT_RT,
                with lockdep's raw_spinlock-in-spinlock nesting check
                (`make debug-kernel KERNEL=rt-debug`; DTI_KERNEL=rt-debug)
 
-(`make debug-kernel` installs the flavour's source package and runs `build`.)
+(`make debug-kernel` installs the flavour's source package, which
+`python3 -m harness.debugkernel source-package` names, and runs `build`.)
 
-The source is the linux-source-6.x package's tarball, so the kernel is
+The source is the linux-source-X.Y package's tarball, so the kernel is
 Debian's, patches and all; its version is whatever the package holds.  The
 config is `make x86_64_defconfig` with the flavour's fragments (next to
 this file) merged over it, in their order, by scripts/kconfig/merge_config.sh.
@@ -69,6 +76,7 @@ here, not installed); which of the two it is, is info.json's "flavour".
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import os
@@ -82,8 +90,9 @@ from pathlib import Path
 from .kernel import Kernel, KernelNotFound
 from .kernel import cache_dir as kernel_cache_dir
 
-SOURCE_PACKAGE = "linux-source-6.1"        # the "debug" flavour's
-RT_SOURCE_PACKAGE = "linux-source-6.12"     # the "rt-debug" flavour's
+# PREEMPT_RT is in mainline from this line on: an RT tree without
+# Debian's RT patch set, which linux-source-X.Y does not apply.
+RT_MAINLINE = (6, 12)
 BASE_CONFIG = "x86_64_defconfig"
 FRAGMENT = Path(__file__).resolve().with_name("debug-kernel.config")
 RT_FRAGMENT = Path(__file__).resolve().with_name("rt-debug-kernel.config")
@@ -109,9 +118,35 @@ def check_flavour(flavour: str) -> str:
     return flavour
 
 
+def _line(metapackage: str) -> tuple[int, int] | None:
+    """The kernel line (6, 1) of the image a metapackage depends on, as
+    the release offers it (installed or not); None if it offers none."""
+    r = subprocess.run(["apt-cache", "depends", metapackage], capture_output=True, text=True)
+    m = re.search(r"^\s*Depends: linux-image-(\d+)\.(\d+)[.-]", r.stdout, re.M)
+    return (int(m.group(1)), int(m.group(2))) if r.returncode == 0 and m else None
+
+
+@functools.lru_cache(maxsize=None)
 def source_package(flavour: str = "debug") -> str:
-    """The Debian package whose tarball the flavour is built from."""
-    return RT_SOURCE_PACKAGE if check_flavour(flavour) == "rt-debug" else SOURCE_PACKAGE
+    """The Debian package whose tarball the flavour is built from (see the
+    module's docstring), from the lines of the kernels the release offers."""
+    from . import kernels
+    if check_flavour(flavour) == "debug":
+        tried = ["linux-image-amd64"]
+        line = _line(tried[0])
+    else:
+        tried = ["linux-image-rt-amd64", *kernels.SPECS["6.12-rt"].packages]
+        line = None
+        for meta in tried:
+            line = _line(meta)
+            if line is not None and line >= RT_MAINLINE:
+                break
+            line = None
+    if line is None:
+        raise DebugKernelError(f"no kernel line for the {flavour} kernel: apt-cache "
+                               f"depends {' / '.join(tried)} names no suitable "
+                               "linux-image (apt-get update?)")
+    return f"linux-source-{line[0]}.{line[1]}"
 
 
 def fragments(flavour: str = "debug") -> list[Path]:
@@ -140,8 +175,7 @@ def build_time(flavour: str = "debug") -> str:
 # --------------------------------------------------------------------------
 
 def source_version(flavour: str = "debug") -> str:
-    """The installed source package's version, e.g. "6.1.192-2" (linux-source-6.1)
-    or "6.12.117-1~deb12u1" (linux-source-6.12)."""
+    """The installed source package's version, e.g. "6.1.192-2" (linux-source-6.1)."""
     package = source_package(flavour)
     r = subprocess.run(["dpkg-query", "-W", "-f=${Status}\t${Version}", package],
                        capture_output=True, text=True)
@@ -388,8 +422,8 @@ def kernel_in(out: Path) -> Kernel:
 
 def find(spec: str = "debug") -> Kernel:
     """The debug kernel for DTI_KERNEL=`spec`: a flavour, "debug" (the one
-    built from the installed linux-source-6.1 with today's fragment) or
-    "rt-debug" (linux-source-6.12, PREEMPT_RT, today's two fragments), or
+    built from the installed source_package() with today's fragment) or
+    "rt-debug" (its source_package(), PREEMPT_RT, today's two fragments), or
     a cache dir."""
     if spec not in FLAVOURS:
         return kernel_in(Path(spec))
@@ -416,14 +450,17 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--config-only", action="store_true",
                    help="extract, configure and check the config, then stop")
     p = sub.add_parser("path", help="print its cache dir; exit 1 if it is not built")
-    for s in (b, p):
+    sp = sub.add_parser("source-package", help="print the Debian package of its source")
+    for s in (b, p, sp):
         s.add_argument("--flavour", choices=FLAVOURS, default="debug",
-                       help="debug: linux-source-6.1 (the default); "
-                            "rt-debug: linux-source-6.12 with PREEMPT_RT")
+                       help="debug: the default kernel's line (the default); "
+                            "rt-debug: an RT line with PREEMPT_RT in mainline")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "build":
             build(args.jobs, args.config_only, args.flavour)
+        elif args.cmd == "source-package":
+            print(source_package(args.flavour))
         else:
             out = cache_dir(flavour=args.flavour)
             print(out)
