@@ -210,26 +210,42 @@ def stap(kernel, build_dir, modules):
     return s
 
 
+# Where SystemTap looks for the symbol table of the kernel given with
+# -r KVER: 4.8 in the kernel's build tree (besides /boot), 5.x only in
+# /boot/System.map-KVER and here, the path of Debian's -dbg package.
+DEBUG_SYSTEM_MAP = Path("/usr/lib/debug/boot")
+
+
 @pytest.fixture(scope="session")
 def kernel_symbols(kernel, build_dir) -> Path:
-    """A System.map for the guest kernel in its build tree, where stap -r
-    KVER looks for the kernel's symbol table (kprobe.function() probes need
-    it).  Debian's /boot/System.map is a stub pointing at the -dbg package,
-    so it is made from the /proc/kallsyms of a booted guest, once, and a
-    real System.map already there is left alone."""
-    target = Path(kernel.build_dir).resolve() / "System.map"
-    if target.is_file():
-        return target
-    g = Guest("kallsyms", kernel=kernel, build_dir=build_dir)
-    res = g.run("cat /proc/kallsyms > /out/kallsyms", smp=1).check()
-    lines = sorted(line for line in (res.outdir / "kallsyms").read_text().splitlines()
-                   if "[" not in line)          # vmlinux's, not modules'
-    if not any(line.endswith(" _stext") and not line.startswith("0000") for line in lines):
-        pytest.fail("guest /proc/kallsyms hides its addresses", pytrace=False)
-    tmp = target.with_suffix(".dti-tmp")
-    tmp.write_text("\n".join(lines) + "\n")
-    tmp.replace(target)
-    return target
+    """A System.map for the guest kernel where each SystemTap looks for
+    the kernel's symbol table (kprobe.function() probes need it): the
+    build tree (4.8) and /usr/lib/debug/boot/System.map-KVER (5.x).
+    Debian's /boot/System.map is a stub pointing at the -dbg package, so
+    it is made from the /proc/kallsyms of a booted guest, once; a real
+    System.map already in either place is left alone and copied to the
+    other."""
+    targets = [Path(kernel.build_dir).resolve() / "System.map"]
+    if kernel.flavour == "debian":          # stap -r KVER
+        targets.append(DEBUG_SYSTEM_MAP / f"System.map-{kernel.release}")
+    have = next((t for t in targets if t.is_file()), None)
+    if have is not None:
+        text = have.read_text()
+    else:
+        g = Guest("kallsyms", kernel=kernel, build_dir=build_dir)
+        res = g.run("cat /proc/kallsyms > /out/kallsyms", smp=1).check()
+        lines = sorted(line for line in (res.outdir / "kallsyms").read_text().splitlines()
+                       if "[" not in line)          # vmlinux's, not modules'
+        if not any(line.endswith(" _stext") and not line.startswith("0000") for line in lines):
+            pytest.fail("guest /proc/kallsyms hides its addresses", pytrace=False)
+        text = "\n".join(lines) + "\n"
+    for target in targets:
+        if not target.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(target.name + ".dti-tmp")
+            tmp.write_text(text)
+            tmp.replace(target)
+    return targets[0]
 
 
 @pytest.fixture
