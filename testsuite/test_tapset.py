@@ -11,6 +11,7 @@ its header says.  No guest is booted here.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -84,45 +85,74 @@ def test_script_elaborates(stap, script, args):
 
 
 def test_without_dti_debuginfo(stap, kernel):
-    """Where stap cannot find dti.ko (here: -r with the build tree, which
-    stap then searches for modules, see harness/stap.py), a DTI probe is a
-    "no match" error, and `probe dti.record ?` makes it optional."""
-    if kernel.flavour == "debug":
-        pytest.skip("host-side: needs a build tree without dti.ko, and the debug "
-                    "kernel's is where dti.ko is put for stap (Debian's run covers it)")
+    """Where stap cannot find dti.ko (here: the copy the harness installs
+    for stap, kept under another name while the test runs), a DTI probe
+    is a "no match" error, and `probe dti.record ?` makes it optional."""
+    ko = kernel.stap_module_dir / "dti.ko"
+    assert ko.is_file(), f"the stap fixture installs {ko}"
+    hidden = ko.with_name("dti.ko.dti-hidden")
     env = stap.env()
-    r = subprocess.run([str(DTI_STAP), "-r", str(kernel.build_dir), "-p2", "-e",
-                        "probe dti.record { println(msg) }"],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode != 0 and "no match" in r.stderr, r.stderr
-    r = subprocess.run([str(DTI_STAP), "-r", str(kernel.build_dir), "-p2", "-e",
-                        "probe dti.record ? { println(msg) } probe begin { exit() }"],
-                       capture_output=True, text=True, env=env)
-    assert r.returncode == 0, r.stderr
+    os.replace(ko, hidden)
+    try:
+        r = subprocess.run(stap.command("-p2", "-e", "probe dti.record { println(msg) }"),
+                           capture_output=True, text=True, env=env)
+        assert r.returncode != 0 and "no match" in r.stderr, r.stderr
+        r = subprocess.run(stap.command("-p2", "-e", "probe dti.record ? { println(msg) } "
+                                        "probe begin { exit() }"),
+                           capture_output=True, text=True, env=env)
+        assert r.returncode == 0, r.stderr
+    finally:
+        os.replace(hidden, ko)
+
+
+STOCK_RUNTIME = Path(os.environ.get("SYSTEMTAP_RUNTIME", "/usr/share/systemtap/runtime"))
+
+
+def kernel_header(kernel, name: str) -> str:
+    """The text of the guest kernel's include/NAME (build tree or source)."""
+    for d in (Path(kernel.build_dir) / "include",
+              Path("/lib/modules") / kernel.release / "source" / "include"):
+        if (d / name).is_file():
+            return (d / name).read_text()
+    pytest.fail(f"no {name} found for the guest kernel", pytrace=False)
 
 
 def test_runtime_fix_detection(stap, kernel):
-    """dti-stap's detection agrees with the kernel headers: the fix is
-    needed exactly when <linux/task_work.h> declares task_work_cancel_func
-    and the stock runtime does not know it."""
-    hdrs = list(Path(kernel.build_dir).glob("include/linux/task_work.h"))
-    src = Path("/lib/modules") / kernel.release / "source" / "include/linux/task_work.h"
-    if src.is_file():
-        hdrs.append(src)
-    assert hdrs, "no task_work.h found for the guest kernel"
-    declares = any("task_work_cancel_func" in h.read_text() for h in hdrs)
-    runtime_knows = "task_work_cancel_func" in Path(
-        "/usr/share/systemtap/runtime/stp_task_work.c").read_text()
-    assert stap.runtime_fix_needed() == (declares and not runtime_knows)
+    """dti-stap's runtime has exactly the fixes the SystemTap in use and
+    the guest kernel call for, each read here from the code itself: the
+    task_work fix where <linux/task_work.h> declares task_work_cancel_func
+    and the runtime does not know it (4.8 on Debian's 6.1); the uprobe fix
+    where <linux/uprobes.h> declares uprobe_unregister_nosync and the
+    runtime does not know it (5.1 on 6.12); the context fix where the
+    runtime takes a probe context with interrupts on (4.8, 5.1); the tail
+    fix where print_flush.c reserves a message once (4.8).  None: the
+    stock runtime."""
+    want = {}
+    if ("task_work_cancel_func" in kernel_header(kernel, "linux/task_work.h")
+            and "task_work_cancel_func" not in (STOCK_RUNTIME / "stp_task_work.c").read_text()):
+        want["task_work_cancel_func"] = "task_work_cancel_func(task, func)"
+    uprobes_inode = STOCK_RUNTIME / "linux/uprobes-inode.c"
+    if ("uprobe_unregister_nosync" in kernel_header(kernel, "linux/uprobes.h")
+            and "uprobe_unregister_nosync" not in uprobes_inode.read_text()):
+        want["uprobe_unregister_nosync"] = "uprobe_unregister_nosync (inst->uprobe"
+    ctx = (STOCK_RUNTIME / "linux/runtime_context.h").read_text()
+    get = ctx[ctx.index("_stp_runtime_entryfn_get_context(void)\n"):]
+    if "local_irq_save" not in get[:get.index("\n}\n")]:
+        want["interrupts off"] = "c->dti_irqflags = flags;"
+    if (STOCK_RUNTIME / "print_flush.c").read_text().count("_stp_data_write_reserve(hlen+len") == 1:
+        want["sub-buffer tail"] = "sizeof(struct _stp_trace) >="
+    assert stap.runtime_fix_needed() == ("task_work_cancel_func" in want)
     rt = Path(stap.runtime_dir())
-    tw = (rt / "stp_task_work.c").read_text()
-    if stap.runtime_fix_needed():
-        assert rt != Path("/usr/share/systemtap/runtime")
-        assert (rt / ".dti-fixed").is_file()
-        assert "task_work_cancel_func(task, func)" in tw
-        assert not re.search(r"\btask_work_cancel\b", tw)
-    else:
-        assert rt == Path("/usr/share/systemtap/runtime")
+    if not want:
+        assert rt == STOCK_RUNTIME
+        return
+    assert rt != STOCK_RUNTIME
+    fixed = (rt / ".dti-fixed").read_text().splitlines()
+    assert len(fixed) == len(want), fixed
+    code = "".join(f.read_text(errors="replace") for f in rt.rglob("*.[ch]"))
+    for marker, line in want.items():
+        assert any(marker in f for f in fixed), (marker, fixed)
+        assert line in code, line
 
 
 def test_runtime_fix_override(stap):

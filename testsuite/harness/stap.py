@@ -14,9 +14,9 @@ Probes name DTI's module as module("dti").  With -r KVER stap finds a
 module's debuginfo by searching /lib/modules/KVER, so `install_dti()` copies
 the freshly built dti.ko to /lib/modules/KVER/extra/ on the host (as
 `make install` does; the host kernel never loads it, it is only where stap
-looks).  Note that `-r /lib/modules/KVER/build` would not do: Debian's
-build tree says its release is the upstream one (e.g. 6.1.192), so stap
-then searches the build tree itself for modules instead.  That is what the
+looks).  Note that `-r /lib/modules/KVER/build` would not do on Debian
+12: its build tree says its release is the upstream one (e.g. 6.1.192),
+so stap then searches the build tree itself for modules instead.  That is what the
 debug kernel (DTI_KERNEL=debug) uses: it is not installed, stap gets its
 build tree (Kernel.stap_target) and dti.ko goes to that tree's extra/.
 
