@@ -183,10 +183,32 @@ class QemuDumpResult(DumpRun):
         return self.files.get("kdump-zlib")
 
 
+# What makedumpfile prints when the kernel is newer than it knows (1.7.2,
+# Debian 12's, on 6.12): it goes on, but classifies pages by the layout
+# of the newest kernel it knows, so -d 16 (free pages) and -d 31 may drop
+# pages in use (seen on 6.12 and 7.3: DTI's descriptors and rings gone
+# or corrupt in the dump, with -d 15 and -d 16 alone intact).
+MAKEDUMPFILE_UNSUPPORTED = "The kernel version is not supported."
+
+
 @dataclass
 class KdumpResult(DumpRun):
     """The real kdump path: makedumpfile's output from the capture kernel."""
     vmcore: Path | None = None
+
+    def makedumpfile_unsupported(self) -> str | None:
+        """Why the dump cannot be trusted to hold every page in use (the
+        makedumpfile in the capture kernel does not support the crashed
+        kernel, in its own words), or None."""
+        if MAKEDUMPFILE_UNSUPPORTED not in self.stdout:
+            return None
+        ver = subprocess.run([str(makedumpfile_binary()), "-v"],
+                             capture_output=True, text=True)
+        first = (ver.stdout + ver.stderr).strip().splitlines()[:1] or ["makedumpfile"]
+        return (f"{first[0]} in the capture kernel said of the crashed kernel: "
+                f"{MAKEDUMPFILE_UNSUPPORTED!r} (it filters pages by the layout of the "
+                "newest kernel it knows); a makedumpfile that supports the kernel "
+                "is needed")
 
 
 # --------------------------------------------------------------------------
