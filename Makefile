@@ -28,10 +28,17 @@
 #                 from a clean copy of the tree; the .debs land in build/deb/
 #   make check-deb  the packages' test alone (testsuite/test_packages.py):
 #                 builds them, runs lintian, installs them with apt in a
-#                 fresh bookworm chroot (debootstrap, cached in
-#                 testsuite/.build/deb/) with the guest kernel's headers,
+#                 fresh chroot of the guest kernel's release (debootstrap,
+#                 cached in testsuite/.build/deb/) with its headers,
 #                 checks DKMS, dti, libdti and stap there, then test_kmod.py
 #                 in the guest with DKMS's dti.ko
+#   make check-debian13, demo-debian13  make check (PYTEST_ARGS as
+#                 given) and make demo in a fresh Debian 13 made with
+#                 debootstrap (testsuite/harness/home.py, cached in
+#                 ~/.cache/dti/home/trixie/): its own 6.12 kernel, gcc,
+#                 SystemTap, QEMU and libraries; root, about 700 MB of
+#                 packages the first time.  CI runs the core set and the
+#                 SystemTap tests there (check-debian13-core)
 #   make install  libdti (shared, static, pkg-config file, headers), the
 #                 dti command and the man pages (runtime/), dti.ko into
 #                 /lib/modules/KVER/extra (+ depmod), the SystemTap tapset
@@ -235,6 +242,19 @@ deb: deps
 check-deb: deps
 	cd testsuite && DTI_CHECK_DEB=1 $(PYTEST) -q test_packages.py
 
+# Debian 13 as the home (testsuite/harness/home.py)
+HOME_SUITE := trixie
+DEBIAN13_CORE := -m core test_tapset.py test_tapset_guest.py
+check-debian13: deps
+	cd testsuite && $(PYTHON) -m harness.home $(HOME_SUITE) make check \
+		PYTEST_ARGS="$(PYTEST_ARGS)"
+check-debian13-core: deps
+	cd testsuite && $(PYTHON) -m harness.home $(HOME_SUITE) make check \
+		PYTEST_ARGS="$(or $(PYTEST_ARGS),$(DEBIAN13_CORE))"
+demo-debian13: deps
+	cd testsuite && $(PYTHON) -m harness.home $(HOME_SUITE) make demo
+
 .PHONY: all modules runtime deps lint demo check check-kdebug check-crash stress bench clean \
 	debug-kernel kernels check-build check-core check-kernels \
-	install install-kmod install-runtime install-stap deb check-deb
+	install install-kmod install-runtime install-stap deb check-deb \
+	check-debian13 check-debian13-core demo-debian13

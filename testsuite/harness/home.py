@@ -1,0 +1,174 @@
+"""Another Debian release as DTI's home: a fresh system of that release in
+a chroot, the project copied in, a command run there.
+
+    cd testsuite && python3 -m harness.home trixie make check
+    cd testsuite && python3 -m harness.home trixie make demo
+    cd testsuite && python3 -m harness.home trixie sh -c '...'
+
+`make check-debian13` and `make demo-debian13` run the first two.
+
+The chroot is debootstrapped once (variant minbase) into the cache
+(~/.cache/dti/home/SUITE, or $DTI_HOME_CACHE/SUITE), with the release's
+own apt sources (SUITE, SUITE-updates, SUITE-security) and nothing else
+installed but make, which the user types: what a target needs, its
+`make deps` (.ci/install-deps) installs, as on a fresh machine of that
+release.  The guests boot the
+release's own kernel (Debian's default one there, linux-image-amd64) and
+SystemTap is the release's.
+
+At each run the project (what git tracks and the new files it does not
+ignore) is copied to /root/dti in the chroot, over the copy of the last
+run minus everything but the test suite's caches (testsuite/.build), so
+the host tree's in-place kernel builds are left alone.  /proc, /sys,
+/dev (with /dev/pts and /dev/shm) are mounted there while the command
+runs and unmounted after, whatever happens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from .kernel import cache_dir
+from .kernels import MIRROR, in_chroot, write_sources
+
+REPO = Path(__file__).resolve().parent.parent.parent
+INSIDE = "/root/dti"                # the project's copy in the chroot
+KEEP = "testsuite/.build"           # what a new copy keeps of the last one
+READY = ".dti-home-ready"
+
+
+class HomeError(RuntimeError):
+    """The chroot cannot be made or entered."""
+
+
+def root_dir(suite: str) -> Path:
+    return cache_dir("DTI_HOME_CACHE", "home") / suite
+
+
+def _run(cmd: list[str], what: str, **kw) -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        tail = "\n".join((r.stdout + r.stderr).splitlines()[-30:])
+        raise HomeError(f"{what} failed ({' '.join(cmd)}):\n{tail}")
+
+
+def make_root(suite: str) -> Path:
+    """The suite's chroot, debootstrapped once."""
+    root = root_dir(suite)
+    if (root / READY).is_file():
+        return root
+    if os.geteuid() != 0:
+        raise HomeError("making the chroot needs root (debootstrap, mount)")
+    if not shutil.which("debootstrap"):
+        raise HomeError("debootstrap is missing: .ci/install-deps (make deps) installs it")
+    tmp = root.with_name(root.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    print(f"home: debootstrap {suite} into {root}", flush=True)
+    _run(["debootstrap", "--variant=minbase", suite, str(tmp), MIRROR],
+         f"debootstrap {suite}", timeout=3600)
+    write_sources(tmp, (suite, f"{suite}-updates", f"{suite}-security"))
+    resolv = tmp / "etc/resolv.conf"
+    resolv.unlink(missing_ok=True)      # a link would lead to the host's file
+    shutil.copyfile("/etc/resolv.conf", resolv)
+    rc = tmp / "usr/sbin/policy-rc.d"   # no daemons started by packages
+    rc.write_text("#!/bin/sh\nexit 101\n")
+    rc.chmod(0o755)
+    with mounted(tmp):
+        _run(in_chroot(tmp, "sh", "-ec", "apt-get update -q && "
+                       "apt-get install -y -q --no-install-recommends make"),
+             f"installing make in {tmp}", timeout=3600)
+    (tmp / READY).write_text(suite + "\n")
+    tmp.rename(root)
+    return root
+
+
+def copy_project(root: Path) -> Path:
+    """The project copied to INSIDE, keeping only KEEP of the last copy."""
+    dst = root / INSIDE.lstrip("/")
+    if dst.is_dir():
+        keep = dst / KEEP
+        for p in dst.iterdir():
+            if p.name != "testsuite":
+                _remove(p)
+        if (dst / "testsuite").is_dir():
+            for p in (dst / "testsuite").iterdir():
+                if p != keep:
+                    _remove(p)
+    dst.mkdir(parents=True, exist_ok=True)
+    files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others",
+                            "--exclude-standard"], capture_output=True, check=True).stdout
+    names = [n for n in files.split(b"\0") if n and (REPO / os.fsdecode(n)).exists()]
+    tar = subprocess.Popen(["tar", "--null", "-T", "-", "-cf", "-"], cwd=REPO,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    untar = subprocess.Popen(["tar", "-xf", "-"], cwd=dst, stdin=tar.stdout)
+    assert tar.stdin is not None and tar.stdout is not None
+    tar.stdout.close()
+    tar.stdin.write(b"\0".join(names) + b"\0")
+    tar.stdin.close()
+    if tar.wait() != 0 or untar.wait() != 0:
+        raise HomeError(f"copying the project into {dst} failed")
+    return dst
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p)
+    else:
+        p.unlink()
+
+
+@contextlib.contextmanager
+def mounted(root: Path):
+    """/proc, /sys and /dev (recursively: /dev/pts, /dev/shm) in the chroot."""
+    done: list[Path] = []
+    try:
+        for args, point in ((["-t", "proc", "proc"], "proc"),
+                            (["-t", "sysfs", "sysfs"], "sys"),
+                            (["--rbind", "/dev"], "dev")):
+            dst = root / point
+            dst.mkdir(exist_ok=True)
+            _run(["mount", *args, str(dst)], f"mounting {point} in {root}")
+            done.append(dst)
+            if point == "dev":
+                _run(["mount", "--make-rslave", str(dst)], f"{dst}: make-rslave")
+        yield root
+    finally:
+        for dst in reversed(done):
+            subprocess.run(["umount", "-R", "-l", str(dst)], capture_output=True)
+
+
+def run(suite: str, command: list[str]) -> int:
+    """`command` run in the suite's chroot, in the project's copy; its
+    exit status."""
+    root = make_root(suite)
+    copy_project(root)
+    with mounted(root):
+        cmd = in_chroot(root, "sh", "-c", f'cd {INSIDE} && exec "$@"', "home", *command)
+        return subprocess.run(cmd).returncode
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python3 -m harness.home",
+                                 description="Run a command in a fresh Debian release "
+                                             "with the project copied in.")
+    ap.add_argument("suite", help="the Debian release, e.g. trixie")
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="what to run (in /root/dti)")
+    args = ap.parse_args(argv)
+    if not args.command:
+        ap.error("no command")
+    try:
+        return run(args.suite, args.command)
+    except HomeError as e:
+        print(f"home: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
