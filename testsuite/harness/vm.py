@@ -370,11 +370,23 @@ def lost_before_init(e: VMLost) -> bool:
     return isinstance(e, (VMTimeout, VMPanic)) and INIT_STARTED not in e.console
 
 
-def keep_lost_console(e: VMLost) -> None:
-    """Copy the console of a boot lost before /init beside its run
-    directory, which the next boot of the same name empties, and say so
-    on stderr."""
-    how = "panicked" if isinstance(e, VMPanic) else "hung"
+def splats_before_init(console: str) -> list[str]:
+    """The kernel's splats before it started /init (none if it never
+    did): the emulator's or the kernel's own, since nothing of a test has
+    run yet (seen on the RT debug kernel with the host loaded: an RCU
+    stall while a CPU waited in text_poke_bp_batch() for the other to
+    sync its cores, 6 s before /init)."""
+    if INIT_STARTED not in console:
+        return []
+    return logcheck.find_splats(console.split(INIT_STARTED, 1)[0])
+
+
+def keep_lost_console(e: VMLost | Result) -> None:
+    """Copy the console of a boot lost (or with a splat) before /init
+    beside its run directory, which the next boot of the same name
+    empties, and say so on stderr."""
+    how = ("panicked" if isinstance(e, VMPanic) else "hung" if isinstance(e, VMLost)
+           else f"reported {splats_before_init(e.console)[0]!r}")
     where = ""
     if e.run_dir is not None:
         kept = e.run_dir.with_name(e.run_dir.name + "-lost-console.log")
@@ -386,15 +398,20 @@ def keep_lost_console(e: VMLost) -> None:
 
 def run(script: str, **kwargs) -> Result:
     """_run_once() (see there for the arguments), booted again, up to
-    BOOT_RETRIES times, when the guest was lost before /init."""
+    BOOT_RETRIES times, when the guest was lost before /init or its
+    kernel reported a splat before it (the last boot's result stands)."""
     __tracebackhide__ = _hide_vm_lost
     for attempt in range(BOOT_RETRIES + 1):
         try:
-            return _run_once(script, **kwargs)
+            res = _run_once(script, **kwargs)
         except (VMTimeout, VMPanic) as e:
             if attempt == BOOT_RETRIES or not lost_before_init(e):
                 raise
             keep_lost_console(e)
+            continue
+        if attempt == BOOT_RETRIES or not splats_before_init(res.console):
+            return res
+        keep_lost_console(res)
     raise AssertionError("not reached")
 
 @dataclass

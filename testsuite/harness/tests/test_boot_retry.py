@@ -16,6 +16,11 @@ STARTED = (f"[    2.30] {vm.INIT_STARTED}\n[  300.00] rcu: INFO: rcu_sched detec
            "[  300.01] Kernel panic - not syncing: Fatal exception\n")
 
 
+class Ok(str):
+    """What the fake returns: "ok", with a console that has no splat."""
+    console = f"[    2.30] {vm.INIT_STARTED}\n"
+
+
 def fake(monkeypatch, module, name, consoles, tmp_path, lost=vm.VMTimeout):
     """Replace module.name by one that is lost (`lost`) with each console
     in turn, then returns "ok"; the calls are counted in the returned list."""
@@ -27,7 +32,7 @@ def fake(monkeypatch, module, name, consoles, tmp_path, lost=vm.VMTimeout):
             d = tmp_path / f"run-{len(calls)}"
             d.mkdir()
             raise lost("VM lost", consoles[len(calls) - 1], "", d)
-        return "ok"
+        return Ok("ok")
 
     monkeypatch.setattr(module, name, once)
     return calls
@@ -84,3 +89,27 @@ def test_hung_boot_is_no_boot_of_the_guest(monkeypatch, tmp_path):
     monkeypatch.setattr(dump, "_qemu_dump_once", once)
     assert dump.qemu_dump("true", guest=g) == "ok"
     assert g.boots == ["earlier", "this one"]
+
+
+def test_a_splat_before_init_is_booted_again(monkeypatch, tmp_path, capsys):
+    """A guest that ran to the end but whose kernel reported a splat
+    before /init (an RCU stall while it patched itself) boots again; a
+    splat after /init is the test's to judge."""
+    stall = ("[   41.35] rcu: INFO: rcu_preempt self-detected stall on CPU\n"
+             f"[   47.45] {vm.INIT_STARTED}\n")
+    late = f"[    2.30] {vm.INIT_STARTED}\n[    9.00] rcu: INFO: rcu_preempt self-detected stall on CPU\n"
+    calls = []
+
+    def once(script, **kwargs):
+        calls.append(kwargs)
+        d = tmp_path / f"run-{len(calls)}"
+        d.mkdir()
+        console = [stall, late][min(len(calls) - 1, 1)]
+        return vm.Result(rc=0, stdout="", console=console, outdir=None, run_dir=d,
+                         duration=1.0, smp=2, mem=256, cmdline=[])
+
+    monkeypatch.setattr(vm, "_run_once", once)
+    res = vm.run("true")
+    assert len(calls) == 2 and res.console == late
+    assert (tmp_path / "run-1-lost-console.log").read_text() == stall
+    assert "self-detected stall" in capsys.readouterr().err
