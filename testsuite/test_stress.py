@@ -315,6 +315,9 @@ done
 echo release > $S
 rmmod dti_stress
 rmmod dti
+# lockdep's state at the end (a kernel without it has no such file):
+# lockdep switches itself off at its first report.
+cat /proc/lockdep_stats > /out/lockdep_stats 2>/dev/null || true
 FINAL_FILES="$R/follow.check $R/follow.err $R/decode.err $R/mem $R/inject.txt"
 cp $FINAL_FILES /out/ 2>/dev/null || true
 awk '$1=="check" { k = $2;
@@ -526,6 +529,15 @@ def check_stress(res, guest, build_dir, channels, no_stap: str) -> None:
         if not m or not int(m[1]):
             fails.append(f"{k} loop did nothing: {loops}")
 
+    # lockdep still on at the end, where the kernel has it: a report
+    # switches it off, and the splat check sees only the first.
+    lockdep = ""
+    if (out / "lockdep_stats").is_file():
+        m = re.search(r"^\s*debug_locks:\s+(\d+)", (out / "lockdep_stats").read_text(), re.M)
+        lockdep = f"lockdep: debug_locks={m[1] if m else '?'} at the end"
+        if not m or m[1] != "1":
+            fails.append(f"{lockdep}: lockdep switched itself off during the run")
+
     # Memory: back once every channel is gone.
     before = meminfo(re.search(r"^@@MEM before(.*)$", res.stdout, re.M)[1])
     after = meminfo(re.search(r"^@@MEM after(.*)$", res.stdout, re.M)[1])
@@ -558,6 +570,7 @@ def check_stress(res, guest, build_dir, channels, no_stap: str) -> None:
         f"markers: {m1} {m2}; dti_inject: {inj and inj[0]}",
         f"trace-file readers: {len(torn)} torn records shown (first five per reader), "
         f"{len(damage)} damage notices",
+        *([lockdep] if lockdep else []),
         f"slab caches grown most: {slab_growth(out)}; "
         f"their live objects: {slab_growth(out, live=True)}",
         f"memory (kB): before {before}; peak Slab {peak_slab}, lowest MemFree + Pcpfree {low_free}; "
