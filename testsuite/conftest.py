@@ -59,6 +59,10 @@ _GUESTS = pytest.StashKey[list]()
 # path under hotplug, NMI and kprobes, panic output and persistence.
 CORE_FILES = ("test_kmod.py", "test_handles.py", "test_ctl.py", "test_write_safety.py",
               "test_probe_contexts.py", "test_panic.py", "test_persist.py")
+# The SystemTap set (`pytest -m tapset`): the tapset elaborated with the
+# SystemTap in use and its probes run in the guest; with the core set,
+# what CI runs in Debian 13 (make check-debian13-core).
+TAPSET_FILES = ("test_tapset.py", "test_tapset_guest.py")
 
 
 def pytest_addoption(parser):
@@ -75,12 +79,16 @@ def pytest_configure(config):
                    "do not fail the test")
     config.addinivalue_line(
         "markers", "core: in the core set each kernel of the matrix runs (CORE_FILES)")
+    config.addinivalue_line(
+        "markers", "tapset: in the SystemTap set (TAPSET_FILES)")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name in CORE_FILES:
             item.add_marker(pytest.mark.core)
+        if item.path.name in TAPSET_FILES:
+            item.add_marker(pytest.mark.tapset)
 
 
 @pytest.fixture(scope="session")

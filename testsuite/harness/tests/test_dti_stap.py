@@ -228,6 +228,9 @@ def test_subbuf_tail_left_as_padding(rig):
     pads such a tail itself (5.1): the stock runtime."""
     if not all((STOCK / f).is_file() for f in (RELAY_V2, PRINT_FLUSH)):
         pytest.skip("SystemTap 4.8's runtime is not installed")
+    if (STOCK / PRINT_FLUSH).read_text().count("_stp_data_write_reserve(hlen+len") != 1:
+        pytest.skip("the installed SystemTap runtime pads short tails itself (5.1 on): "
+                    "this test needs 4.8's, with the defect")
     stock = (STOCK / RELAY_V2).read_text()
     (rig.runtime / RELAY_V2).parent.mkdir(parents=True, exist_ok=True)
     (rig.runtime / RELAY_V2).write_text(stock)
