@@ -17,7 +17,7 @@ release's own kernel (Debian's default one there, linux-image-amd64) and
 SystemTap is the release's.
 
 At each run the project (what git tracks and the new files it does not
-ignore) is copied to /root/dti in the chroot, over the copy of the last
+ignore) is copied to /srv/dti in the chroot, over the copy of the last
 run minus everything but the test suite's caches (testsuite/.build), so
 the host tree's in-place kernel builds are left alone.  /proc, /sys,
 /dev (with /dev/pts and /dev/shm) are mounted there while the command
@@ -38,7 +38,7 @@ from .kernel import cache_dir
 from .kernels import MIRROR, in_chroot, write_sources
 
 REPO = Path(__file__).resolve().parent.parent.parent
-INSIDE = "/root/dti"                # the project's copy in the chroot
+INSIDE = "/srv/dti"     # the project's copy (readable by all: tests run dti as nobody)
 KEEP = "testsuite/.build"           # what a new copy keeps of the last one
 READY = ".dti-home-ready"
 
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
                                  description="Run a command in a fresh Debian release "
                                              "with the project copied in.")
     ap.add_argument("suite", help="the Debian release, e.g. trixie")
-    ap.add_argument("command", nargs=argparse.REMAINDER, help="what to run (in /root/dti)")
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="what to run (in /srv/dti)")
     args = ap.parse_args(argv)
     if not args.command:
         ap.error("no command")
