@@ -52,10 +52,12 @@ static inline u32 dti_tp_payload_len(const struct dti_record *rec)
  * @name: the channel's name
  * @rec: the record, header and payload (see dti_tp_payload_len())
  *
- * Fields: channel, cpu (whose buffer holds the record), log_cpu (that
- * logged it: another only for a DTI_REC_REPLAYED record), level, seq (per
- * CPU and channel), flags (DTI_REC_*), len (the whole payload's length)
- * and payload (its first DTI_TP_PAYLOAD_MAX bytes at most).
+ * Fields: channel (a fixed array, NUL-padded, so that tools read it as a
+ * string without decoding a __data_loc field, which bpftrace 0.23 gets
+ * wrong), cpu (whose buffer holds the record), log_cpu (that logged it:
+ * another only for a DTI_REC_REPLAYED record), level, seq (per CPU and
+ * channel), flags (DTI_REC_*), len (the whole payload's length) and
+ * payload (its first DTI_TP_PAYLOAD_MAX bytes at most).
  */
 TRACE_EVENT(dti_record,
 
@@ -64,7 +66,7 @@ TRACE_EVENT(dti_record,
 	TP_ARGS(name, rec),
 
 	TP_STRUCT__entry(
-		__dynamic_array(char, channel, strlen(name) + 1)
+		__array(char, channel, DTI_NAME_MAX + 1)
 		__field(u32, cpu)
 		__field(u32, log_cpu)
 		__field(s32, level)
@@ -79,7 +81,7 @@ TRACE_EVENT(dti_record,
 		bool text = (rec->flags & DTI_REC_TEXT) && n;
 		char *p = __get_dynamic_array(payload);
 
-		memcpy(__get_dynamic_array(channel), name, __get_dynamic_array_len(channel));
+		strscpy_pad(__entry->channel, name, sizeof(__entry->channel));
 		__entry->cpu = rec->cpu;
 		__entry->log_cpu = rec->log_cpu;
 		__entry->level = rec->level;
@@ -92,7 +94,7 @@ TRACE_EVENT(dti_record,
 	),
 
 	TP_printk("%s cpu=%u log_cpu=%u level=%d seq=%llu flags=%s len=%u %s",
-		  __get_str(channel), __entry->cpu, __entry->log_cpu, __entry->level,
+		  __entry->channel, __entry->cpu, __entry->log_cpu, __entry->level,
 		  __entry->seq, __print_flags(__entry->flags, "|", DTI_TP_FLAGS),
 		  __entry->len,
 		  (__entry->flags & DTI_REC_TEXT) ? __get_str(payload) :
