@@ -222,7 +222,7 @@ def test_bpftrace_counts_every_record(dti_guest, dti_tool, kernel):
             "echo 'event tp 6 50 1 softirq 40' > $T" \
             "echo 'printk other 3 50 0 process o' > $T" > /tmp/log.sh
         bpftrace -c 'sh /tmp/log.sh' -e '
-            tracepoint:dti:dti_record /str(args->channel) == "tp"/ {
+            tracepoint:dti:dti_record /args->channel == "tp"/ {
                 @records[args->cpu, args->level] = count();
             }' > /out/bpftrace 2> /out/bpftrace.err || echo "exit $?" >> /out/bpftrace.err
         dti read --format json tp > /out/read
