@@ -184,10 +184,11 @@ class QemuDumpResult(DumpRun):
 
 
 # What makedumpfile prints when the kernel is newer than it knows (1.7.2,
-# Debian 12's, on 6.12): it goes on, but classifies pages by the layout
-# of the newest kernel it knows, so -d 16 (free pages) and -d 31 may drop
-# pages in use (seen on 6.12 and 7.3: DTI's descriptors and rings gone
-# or corrupt in the dump, with -d 15 and -d 16 alone intact).
+# Debian 12's, on 6.12 and 7.3; 1.7.6, Debian 13's, on 6.12): it goes on,
+# but classifies pages by the layout of the newest kernel it knows, so
+# -d 16 (free pages) and -d 31 may drop pages in use (1.7.2 on 6.12 and
+# 7.3: DTI's descriptors and rings gone or corrupt in the dump, with -d 15
+# and -d 16 alone intact; 1.7.6's -d 31 dumps of 6.12 keep them).
 MAKEDUMPFILE_UNSUPPORTED = "The kernel version is not supported."
 
 
