@@ -447,9 +447,51 @@ static int dti_vmcore_file(struct dti_vmcore *v)
 }
 
 /*
+ * VMCOREINFO's value for @key (borrowed from @v's context), or NULL.
+ * Read as an attribute, which libkdumpfile has before the OS type is
+ * set (kdump_vmcoreinfo_line() refuses until then: "OS type is not set").
+ */
+static const char *dti_vmcoreinfo(struct dti_vmcore *v, const char *key)
+{
+	char attr[96];
+	const char *val;
+
+	snprintf(attr, sizeof(attr), "linux.vmcoreinfo.lines.%s", key);
+	if (kdump_get_string_attr(v->ctx, attr, &val) == KDUMP_OK)
+		return val;
+	kdump_clear_err(v->ctx);
+	return NULL;
+}
+
+/*
+ * The architecture of a dump whose header does not name one libkdumpfile
+ * knows, from a VMCOREINFO line only that architecture's kernel writes
+ * (arch/x86/kernel/vmcore_info_64.c, arch/arm64/kernel/vmcore_info.c).
+ * NULL if none is there.
+ */
+static const char *dti_vmcoreinfo_arch(struct dti_vmcore *v)
+{
+	static const struct {
+		const char *line;
+		const char *arch;
+	} marks[] = {
+		{ "SYMBOL(init_top_pgt)", "x86_64" },
+		{ "NUMBER(VA_BITS)", "aarch64" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (dti_vmcoreinfo(v, marks[i].line))
+			return marks[i].arch;
+	return NULL;
+}
+
+/*
  * libkdumpfile 0.5.1 takes a kdump-compressed file's architecture from
  * the header's utsname only if all of it looks sane; QEMU fills in the
- * machine field alone.  Without it nothing translates.
+ * machine field alone, and QEMU 10 writes "Unknown" there (7.2 wrote
+ * "x86_64"): then VMCOREINFO tells.  Without an architecture nothing
+ * translates: every kernel virtual address is "No way to translate".
  */
 static void dti_vmcore_arch(struct dti_vmcore *v)
 {
@@ -463,9 +505,14 @@ static void dti_vmcore_arch(struct dti_vmcore *v)
 	    pread(v->fd, machine, UTS_LEN, DISKDUMP_MACHINE_AT) != UTS_LEN)
 		return;
 	machine[UTS_LEN] = '\0';
-	if (kdump_set_string_attr(v->ctx, "linux.uts.machine", machine) != KDUMP_OK) {
-		dti_vwarn(v, "%s: unknown architecture \"%s\": %s", v->path, machine,
-			  kdump_get_err(v->ctx));
+	if (kdump_set_string_attr(v->ctx, "linux.uts.machine", machine) == KDUMP_OK &&
+	    kdump_get_string_attr(v->ctx, KDUMP_ATTR_ARCH_NAME, &arch) == KDUMP_OK)
+		return;
+	kdump_clear_err(v->ctx);
+	arch = dti_vmcoreinfo_arch(v);
+	if (!arch || kdump_set_string_attr(v->ctx, "linux.uts.machine", arch) != KDUMP_OK) {
+		dti_vwarn(v, "%s: unknown architecture \"%s\" in the header, and VMCOREINFO "
+			  "names none: kernel virtual addresses cannot be read", v->path, machine);
 		kdump_clear_err(v->ctx);
 	}
 }
@@ -476,24 +523,22 @@ static void dti_vmcore_arch(struct dti_vmcore *v)
  */
 static void dti_vmcore_phys_base(struct dti_vmcore *v)
 {
+	const char *line = dti_vmcoreinfo(v, "NUMBER(phys_base)");
 	kdump_addr_t have;
 	long long want;
-	char *line = NULL, *end;
+	char *end;
 
-	if (kdump_vmcoreinfo_line(v->ctx, "NUMBER(phys_base)", &line) != KDUMP_OK) {
-		kdump_clear_err(v->ctx);
+	if (!line)
 		return;
-	}
 	errno = 0;
 	want = strtoll(line, &end, 0);
 	if (!errno && !*end && end != line &&
 	    (kdump_get_address_attr(v->ctx, "linux.phys_base", &have) != KDUMP_OK ||
 	     have != (kdump_addr_t)want) &&
 	    kdump_set_address_attr(v->ctx, "linux.phys_base", (kdump_addr_t)want) != KDUMP_OK)
-		dti_vwarn(v, "%s: cannot use VMCOREINFO's phys_base %s: %s", v->path,
-			  line, kdump_get_err(v->ctx));
+		dti_vwarn(v, "%s: cannot use VMCOREINFO's phys_base %lld: %s", v->path,
+			  want, kdump_get_err(v->ctx));
 	kdump_clear_err(v->ctx);
-	free(line);
 }
 
 /* Open @path with libkdumpfile.  0, or -1 (message printed). */
