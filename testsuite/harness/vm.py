@@ -365,20 +365,36 @@ INIT_STARTED = "Run /init as init process"
 BOOT_RETRIES = 2
 
 
+# The kernel's first line at each boot (a run with reboot=True boots twice)
+BOOT_BANNER = re.compile(r"^.*\bLinux version \d", re.M)
+
+
+def boots(console: str) -> list[str]:
+    """The console of each boot in it, in order."""
+    starts = [m.start() for m in BOOT_BANNER.finditer(console)] or [0]
+    starts[0] = 0
+    return [console[a:b] for a, b in zip(starts, starts[1:] + [len(console)])]
+
+
 def lost_before_init(e: VMLost) -> bool:
-    """Whether a lost VM hung or panicked before its kernel started /init."""
-    return isinstance(e, (VMTimeout, VMPanic)) and INIT_STARTED not in e.console
+    """Whether a lost VM hung or panicked before its kernel (its last
+    boot's) started /init."""
+    return isinstance(e, (VMTimeout, VMPanic)) and INIT_STARTED not in boots(e.console)[-1]
 
 
 def splats_before_init(console: str) -> list[str]:
-    """The kernel's splats before it started /init (none if it never
-    did): the emulator's or the kernel's own, since nothing of a test has
-    run yet (seen on the RT debug kernel with the host loaded: an RCU
-    stall while a CPU waited in text_poke_bp_batch() for the other to
-    sync its cores, 6 s before /init)."""
-    if INIT_STARTED not in console:
-        return []
-    return logcheck.find_splats(console.split(INIT_STARTED, 1)[0])
+    """The kernel's splats, at any of its boots, before that boot started
+    /init (none from a boot that never did): the emulator's or the
+    kernel's own, since nothing of a test has run yet in that boot (seen
+    on the RT debug kernel with the host loaded: an RCU stall while a CPU
+    waited in text_poke_bp_batch() for the other to sync its cores, 6 s
+    before /init; on 6.12, the second boot of a persistence test: an
+    int3 oops in sched_clock_cpu() as a static key was patched)."""
+    found = []
+    for boot in boots(console):
+        if INIT_STARTED in boot:
+            found += logcheck.find_splats(boot.split(INIT_STARTED, 1)[0])
+    return found
 
 
 def keep_lost_console(e: VMLost | Result) -> None:

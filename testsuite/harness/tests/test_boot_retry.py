@@ -113,3 +113,17 @@ def test_a_splat_before_init_is_booted_again(monkeypatch, tmp_path, capsys):
     assert len(calls) == 2 and res.console == late
     assert (tmp_path / "run-1-lost-console.log").read_text() == stall
     assert "self-detected stall" in capsys.readouterr().err
+
+
+def test_a_second_boot_is_judged_on_its_own():
+    """With reboot=True the console holds two boots: a splat before the
+    second boot's /init is before /init, and a second boot lost before
+    its /init was lost before /init, whatever the first boot did."""
+    first = f"[    0.00] Linux version 6.12.1 (gcc)\n[    2.30] {vm.INIT_STARTED}\n"
+    oops = "[    2.09] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n"
+    second = f"[    0.00] Linux version 6.12.1 (gcc)\n{oops}[    2.40] {vm.INIT_STARTED}\n"
+    assert vm.splats_before_init(first + second)
+    assert not vm.splats_before_init(first + oops)
+    lost = vm.VMPanic("lost", first + "[    0.00] Linux version 6.12.1 (gcc)\n" + oops, "", None)
+    assert vm.lost_before_init(lost)
+    assert not vm.lost_before_init(vm.VMPanic("lost", first + oops, "", None))
