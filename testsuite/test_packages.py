@@ -203,12 +203,7 @@ def setup_tree(root: Path, suites: tuple[str, ...]) -> None:
     """What debootstrap leaves out: the sources (`suites`), name
     resolution, no daemons started."""
     kernels.write_sources(root, suites, MIRROR, SECURITY)
-    resolv = root / "etc/resolv.conf"
-    resolv.unlink(missing_ok=True)      # a link would lead to the host's file
-    shutil.copyfile("/etc/resolv.conf", resolv)
-    rc = root / "usr/sbin/policy-rc.d"
-    rc.write_text("#!/bin/sh\nexit 101\n")
-    rc.chmod(0o755)
+    kernels.prepare_system(root)
 
 
 def apt_install(ch: Chroot, archives: Path, packages: str) -> None:

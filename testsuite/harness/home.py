@@ -35,7 +35,7 @@ import sys
 from pathlib import Path
 
 from .kernel import cache_dir
-from .kernels import MIRROR, in_chroot, write_sources
+from .kernels import KernelsError, _run, debootstrap, in_chroot
 
 REPO = Path(__file__).resolve().parent.parent.parent
 INSIDE = "/srv/dti"     # the project's copy (readable by all: tests run dti as nobody)
@@ -51,42 +51,10 @@ def root_dir(suite: str) -> Path:
     return cache_dir("DTI_HOME_CACHE", "home") / suite
 
 
-def _run(cmd: list[str], what: str, **kw) -> None:
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if r.returncode != 0:
-        tail = "\n".join((r.stdout + r.stderr).splitlines()[-30:])
-        raise HomeError(f"{what} failed ({' '.join(cmd)}):\n{tail}")
-
-
 def make_root(suite: str) -> Path:
-    """The suite's chroot, debootstrapped once."""
-    root = root_dir(suite)
-    if (root / READY).is_file():
-        return root
-    if os.geteuid() != 0:
-        raise HomeError("making the chroot needs root (debootstrap, mount)")
-    if not shutil.which("debootstrap"):
-        raise HomeError("debootstrap is missing: .ci/install-deps (make deps) installs it")
-    tmp = root.with_name(root.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.parent.mkdir(parents=True, exist_ok=True)
-    print(f"home: debootstrap {suite} into {root}", flush=True)
-    _run(["debootstrap", "--variant=minbase", suite, str(tmp), MIRROR],
-         f"debootstrap {suite}", timeout=3600)
-    write_sources(tmp, (suite, f"{suite}-updates", f"{suite}-security"))
-    resolv = tmp / "etc/resolv.conf"
-    resolv.unlink(missing_ok=True)      # a link would lead to the host's file
-    shutil.copyfile("/etc/resolv.conf", resolv)
-    rc = tmp / "usr/sbin/policy-rc.d"   # no daemons started by packages
-    rc.write_text("#!/bin/sh\nexit 101\n")
-    rc.chmod(0o755)
-    with mounted(tmp):
-        _run(in_chroot(tmp, "sh", "-ec", "apt-get update -q && "
-                       "apt-get install -y -q --no-install-recommends make"),
-             f"installing make in {tmp}", timeout=3600)
-    (tmp / READY).write_text(suite + "\n")
-    tmp.rename(root)
-    return root
+    """The suite's chroot, debootstrapped once, with make."""
+    return debootstrap(root_dir(suite), suite, (suite, f"{suite}-updates", f"{suite}-security"),
+                       ("make",), who="home", stamp=READY, prepare=True)
 
 
 def copy_project(root: Path) -> Path:
@@ -165,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("no command")
     try:
         return run(args.suite, args.command)
-    except HomeError as e:
+    except (HomeError, KernelsError) as e:
         print(f"home: {e}", file=sys.stderr)
         return 1
 

@@ -49,6 +49,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable
 
 from .kernel import (BOOT_DIR, MODULES_DIR, Kernel, KernelNotFound, _kernel_for, cache_dir,
                      find_kernel, version_key)
@@ -164,29 +165,53 @@ def chroot_run(root: Path, script: str, what: str, timeout: float = 3600) -> str
     return _run(in_chroot(root, "sh", "-ec", script), what, timeout=timeout).stdout
 
 
-def make_chroot(spec: Spec) -> Path:
-    """The spec's chroot, debootstrapped once, its tools installed."""
-    root = chroot_dir(spec.chroot)
-    stamp = root / ".dti-ready"
-    if stamp.is_file():
+def prepare_system(root: Path) -> None:
+    """What debootstrap leaves out of a system that installs packages:
+    name resolution (a copy of the host's: a link would lead to the
+    host's file) and a policy-rc.d that keeps packages from starting
+    daemons."""
+    resolv = root / "etc/resolv.conf"
+    resolv.unlink(missing_ok=True)
+    shutil.copyfile("/etc/resolv.conf", resolv)
+    rc = root / "usr/sbin/policy-rc.d"
+    rc.write_text("#!/bin/sh\nexit 101\n")
+    rc.chmod(0o755)
+
+
+def debootstrap(root: Path, suite: str, sources: tuple[str, ...], packages: Iterable[str],
+                *, who: str, stamp: str = ".dti-ready", prepare: bool = False) -> Path:
+    """`suite` debootstrapped (minbase) into `root` once, with `sources`
+    (write_sources()), prepare_system() if `prepare`, and `packages`
+    installed; made in root.tmp and renamed, and `stamp` written, only
+    when all of it worked.  `who` names the caller in messages."""
+    if (root / stamp).is_file():
         return root
     if os.geteuid() != 0:
-        raise KernelsError(f"{spec.name}: making a chroot needs root (debootstrap, mount)")
+        raise KernelsError(f"{who}: making a chroot needs root (debootstrap, mount)")
     if not shutil.which("debootstrap"):
         raise KernelsError("debootstrap is missing: .ci/install-deps (make deps) installs it")
     tmp = root.with_name(root.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)
-    print(f"kernels: debootstrap {spec.chroot} into {root}", flush=True)
-    _run(["debootstrap", "--variant=minbase", spec.chroot, str(tmp), MIRROR],
-         f"debootstrap {spec.chroot}", timeout=3600)
-    write_sources(tmp, spec.sources)
+    print(f"{who}: debootstrap {suite} into {root}", flush=True)
+    _run(["debootstrap", "--variant=minbase", suite, str(tmp), MIRROR],
+         f"debootstrap {suite}", timeout=3600)
+    write_sources(tmp, sources)
+    if prepare:
+        prepare_system(tmp)
+    packages = list(packages)
     with mounted(tmp):
         chroot_run(tmp, "apt-get update -q && apt-get install -y -q --no-install-recommends "
-                   + " ".join(CHROOT_TOOLS), f"installing {', '.join(CHROOT_TOOLS)}")
-    (tmp / ".dti-ready").write_text(spec.chroot + "\n")
+                   + " ".join(packages), f"installing {', '.join(packages)}")
+    (tmp / stamp).write_text(suite + "\n")
     tmp.rename(root)
     return root
+
+
+def make_chroot(spec: Spec) -> Path:
+    """The spec's chroot, debootstrapped once, its tools installed."""
+    return debootstrap(chroot_dir(spec.chroot), spec.chroot, spec.sources, CHROOT_TOOLS,
+                       who=spec.name)
 
 
 # --------------------------------------------------------------------------
