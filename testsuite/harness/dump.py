@@ -67,8 +67,8 @@ from typing import Any, Iterable, Mapping
 
 from . import initramfs, logcheck
 from .kernel import Kernel, find_kernel
-from .vm import (BOOT_RETRIES, DEFAULT_SMP, Boot, Guest, VMLost, VMTimeout, lost_before_init,
-                 keep_lost_console, make_run_dir,
+from .vm import (BOOT_RETRIES, DEFAULT_SMP, Boot, Guest, VMLost, VMTimeout, how_lost,
+                 keep_lost_console, lost_before_init, make_run_dir,
                  parse_output, qemu_command, run_qemu, write_initrd)
 
 QEMU_DUMP_MEM = 512             # MiB: the ELF dump is as large as the guest
@@ -627,7 +627,7 @@ def qemu_dump(script: str, *, guest: Guest | None = None, **kwargs) -> QemuDumpR
                 raise
             if guest is not None:
                 del guest.boots[boots:]
-            keep_lost_console(e)
+            keep_lost_console(e.run_dir, e.console, how_lost(e))
     raise AssertionError("not reached")
 
 

@@ -382,6 +382,10 @@ def lost_before_init(e: VMLost) -> bool:
     return isinstance(e, (VMTimeout, VMPanic)) and INIT_STARTED not in boots(e.console)[-1]
 
 
+def how_lost(e: VMLost) -> str:
+    return "panicked" if isinstance(e, VMPanic) else "hung"
+
+
 def splats_before_init(console: str) -> list[str]:
     """The kernel's splats, at any of its boots, before that boot started
     /init (none from a boot that never did): the emulator's or the
@@ -397,16 +401,14 @@ def splats_before_init(console: str) -> list[str]:
     return found
 
 
-def keep_lost_console(e: VMLost | Result) -> None:
+def keep_lost_console(run_dir: Path | None, console: str, how: str) -> None:
     """Copy the console of a boot lost (or with a splat) before /init
     beside its run directory, which the next boot of the same name
-    empties, and say so on stderr."""
-    how = ("panicked" if isinstance(e, VMPanic) else "hung" if isinstance(e, VMLost)
-           else f"reported {splats_before_init(e.console)[0]!r}")
+    empties, and say on stderr what happened (`how`)."""
     where = ""
-    if e.run_dir is not None:
-        kept = e.run_dir.with_name(e.run_dir.name + "-lost-console.log")
-        kept.write_text(e.console)
+    if run_dir is not None:
+        kept = run_dir.with_name(run_dir.name + "-lost-console.log")
+        kept.write_text(console)
         where = f" ({kept})"
     print(f"dti harness: the guest {how} before /init{where}; booting it again",
           file=sys.stderr)
@@ -423,11 +425,12 @@ def run(script: str, **kwargs) -> Result:
         except (VMTimeout, VMPanic) as e:
             if attempt == BOOT_RETRIES or not lost_before_init(e):
                 raise
-            keep_lost_console(e)
+            keep_lost_console(e.run_dir, e.console, how_lost(e))
             continue
-        if attempt == BOOT_RETRIES or not splats_before_init(res.console):
+        splats = splats_before_init(res.console)
+        if attempt == BOOT_RETRIES or not splats:
             return res
-        keep_lost_console(res)
+        keep_lost_console(res.run_dir, res.console, f"reported {splats[0]!r}")
     raise AssertionError("not reached")
 
 @dataclass
