@@ -119,11 +119,11 @@ def check_flavour(flavour: str) -> str:
 
 
 def _line(metapackage: str) -> tuple[int, int] | None:
-    """The kernel line (6, 1) of the image a metapackage depends on, as
-    the release offers it (installed or not); None if it offers none."""
-    r = subprocess.run(["apt-cache", "depends", metapackage], capture_output=True, text=True)
-    m = re.search(r"^\s*Depends: linux-image-(\d+)\.(\d+)[.-]", r.stdout, re.M)
-    return (int(m.group(1)), int(m.group(2))) if r.returncode == 0 and m else None
+    """The kernel line, e.g. (6, 1), of the image a metapackage depends
+    on, as the release offers it; None if it offers none."""
+    from . import kernels
+    m = re.match(r"(\d+)\.(\d+)[.-]", kernels.offered_release(metapackage) or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
 
 
 @functools.lru_cache(maxsize=None)
@@ -136,12 +136,7 @@ def source_package(flavour: str = "debug") -> str:
         line = _line(tried[0])
     else:
         tried = ["linux-image-rt-amd64", *kernels.SPECS["6.12-rt"].packages]
-        line = None
-        for meta in tried:
-            line = _line(meta)
-            if line is not None and line >= RT_MAINLINE:
-                break
-            line = None
+        line = next((ln for ln in map(_line, tried) if ln and ln >= RT_MAINLINE), None)
     if line is None:
         raise DebugKernelError(f"no kernel line for the {flavour} kernel: apt-cache "
                                f"depends {' / '.join(tried)} names no suitable "

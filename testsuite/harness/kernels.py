@@ -225,15 +225,16 @@ def _depends_release(depends: str) -> str | None:
     return m.group(1) if m else None
 
 
+def offered_release(metapackage: str) -> str | None:
+    """The release of the image a host metapackage depends on, as the
+    release offers it (installed or not); None if it offers none."""
+    r = subprocess.run(["apt-cache", "depends", metapackage], capture_output=True, text=True)
+    return _depends_release(r.stdout) if r.returncode == 0 else None
+
+
 def _host_release(spec: Spec) -> str | None:
-    """The release a host metapackage depends on, installed or not."""
-    for pkg in spec.packages:
-        r = subprocess.run(["apt-cache", "depends", pkg], capture_output=True, text=True)
-        if r.returncode == 0:
-            rel = _depends_release(r.stdout)
-            if rel:
-                return rel
-    return None
+    """The release a host metapackage of the spec depends on, installed or not."""
+    return next(filter(None, map(offered_release, spec.packages)), None)
 
 
 def _dpkg_newer(a: str, b: str) -> int:
