@@ -517,7 +517,12 @@ def test_write_permission():
         marker = make_debugfs(root / "fs") / "marker"
         marker.write_text("")
         marker.chmod(0o200 if os.geteuid() == 0 else 0)
-        p = subprocess.run([str(DTI), "--debugfs", str(root / "fs"), "write", "ch", "x"],
+        # A copy where the other user can run it: the tree may be in a
+        # directory only its owner enters (a clone in mktemp -d's).
+        dti = root / "dti"
+        shutil.copy(DTI, dti)
+        dti.chmod(0o755)
+        p = subprocess.run([str(dti), "--debugfs", str(root / "fs"), "write", "ch", "x"],
                            capture_output=True, user=65534 if os.geteuid() == 0 else None)
         assert (p.returncode, p.stdout) == (1, b"")
         assert p.stderr.decode() == \
