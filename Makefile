@@ -38,7 +38,11 @@
 #                 ~/.cache/dti/home/trixie/): its own 6.12 kernel, gcc,
 #                 SystemTap, QEMU and libraries; root, about 700 MB of
 #                 packages the first time.  CI runs the core set and the
-#                 SystemTap tests there (check-debian13-core)
+#                 SystemTap tests there (check-debian13-core).
+#                 make stress-debian13: the stress run there.  KERNEL=
+#                 rt-debug (or debug): the host's debug kernel booted
+#                 from Debian 13, its SystemTap 5.1 building for it with
+#                 the kernel's own gcc-N (installed there)
 #   make install  libdti (shared, static, pkg-config file, headers), the
 #                 dti command and the man pages (runtime/), dti.ko into
 #                 /lib/modules/KVER/extra (+ depmod), the SystemTap tapset
@@ -245,16 +249,19 @@ check-deb: deps
 # Debian 13 as the home (testsuite/harness/home.py)
 HOME_SUITE := trixie
 DEBIAN13_CORE := -m 'core or tapset'
-check-debian13: deps
-	cd testsuite && $(PYTHON) -m harness.home $(HOME_SUITE) make check \
-		PYTEST_ARGS="$(PYTEST_ARGS)"
-check-debian13-core: deps
-	cd testsuite && $(PYTHON) -m harness.home $(HOME_SUITE) make check \
-		PYTEST_ARGS="$(or $(PYTEST_ARGS),$(DEBIAN13_CORE))"
+# KERNEL=debug|rt-debug|DIR: the host's debug kernel, booted from there.
+home = cd testsuite && $(PYTHON) -m harness.home $(if $(KERNEL),--kernel $(KERNEL)) $(HOME_SUITE)
+home_prereq = deps $(if $(filter $(DEBUG_KERNELS),$(KERNEL)),debug-kernel)
+check-debian13: $(home_prereq)
+	$(home) make check PYTEST_ARGS="$(PYTEST_ARGS)"
+check-debian13-core: $(home_prereq)
+	$(home) make check PYTEST_ARGS="$(or $(PYTEST_ARGS),$(DEBIAN13_CORE))"
+stress-debian13: $(home_prereq)
+	$(home) make stress DURATION=$(DURATION)
 demo-debian13: deps
-	cd testsuite && $(PYTHON) -m harness.home $(HOME_SUITE) make demo
+	$(home) make demo
 
 .PHONY: all modules runtime deps lint demo check check-kdebug check-crash stress bench clean \
 	debug-kernel kernels check-build check-core check-kernels \
 	install install-kmod install-runtime install-stap deb check-deb \
-	check-debian13 check-debian13-core demo-debian13
+	check-debian13 check-debian13-core stress-debian13 demo-debian13

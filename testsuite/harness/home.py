@@ -7,6 +7,18 @@ a chroot, the project copied in, a command run there.
 
 `make check-debian13` and `make demo-debian13` run the first two.
 
+    cd testsuite && python3 -m harness.home --kernel rt-debug trixie make stress
+
+boots a debug kernel (harness/debugkernel.py) instead of the release's
+own: the one the host built, found on the host as DTI_KERNEL=SPEC finds
+it (a flavour or a cache directory), bind-mounted into the chroot at its
+own path and named to the command there by DTI_KERNEL.  Its modules and
+SystemTap's are built with the compiler the kernel was built with (gcc-N
+of the release, installed first; see Kernel.kbuild_vars): that is how a
+Debian 13 SystemTap runs on the RT debug kernel built on Debian 12.
+`make check-debian13 KERNEL=rt-debug`, `make stress-debian13
+KERNEL=rt-debug` run it.
+
 The chroot is debootstrapped once (variant minbase) into the cache
 (~/.cache/dti/home/SUITE, or $DTI_HOME_CACHE/SUITE), with the release's
 own apt sources (SUITE, SUITE-updates, SUITE-security) and nothing else
@@ -112,13 +124,50 @@ def mounted(root: Path):
             subprocess.run(["umount", "-R", "-l", str(dst)], capture_output=True)
 
 
-def run(suite: str, command: list[str]) -> int:
+@contextlib.contextmanager
+def bound(root: Path, directory: Path | None):
+    """`directory` (if any) bind-mounted into the chroot at its own path."""
+    if directory is None:
+        yield
+        return
+    dst = root / str(directory).lstrip("/")
+    dst.mkdir(parents=True, exist_ok=True)
+    _run(["mount", "--bind", str(directory), str(dst)], f"mounting {directory} on {dst}")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", str(dst)], capture_output=True)
+
+
+def host_debug_kernel(spec: str) -> tuple[Path, list[str]]:
+    """The host's debug kernel for DTI_KERNEL=`spec`: its cache directory
+    and the packages its modules need in the chroot (its gcc-N)."""
+    from .debugkernel import FLAVOURS, find
+    from .kernel import KernelNotFound
+    if spec not in FLAVOURS and not Path(spec).is_dir():
+        raise HomeError(f"--kernel {spec}: a debug kernel ({', '.join(FLAVOURS)}) or its cache "
+                        "directory; the home boots its release's own kernel otherwise")
+    try:
+        kernel = find(spec)
+    except KernelNotFound as e:
+        raise HomeError(str(e)) from None
+    major = kernel.built_by_gcc
+    return kernel.build_dir.parent.resolve(), [f"gcc-{major}"] if major else []
+
+
+def run(suite: str, command: list[str], kernel: str | None = None) -> int:
     """`command` run in the suite's chroot, in the project's copy; its
-    exit status."""
+    exit status.  `kernel`: a debug kernel of the host's to boot there."""
+    out, packages = host_debug_kernel(kernel) if kernel else (None, [])
     root = make_root(suite)
     copy_project(root)
-    with mounted(root):
-        cmd = in_chroot(root, "sh", "-c", f'cd {INSIDE} && exec "$@"', "home", *command)
+    script = f"cd {INSIDE}"
+    if packages:
+        script += " && .ci/install-deps " + " ".join(packages)
+    if out is not None:
+        script += f" && export DTI_KERNEL={out}"
+    with mounted(root), bound(root, out):
+        cmd = in_chroot(root, "sh", "-c", script + ' && exec "$@"', "home", *command)
         return subprocess.run(cmd).returncode
 
 
@@ -126,13 +175,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m harness.home",
                                  description="Run a command in a fresh Debian release "
                                              "with the project copied in.")
+    ap.add_argument("--kernel", metavar="SPEC",
+                    help="boot the host's debug kernel SPEC (rt-debug, debug, or its "
+                         "cache dir) instead of the release's own")
     ap.add_argument("suite", help="the Debian release, e.g. trixie")
     ap.add_argument("command", nargs=argparse.REMAINDER, help="what to run (in /srv/dti)")
     args = ap.parse_args(argv)
     if not args.command:
         ap.error("no command")
     try:
-        return run(args.suite, args.command)
+        return run(args.suite, args.command, args.kernel)
     except (HomeError, KernelsError) as e:
         print(f"home: {e}", file=sys.stderr)
         return 1

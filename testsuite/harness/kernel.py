@@ -72,6 +72,33 @@ class Kernel:
         return set(path.read_text().splitlines()) if path.is_file() else None
 
     @property
+    def built_by_gcc(self) -> str | None:
+        """The major version of the gcc the build tree was configured with
+        (its CONFIG_CC_VERSION_TEXT), None for another compiler or no config."""
+        for line in self.config() or ():
+            m = re.fullmatch(r'CONFIG_CC_VERSION_TEXT="gcc\b.* (\d+)\.\d+\.\d+"', line)
+            if m:
+                return m.group(1)
+        return None
+
+    @functools.cached_property
+    def kbuild_vars(self) -> tuple[str, ...]:
+        """What Kbuild and `stap -B` must be given, beyond the build tree,
+        to build modules for this kernel here: CC=gcc-N where the tree was
+        built by gcc N and this system's gcc is of another major version
+        (a debug kernel built on Debian 12, used from Debian 13).  Debian's
+        headers name their compiler themselves, and a chroot kernel's
+        modules are built in its chroot, so only a "debug" tree is asked."""
+        major = self.built_by_gcc if self.flavour == "debug" else None
+        if major is None or gcc_major("gcc") == major:
+            return ()
+        if gcc_major(f"gcc-{major}") == major:
+            return (f"CC=gcc-{major}",)
+        raise KernelNotFound(f"{self.build_dir} was built by gcc {major} and this system's "
+                             f"gcc is {gcc_major('gcc') or 'missing'}: install gcc-{major} "
+                             "(its modules are built with it)")
+
+    @property
     def preempt_rt(self) -> bool:
         """Whether the kernel is a PREEMPT_RT one (its config says so)."""
         return "CONFIG_PREEMPT_RT=y" in (self.config() or ())
@@ -81,6 +108,17 @@ class Kernel:
         else times timeout_factor (the debug kernel runs several times slower)."""
         factor = os.environ.get("DTI_TIMEOUT_FACTOR")
         return timeout * (float(factor) if factor else self.timeout_factor)
+
+
+def gcc_major(gcc: str) -> str | None:
+    """The major version of compiler `gcc` (e.g. "12"), None if absent."""
+    try:
+        r = subprocess.run([gcc, "-dumpversion"], capture_output=True, text=True)
+    except OSError:
+        return None
+    if r.returncode != 0 or not r.stdout.strip():
+        return None
+    return r.stdout.strip().split(".")[0]
 
 
 def cache_dir(env: str, name: str) -> Path:

@@ -392,7 +392,7 @@ def make_command(kernel: Kernel, directory: Path, *args: str) -> list[str]:
     """`make -C directory` for `kernel`, in its chroot if it has one."""
     if kernel.chroot is None:
         return ["make", "-C", str(directory), f"KVER={kernel.release}",
-                f"KDIR={kernel.build_dir}", *args]
+                f"KDIR={kernel.build_dir}", *kernel.kbuild_vars, *args]
     return in_chroot(kernel.chroot, "make", "-C", str(directory), f"KVER={kernel.release}",
                      f"KDIR=/lib/modules/{kernel.release}/build", *args)
 
@@ -401,7 +401,8 @@ def kbuild_command(kernel: Kernel, module_dir: Path, *args: str) -> list[str]:
     """`make -C KDIR M=module_dir` for `kernel`, Kbuild called directly, in
     its chroot if it has one (module_dir given to build_context() then)."""
     if kernel.chroot is None:
-        return ["make", "-C", str(kernel.build_dir), f"M={module_dir}", *args]
+        return ["make", "-C", str(kernel.build_dir), f"M={module_dir}",
+                *kernel.kbuild_vars, *args]
     return in_chroot(kernel.chroot, "make", "-C", f"/lib/modules/{kernel.release}/build",
                      f"M={module_dir}", *args)
 

@@ -173,7 +173,8 @@ class Stap:
         return r.stdout.strip()
 
     def command(self, *args: str) -> list[str]:
-        return [str(DTI_STAP), "-r", self.kernel.stap_target, *args]
+        kbuild = [f"-B{v}" for v in self.kernel.kbuild_vars]
+        return [str(DTI_STAP), "-r", self.kernel.stap_target, *kbuild, *args]
 
     def elaborate(self, script: str | os.PathLike, *opts: str,
                   args: Iterable[str] = ()) -> subprocess.CompletedProcess:
@@ -209,6 +210,7 @@ class Stap:
         key = _sha(text.encode(), _tree_bytes(TAPSET_DIR), probed_bytes,
                    self.dti_ko.read_bytes() if self.dti_ko else b"",
                    stap_version().encode(), self.kernel.stap_target.encode(),
+                   "\0".join(self.kernel.kbuild_vars).encode(),
                    "\0".join(opts).encode(), "\0".join(args).encode(),
                    self.runtime_dir().encode(),
                    DTI_STAP.read_bytes())[:16]
