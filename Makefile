@@ -5,7 +5,8 @@
 #   make deps     install the Debian packages everything here needs
 #                 (demo and check run it first; it is quick when all is there)
 #   make demo     boot a guest, load DTI, write records, show merged-ts
-#   make check    lint the modules (W=1, sparse), runtime unit tests and
+#   make check    lint the modules (W=1, sparse) and the runtime (gcc and
+#                 clang, -Werror), runtime unit tests and
 #                 fuzz smoke, then the test suite (the Debian packages'
 #                 test among it)
 #   make check KERNEL=NAME  the same on kernel NAME of the matrix: 6.1,
@@ -110,6 +111,7 @@ ifneq ($(matrix_kernel),)
 else
 	@for d in $(MODULE_DIRS); do $(MAKE) -C $$d KVER=$(KVER) lint || exit; done
 endif
+	$(MAKE) --no-print-directory -C runtime lint
 
 demo: deps
 	$(MAKE) modules
