@@ -7,13 +7,20 @@
  * is not DTI_LEVEL_DESTROY: they are created when the level rises from
  * "destroy" and freed when it falls back to it.  A handle's channel (and
  * one made by dti_ctl_create()) gets them on demand, when the first
- * record at a stored level arrives.  Writers never sleep and never take
- * a lock; they see the buffers through an RCU-protected pointer with
- * interrupts disabled, so freeing waits for a grace period.
+ * record at a stored level arrives.  Writers never sleep; they see the
+ * buffers through an RCU-protected pointer with interrupts disabled, so
+ * freeing waits for a grace period.  Storing into the buffers takes no
+ * lock.  The one lock a writer takes is a pending store's raw spinlock,
+ * for a channel that has no buffers yet (dti_write_pending()), with the
+ * channel's write guard set; in NMI only by trylock.
  *
  * A name is taken from the start of its channel's registration to the
  * end of its removal, debugfs directory included: a registration of the
  * same name meanwhile waits, dti_ctl_create() fails with -EEXIST.
+ *
+ * An ordered channel's store lock (dti_ctl_set_ordered()) is taken like
+ * a pending store's: by a writer, its write guard held, spinning only on
+ * a CPU that holds no other store lock, in NMI only by trylock.
  *
  * Lock order: dti_register_lock, then a channel's ctl_lock, then its
  * buf_lock, then cpu_hotplug_lock (relay_open(), the merged views).
@@ -491,8 +498,12 @@ out_unlock:
  * @new_level: level after
  * @source: who changed it
  *
- * Does nothing; tapset/dti.stp probes it.  Called with no DTI lock held.
- * Context: process context, or any but NMI for a change by name.
+ * Does nothing; tapset/dti.stp probes it.  Called with no DTI lock held,
+ * but from a writer's context when a halt trigger fires (inside
+ * dti_store(), its write guard held).
+ * Context: process context for dti_set_level() and the level file; any,
+ * NMI included, for a change by name (dti_ctl_set_level()) and for a halt
+ * trigger's firing (dti_halt_fire()).
  */
 DTI_PROBE_POINT void dti_probe_level(struct dti_channel *ch, int old_level,
 				     int new_level,
@@ -720,6 +731,7 @@ void dti_init_channel(struct dti_channel *ch, const char *name, size_t subbuf_si
 	ch->name = ch->dump.marker + DTI_MARKER_PREFIX_LEN;
 	mutex_init(&ch->ctl_lock);
 	mutex_init(&ch->buf_lock);
+	raw_spin_lock_init(&ch->order_lock);
 	INIT_WORK(&ch->create_work, dti_create_work);
 	init_irq_work(&ch->kick, dti_kick);
 	INIT_LIST_HEAD(&ch->list);

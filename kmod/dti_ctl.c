@@ -490,23 +490,28 @@ EXPORT_SYMBOL_GPL(dti_ctl_release);
  * DTI_LEVEL_OFF.  Records that find no place left are refused and
  * counted as halted, so exactly @count records are stored after the
  * trigger was armed (a record a CPU had already begun to store when the
- * trigger was armed is not one of them).  dti_ctl_trigger_cpu() tells
- * which records they were.  The trigger stays armed after it fired; a
- * level change (by any means) ends it, and then it can be armed again.
+ * trigger was armed is not one of them, and neither counts nor fires
+ * this arming: not even the record whose dti.record handler arms it).
+ * dti_ctl_trigger_cpu() tells which records they were.  The trigger
+ * stays armed after it fired; a level change (by any means) ends it, and
+ * then it can be armed again.  A level change that ends it while its
+ * last record is being stored is not undone by the trigger.
  *
  * Context: any, NMI included; a probe handler of the channel's own
  * records (dti.record) may call it.
- * Return: 0, -EINVAL for a bad argument, -ENOENT if there is no such
- * channel, -EBUSY if its trigger is armed already (only one of several
- * CPUs arming it at once succeeds).
+ * Return: 0, -EINVAL for a bad argument (@count above
+ * DTI_HALT_COUNT_MAX, 2^48 - 1), -ENOENT if there is no such channel,
+ * -EBUSY if its trigger is armed already (only one of several CPUs
+ * arming it at once succeeds).
  */
 int dti_ctl_halt_after(const char *name, unsigned long count)
 {
 	struct dti_channel *ch;
-	unsigned int cpu;
 	int ret = 0;
+	u32 gen;
 
-	if (!name || count > LONG_MAX)
+	BUILD_BUG_ON(DTI_HALT_COUNT_MAX != (1ULL << DTI_HALT_GEN_SHIFT) - 1);
+	if (!name || count > DTI_HALT_COUNT_MAX)
 		return -EINVAL;
 	rcu_read_lock();
 	ch = dti_find_visible(name);
@@ -519,21 +524,61 @@ int dti_ctl_halt_after(const char *name, unsigned long count)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
-	for_each_possible_cpu(cpu)
-		memset(per_cpu_ptr(ch->trigger, cpu), 0,
-		       sizeof(struct dti_trigger_cpu));
-	atomic_long_set(&ch->halt_left, count);
-	ch->halt_count = count;
-	atomic_long_set(&ch->halt_done, 0);
+	/*
+	 * A new generation: what writers still hold of the last arming
+	 * (a place, a record being stored) no longer counts, and each
+	 * CPU's report starts again at its first record of this one.
+	 */
+	gen = (DTI_HALT_GEN(atomic64_read(&ch->halt_places)) + 1) & DTI_HALT_GEN_MASK;
+	atomic64_set(&ch->halt_pending, DTI_HALT_WORD(gen, count));
+	atomic64_set(&ch->halt_places, DTI_HALT_WORD(gen, count));
 	/* A writer that sees the trigger armed sees its counts. */
 	smp_store_release(&ch->halt_state, DTI_HALT_ARMED);
 	if (!count)
-		dti_halt_fire(ch);
+		dti_halt_fire(ch, gen);
 out_unlock:
 	rcu_read_unlock();
 	return ret;
 }
 EXPORT_SYMBOL_GPL(dti_ctl_halt_after);
+
+/**
+ * dti_ctl_set_ordered - store a channel's records in one order for all CPUs
+ * @name: channel name
+ * @on: true: ordered; false: back to lock-free stores
+ *
+ * While a channel is ordered, each store takes a raw spinlock of the
+ * channel and the record's timestamp under it: the records of all CPUs
+ * then have timestamps in the order they were stored, and a record's
+ * probe handlers (dti.record) run before any other CPU stores one.  A
+ * halt trigger armed from such a handler therefore counts exactly the
+ * records whose timestamps come after the record that armed it, even
+ * while every CPU logs (what dti_freeze.stp relies on).  The price: the
+ * channel's writers go one at a time, and a writer that finds the lock
+ * taken where it may not spin for it (NMI, or its CPU inside another
+ * store lock) loses its record, counted as nmi or nested.  Stores under
+ * way when it is turned on or off finish as they began.
+ *
+ * Context: any, NMI included.
+ * Return: 0, -EINVAL for a NULL @name, -ENOENT if there is no such channel.
+ */
+int dti_ctl_set_ordered(const char *name, bool on)
+{
+	struct dti_channel *ch;
+	int ret = 0;
+
+	if (!name)
+		return -EINVAL;
+	rcu_read_lock();
+	ch = dti_find_visible(name);
+	if (ch)
+		WRITE_ONCE(ch->ordered, on);
+	else
+		ret = -ENOENT;
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_set_ordered);
 
 /**
  * dti_ctl_trigger_cpu - the records a halt trigger let through on a CPU
@@ -567,13 +612,16 @@ int dti_ctl_trigger_cpu(const char *name, unsigned int cpu, u64 *first_seq,
 		ret = -ENOENT;
 	} else if (READ_ONCE(ch->halt_state) != DTI_HALT_ARMED) {
 		ret = -ENODATA;
-	} else if (!cpu_possible(cpu)) {
-		*first_seq = *last_seq = *records = 0;
 	} else {
-		t = per_cpu_ptr(ch->trigger, cpu);
-		*first_seq = READ_ONCE(t->first_seq);
-		*last_seq = READ_ONCE(t->last_seq);
-		*records = READ_ONCE(t->records);
+		*first_seq = *last_seq = *records = 0;
+		t = cpu_possible(cpu) ? per_cpu_ptr(ch->trigger, cpu) : NULL;
+		/* a CPU with no record of this arming still holds an older one's */
+		if (t && READ_ONCE(t->gen) ==
+			 DTI_HALT_GEN(atomic64_read(&ch->halt_pending))) {
+			*first_seq = READ_ONCE(t->first_seq);
+			*last_seq = READ_ONCE(t->last_seq);
+			*records = READ_ONCE(t->records);
+		}
 	}
 	rcu_read_unlock();
 	return ret;
@@ -604,7 +652,7 @@ long dti_ctl_trigger_left(const char *name)
 	else if (READ_ONCE(ch->halt_state) != DTI_HALT_ARMED)
 		ret = -ENODATA;
 	else
-		ret = ch->halt_count - atomic_long_read(&ch->halt_done);
+		ret = DTI_HALT_COUNT(atomic64_read(&ch->halt_pending));
 	rcu_read_unlock();
 	return ret;
 }

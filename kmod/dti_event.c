@@ -345,8 +345,14 @@ int dti_event_register(struct dti_info *trace, struct dti_event_type *type)
 	if (old)
 		memcpy(new->types, old->types, old->n * sizeof(*new->types));
 	new->types[new->n - 1] = type;
-	WRITE_ONCE(type->owner, trace);
+	/*
+	 * The table first, then the owner that lets writers log the type:
+	 * a writer that sees the owner (acquire, dti_event_log_raw()) sees
+	 * this table, so its sub-buffer is switched to one that carries the
+	 * type's format before the first record of the type goes in.
+	 */
 	rcu_assign_pointer(ch->events, new);
+	smp_store_release(&type->owner, trace);
 	mutex_unlock(&dti_event_mutex);
 	if (old)
 		kfree_rcu(old, rcu);

@@ -60,7 +60,7 @@ static inline void dti_ring_range(size_t produced, size_t offset, size_t subbuf_
 				  size_t n_subbufs, size_t *first, size_t *last)
 {
 	*last = offset <= subbuf_size || !produced ? produced : produced - 1;
-	*first = *last + 1 >= n_subbufs ? *last + 1 - n_subbufs : 0;
+	*first = *last >= n_subbufs - 1 ? *last - (n_subbufs - 1) : 0;
 }
 
 /*
@@ -116,11 +116,16 @@ static inline bool dti_record_whole(const struct dti_record *rec, size_t room, u
  *		(dti_ctl_halt_after()); it stays armed once the trigger
  *		fired, so that records still arriving are refused and
  *		counted, until the level changes
- * @halt_left:	places the trigger still has for records
- * @halt_count:	records the trigger lets through in all
- * @halt_done:	records it let through that are stored; the writer whose
- *		record makes it @halt_count switches the channel off
+ * @halt_places: the arming's generation and the places it still has for
+ *		records (DTI_HALT_WORD())
+ * @halt_pending: the arming's generation and the records it let through
+ *		that are not stored yet; the writer that stores the last
+ *		switches the channel off.  A record counts toward the arming
+ *		it took its place from, never toward a later one.
  * @trigger:	per CPU, the records the trigger let through
+ * @ordered:	stores take @order_lock and their timestamp under it
+ *		(dti_ctl_set_ordered())
+ * @order_lock:	serialises an ordered channel's stores across CPUs
  * @owned:	created by dti_ctl_create(); freed with the channel
  * @owner:	cookie of the creator, for dti_ctl_release()
  * @dir:	debugfs directory of the channel
@@ -150,10 +155,11 @@ struct dti_channel {
 	struct work_struct create_work;
 	struct irq_work kick;
 	int halt_state;
-	atomic_long_t halt_left;
-	unsigned long halt_count;
-	atomic_long_t halt_done;
+	atomic64_t halt_places;
+	atomic64_t halt_pending;
 	struct dti_trigger_cpu __percpu *trigger;
+	bool ordered;
+	raw_spinlock_t order_lock;
 	void *owned;
 	const void *owner;
 	struct dentry *dir;
@@ -234,12 +240,30 @@ struct dti_prev {
 #define DTI_HALT_ARMING		1	/* dti_ctl_halt_after() setting it up */
 #define DTI_HALT_ARMED		2
 
+/*
+ * A halt trigger's counters (struct dti_channel.halt_places and
+ * .halt_pending) are one 64-bit word each: the generation of the arming
+ * they belong to above DTI_HALT_GEN_SHIFT, a count below it, so that a
+ * writer takes a place of, and completes a record for, one arming and
+ * never a later one (a dti.record handler may arm again while the
+ * record that called it is still being stored).
+ */
+#define DTI_HALT_GEN_SHIFT	48	/* DTI_HALT_COUNT_MAX (dti.h) below it */
+#define DTI_HALT_GEN_MASK	((1U << (64 - DTI_HALT_GEN_SHIFT)) - 1)
+#define DTI_HALT_WORD(gen, count) \
+	(((s64)((gen) & DTI_HALT_GEN_MASK) << DTI_HALT_GEN_SHIFT) | (s64)(count))
+#define DTI_HALT_GEN(word)	((u32)((u64)(word) >> DTI_HALT_GEN_SHIFT))
+#define DTI_HALT_COUNT(word)	((u64)(word) & DTI_HALT_COUNT_MAX)
+
 /**
  * struct dti_trigger_cpu - what a halt trigger let through on one CPU
- * @first_seq:	sequence number of the first record stored after arming
+ * @first_seq:	sequence number of the first record stored under arming @gen
  * @last_seq:	sequence number of the last one
  * @records:	how many were stored (sequence numbers in between that are
  *		missing belong to records that were lost, see the stats)
+ * @gen:	the arming (DTI_HALT_GEN()) the three fields above belong
+ *		to; the CPU's first record of a later arming starts them
+ *		again, so arming touches no CPU's data
  * @events_gen:	generation of the event types whose formats frame the
  *		CPU's current sub-buffer (dti_event.c); not a trigger's,
  *		but per channel and per CPU as well
@@ -248,6 +272,7 @@ struct dti_trigger_cpu {
 	u64 first_seq;
 	u64 last_seq;
 	u64 records;
+	u32 gen;
 	u32 events_gen;
 };
 
@@ -429,7 +454,7 @@ void dti_pending_unlock(struct dti_info *info, unsigned long flags)
 int dti_write_record(struct dti_info *info, int level, u8 flags,
 		     const void *buf, size_t len, unsigned long caller);
 size_t dti_max_payload(const struct dti_channel *ch);
-void dti_halt_fire(struct dti_channel *ch);
+void dti_halt_fire(struct dti_channel *ch, u32 gen);
 
 /* dti_ctl.c */
 #define DTI_CTL_POOL_FILE	".ctl_pool"

@@ -27,7 +27,15 @@
  * and every reader of relay buffers (merged views, panic path, dump
  * descriptor) serves them unchanged.  They are written with the same
  * write guard, in the same format, with the record count raised only
- * after a record is whole, so what a reset leaves is whole records.
+ * after a record is whole.  That order holds for this CPU's view of
+ * memory, not for what a reset leaves: the region is mapped write-back
+ * and dirty cache lines reach RAM in any order, so a count can be there
+ * without the records it counts.  The area a boot writes is therefore
+ * zeroed, and the zeroes written back to RAM, when the boot takes it
+ * (dti_persist_wipe()): such a place then holds nothing that passes for
+ * a record, not the records of the boot before the last, which wrote
+ * that area before.  A record whose header reached RAM and whose payload
+ * did not is shown with what reached it.
  *
  * After the slot table come two module tables (struct dti_persist_modules):
  * this boot keeps one equal to dti.ko's module table, so the next boot
@@ -58,9 +66,11 @@
 #include <linux/io.h>
 #include <linux/ioport.h>
 #include <linux/kernel.h>
+#include <linux/libnvdimm.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/seq_file.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
@@ -351,6 +361,15 @@ static int dti_persist_last_area(const struct dti_persist_slot *slot)
  * is counted and left out of the copy the files show.
  */
 
+/*
+ * The highest sub-buffer number a ring of the previous boot can have
+ * reached: relay counts sub-buffers in a size_t and no ring fills half
+ * of that range, so a header that claims more was not written by a
+ * ring.  Refusing it keeps [first, newest] and every loop over it clear
+ * of the wrap, and the number fits the snapshot's size_t.
+ */
+#define DTI_PREV_SEQ_MAX	((u64)(SIZE_MAX / 2))
+
 /* Which slot of a ring of @n sub-buffers sub-buffer number @seq takes */
 static size_t dti_seq_slot(u64 seq, u32 n)
 {
@@ -418,8 +437,9 @@ static int dti_prev_load_cpu(struct dti_prev *prev, struct dti_snap_cpu *sc,
 			     unsigned int cpu)
 {
 	size_t size = area->subbuf_size, n = area->n_subbufs, idx, used;
+	u64 *seqs, newest = 0, s, first, wild_seq = 0;
 	struct dti_subbuf_info *info;
-	u64 *seqs, newest = 0, s, first;
+	size_t wild = 0, wild_idx = 0;
 	bool any = false;
 	u32 good;
 	void *copy;
@@ -438,12 +458,25 @@ static int dti_prev_load_cpu(struct dti_prev *prev, struct dti_snap_cpu *sc,
 		seqs[idx] = U64_MAX;
 		if (!dti_prev_subbuf_ok(ring + idx * size, area, prev->name, cpu, idx))
 			continue;
-		seqs[idx] = ((const struct dti_record *)(ring + idx * size))->seq;
-		if (!any || seqs[idx] > newest)
-			newest = seqs[idx];
+		s = ((const struct dti_record *)(ring + idx * size))->seq;
+		if (s > DTI_PREV_SEQ_MAX) {
+			if (!wild++) {
+				wild_idx = idx;
+				wild_seq = s;
+			}
+			continue;
+		}
+		seqs[idx] = s;
+		if (!any || s > newest)
+			newest = s;
 		any = true;
 	}
-	first = newest + 1 >= n ? newest + 1 - n : 0;
+	if (wild) {
+		prev->bad_subbufs += wild;
+		pr_warn("%s: CPU %u of boot %u: %zu sub-buffer headers claim numbers no ring reaches (slot %zu: %llu); left out\n",
+			prev->name, cpu, prev->boot, wild, wild_idx, wild_seq);
+	}
+	first = newest >= n - 1 ? newest - (n - 1) : 0;
 	for (s = first; s <= newest; s++) {
 		idx = dti_seq_slot(s, n);
 		if (seqs[idx] != s) {
@@ -817,6 +850,29 @@ err:
 	return NULL;
 }
 
+/* Bytes dti_persist_wipe() zeroes between two chances to reschedule */
+#define DTI_PERSIST_WIPE_CHUNK	SZ_1M
+
+/*
+ * Zero the @len bytes at @start, an area this boot is about to write,
+ * and write the zeroes back to RAM where the architecture can
+ * (arch_wb_cache_pmem(); elsewhere they reach RAM as the cache evicts
+ * them).  See the comment at the top of this file.
+ */
+static void dti_persist_wipe(void *start, u64 len)
+{
+	u64 done, chunk;
+
+	for (done = 0; done < len; done += chunk) {
+		chunk = min_t(u64, len - done, DTI_PERSIST_WIPE_CHUNK);
+		memset(start + done, 0, chunk);
+#ifdef CONFIG_ARCH_HAS_PMEM_API
+		arch_wb_cache_pmem(start + done, chunk);
+#endif
+		cond_resched();
+	}
+}
+
 /**
  * dti_persist_ready - does dti.ko have a persistent region?
  *
@@ -837,7 +893,7 @@ bool dti_persist_ready(void)
  * @ch: channel with DTI_F_PERSIST, its ctl_lock held; its generation
  *	taken (dti_dump_new_buffers())
  *
- * Takes the channel's slot, marks the area this boot writes as written
+ * Takes the channel's slot, zeroes the area this boot writes, marks it written
  * with the channel's geometry and generation, and builds a ring for each
  * possible CPU over it, with read-only trace0..N files.
  *
@@ -866,6 +922,7 @@ struct rchan *dti_persist_open(struct dti_channel *ch)
 		return ERR_PTR(i);
 	}
 	area = &p->slots[i].area[dti_persist_write_area(p, i)];
+	dti_persist_wipe((void *)p->hdr + area->offset, stride * nr_cpu_ids);
 	area->generation = ch->dump.generation;
 	area->boot = p->hdr->boots;
 	area->subbuf_size = ch->subbuf_size;

@@ -297,8 +297,12 @@ struct file_operations dti_trace_fops;
  * dti_read_init - set up the file operations of the per-CPU trace files
  *
  * relay's own, but for read() (see above) and splice, which would copy
- * unchecked as relay's read does.  The owner pins dti.ko while a trace
- * file is open, since its read() is here.
+ * unchecked as relay's read does.  "Whole records only" is read()'s
+ * promise: relay's mmap() is kept on purpose, for copies of the whole
+ * ring as it is (`dti snapshot --raw`), which the reader checks record by
+ * record as it checks a memory dump, since a writer may be in the middle
+ * of any of them.  The owner pins dti.ko while a trace file is open,
+ * since its read() is here.
  *
  * Context: process context, at module load.
  */

@@ -483,31 +483,80 @@ static enum dti_loss dti_nested_loss(void)
 /**
  * dti_halt_fire - a halt trigger let its last record through
  * @ch: channel
+ * @gen: the arming (DTI_HALT_GEN()) whose last record it was
  *
- * Switches the channel off and tells dti.level_change (source "trigger").
+ * Switches the channel off and tells dti.level_change (source "trigger"),
+ * unless that arming ended meanwhile: a level change ended it (and the
+ * level it set stays), or the channel was armed again.  The level is
+ * read before the arming is checked and changed only if it still holds
+ * that value, so a level set after the check wins too; one set to the
+ * value it already had, between the check and the change, is the one
+ * case where the trigger's OFF comes last.
+ *
  * Context: any, NMI included.
  */
-void dti_halt_fire(struct dti_channel *ch)
+void dti_halt_fire(struct dti_channel *ch, u32 gen)
 {
-	int old = xchg(&ch->info->level, DTI_LEVEL_OFF);
+	int old = READ_ONCE(ch->info->level);
 
+	if (smp_load_acquire(&ch->halt_state) != DTI_HALT_ARMED ||
+	    DTI_HALT_GEN(atomic64_read(&ch->halt_places)) != gen ||
+	    old == DTI_LEVEL_OFF || cmpxchg(&ch->info->level, old, DTI_LEVEL_OFF) != old)
+		return;
 	dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_TRIGGER);
 }
 
 /*
- * Note a record the trigger let through.  The writer that completes the
- * last of them, whichever CPU took the last place, halts the channel: no
- * record let through is stored after the level went off.
+ * Take one of the places of the armed trigger for a record.
+ * Return: the arming's generation + 1, or 0 if it has no place left.
  */
-static void dti_halt_account(struct dti_channel *ch, u64 seq)
+static u32 dti_halt_take(struct dti_channel *ch)
+{
+	s64 word = atomic64_read(&ch->halt_places);
+
+	do {
+		if (!DTI_HALT_COUNT(word))
+			return 0;
+	} while (!atomic64_try_cmpxchg(&ch->halt_places, &word, word - 1));
+	return DTI_HALT_GEN(word) + 1;
+}
+
+/* Give back the place a record took under arming @gen that was not stored. */
+static void dti_halt_untake(struct dti_channel *ch, u32 gen)
+{
+	s64 word = atomic64_read(&ch->halt_places);
+
+	do {
+		if (DTI_HALT_GEN(word) != gen)
+			return;		/* armed again: the place went with the old arming */
+	} while (!atomic64_try_cmpxchg(&ch->halt_places, &word, word + 1));
+}
+
+/*
+ * Note a record that took its place under arming @gen.  The writer that
+ * completes the last of that arming's records, whichever CPU took the
+ * last place, halts the channel: no record it let through is stored
+ * after the level went off.  A record of an arming that a later one
+ * replaced counts toward neither.
+ */
+static void dti_halt_account(struct dti_channel *ch, u32 gen, u64 seq)
 {
 	struct dti_trigger_cpu *t = this_cpu_ptr(ch->trigger);
+	s64 word = atomic64_read(&ch->halt_pending);
 
+	do {
+		if (DTI_HALT_GEN(word) != gen || !DTI_HALT_COUNT(word))
+			return;
+	} while (!atomic64_try_cmpxchg(&ch->halt_pending, &word, word - 1));
+	if (t->gen != gen) {
+		t->gen = gen;
+		t->records = 0;
+	}
 	if (!t->records++)
 		t->first_seq = seq;
 	t->last_seq = seq;
-	if (atomic_long_inc_return(&ch->halt_done) == ch->halt_count)
-		dti_halt_fire(ch);
+	if (DTI_HALT_COUNT(word) == 1)
+		dti_halt_fire(ch, gen);
 }
 
 /**
@@ -637,8 +686,27 @@ static noinline void dti_switch_now(struct dti_channel *ch, struct rchan_buf *bu
 		relay_switch_subbuf(buf, 0);
 }
 
+/*
+ * Store locks (pending stores', ordered channels') this CPU holds or
+ * spins for.  A writer spins for one only when it holds none, else it
+ * only tries: two CPUs can never each hold one and spin for the other's
+ * (a probe's record from inside a store, on another channel).
+ */
+static DEFINE_PER_CPU(unsigned int, dti_lock_depth);
+
+/*
+ * Whether a writer may spin for a store lock here: not in NMI, and not
+ * while its CPU holds (or spins for) one; it only tries the lock then.
+ * The caller raises dti_lock_depth before it spins or once the trylock
+ * succeeded, and lowers it after the unlock.
+ */
+static bool dti_store_may_spin(void)
+{
+	return !in_nmi() && !__this_cpu_read(dti_lock_depth);
+}
+
 /**
- * dti_store - store a record in the local CPU's relay buffer
+ * __dti_store - store a record in the local CPU's relay buffer
  * @ch: channel
  * @rchan: its relay channel
  * @meta: record metadata
@@ -655,24 +723,24 @@ static noinline void dti_switch_now(struct dti_channel *ch, struct rchan_buf *bu
  * Context: interrupts disabled, the channel's write guard held.
  * Return: the payload area, or an ERR_PTR() from dti_lose().
  */
-static __always_inline void *dti_store(struct dti_channel *ch,
-				       struct rchan *rchan,
-				       const struct dti_meta *meta,
-				       const void *payload, size_t len)
+static __always_inline void *__dti_store(struct dti_channel *ch,
+					 struct rchan *rchan,
+					 const struct dti_meta *meta,
+					 const void *payload, size_t len)
 {
 	struct dti_info *info = ch->info;
 	struct rchan_buf *buf;
 	struct dti_record *rec;
-	long left = -1;
+	u32 halt = 0;		/* the trigger's generation + 1 while it holds a place */
 	u64 seq;
 
 	buf = *this_cpu_ptr(rchan->buf);
 	if (unlikely(!buf))
 		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
 	if (unlikely(smp_load_acquire(&ch->halt_state) == DTI_HALT_ARMED)) {
-		/* Take one of the places the trigger has; -1 if none is left. */
-		left = atomic_long_dec_if_positive(&ch->halt_left);
-		if (left < 0)
+		/* Take one of the places the trigger has. */
+		halt = dti_halt_take(ch);
+		if (!halt)
 			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
 	}
 	/* An event whose format this sub-buffer lacks starts a new one. */
@@ -681,8 +749,8 @@ static __always_inline void *dti_store(struct dti_channel *ch,
 	rec = dti_relay_reserve(ch, rchan, buf, DTI_RECORD_SIZE(len));
 	if (unlikely(!rec)) {
 		/* Nothing was stored: the place goes back to the trigger. */
-		if (left >= 0)
-			atomic_long_inc(&ch->halt_left);
+		if (halt)
+			dti_halt_untake(ch, halt - 1);
 		return dti_lose(info, ch, meta, len, DTI_LOSS_FULL);
 	}
 	seq = this_cpu_inc_return(info->stats->seq) - 1;
@@ -702,9 +770,61 @@ static __always_inline void *dti_store(struct dti_channel *ch,
 		dti_probe_stored(ch, rec);
 	if (dti_trace_attached())
 		dti_trace_record(ch, rec);
-	if (unlikely(left >= 0))
-		dti_halt_account(ch, seq);
+	if (unlikely(halt))
+		dti_halt_account(ch, halt - 1, seq);
 	return rec + 1;
+}
+
+/*
+ * An ordered channel's store: under its order lock, with the timestamp
+ * taken there (a replayed record keeps its own), so that timestamps
+ * follow the order of the stores on every CPU and the record's probes
+ * run before any other CPU stores.  A record that cannot have the lock
+ * without spinning where a writer may not is lost as nested (or NMI).
+ */
+static noinline void *dti_store_ordered(struct dti_channel *ch, struct rchan *rchan,
+					const struct dti_meta *meta,
+					const void *payload, size_t len)
+{
+	struct dti_meta m = *meta;
+	void *ret;
+
+	if (dti_store_may_spin()) {
+		__this_cpu_inc(dti_lock_depth);
+		raw_spin_lock(&ch->order_lock);
+	} else if (raw_spin_trylock(&ch->order_lock)) {
+		__this_cpu_inc(dti_lock_depth);
+	} else {
+		return dti_lose(ch->info, ch, meta, len, dti_nested_loss());
+	}
+	if (!(m.flags & DTI_REC_REPLAYED))
+		m.ts_ns = ktime_get_mono_fast_ns();
+	ret = __dti_store(ch, rchan, &m, payload, len);
+	raw_spin_unlock(&ch->order_lock);
+	__this_cpu_dec(dti_lock_depth);
+	return ret;
+}
+
+/**
+ * dti_store - store a record in the local CPU's relay buffer
+ * @ch: channel
+ * @rchan: its relay channel
+ * @meta: record metadata
+ * @payload: payload to copy in, or NULL to leave it to the caller
+ * @len: payload length, at most dti_max_payload()
+ *
+ * __dti_store(), through the channel's order lock while it is ordered.
+ *
+ * Context: interrupts disabled, the channel's write guard held.
+ * Return: the payload area, or an ERR_PTR() from dti_lose().
+ */
+static __always_inline void *dti_store(struct dti_channel *ch, struct rchan *rchan,
+				       const struct dti_meta *meta,
+				       const void *payload, size_t len)
+{
+	if (unlikely(READ_ONCE(ch->ordered)))
+		return dti_store_ordered(ch, rchan, meta, payload, len);
+	return __dti_store(ch, rchan, meta, payload, len);
 }
 
 /*
@@ -743,7 +863,11 @@ lost:
  * The write guard keeps this CPU from taking the lock twice.  An NMI
  * only tries the lock (an NMI must never spin: the CPU that holds it may
  * be waiting for this one), and its record is counted in @nmi when
- * another CPU holds it.
+ * another CPU holds it.  So does a writer that comes while its CPU holds
+ * (or spins for) another channel's store lock, a probe's record from
+ * inside this function: only a CPU that holds no store lock ever spins,
+ * so two CPUs can never each hold one store's lock and spin for the
+ * other's (its record is counted in @nested when the trylock fails).
  *
  * Context: interrupts disabled, @info's write guard held.
  * Return: ERR_PTR(-EINPROGRESS) if the record was kept, NULL if buffers
@@ -761,10 +885,15 @@ static void *dti_write_pending(struct dti_info *info, struct dti_channel *ch,
 		/* Raced with "destroy": the level check passed just before. */
 		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
 	}
-	if (!in_nmi())
+	if (dti_store_may_spin()) {
+		/* Before the lock: what probes its spinning only tries. */
+		__this_cpu_inc(dti_lock_depth);
 		raw_spin_lock(&p->lock);
-	else if (!raw_spin_trylock(&p->lock))
-		return dti_lose(info, ch, meta, len, DTI_LOSS_NMI);
+	} else if (raw_spin_trylock(&p->lock)) {
+		__this_cpu_inc(dti_lock_depth);
+	} else {
+		return dti_lose(info, ch, meta, len, dti_nested_loss());
+	}
 	if (ch)
 		appeared = rcu_access_pointer(ch->rchan) != NULL;
 	else
@@ -772,6 +901,7 @@ static void *dti_write_pending(struct dti_info *info, struct dti_channel *ch,
 	if (!appeared)
 		kept = dti_pending_add(p, meta, payload, len);
 	raw_spin_unlock(&p->lock);
+	__this_cpu_dec(dti_lock_depth);
 	if (appeared)
 		return NULL;
 	if (ch && (ch->flags & DTI_F_ON_DEMAND))
@@ -857,7 +987,8 @@ static __always_inline void *dti_write(struct dti_info *info,
  *
  * Disables interrupts and takes the write guard first, so that an NMI or
  * a probe on this CPU that logs to @info backs off instead of spinning on
- * the lock this CPU holds.
+ * the lock this CPU holds; one that logs to another channel without
+ * buffers only tries that one's lock (see dti_write_pending()).
  *
  * Context: process context.
  */
@@ -867,6 +998,8 @@ void dti_pending_lock(struct dti_info *info, unsigned long *flags)
 	local_irq_save(*flags);
 	/* Nothing that holds the guard can be interrupted by process context. */
 	WARN_ON_ONCE(!dti_guard_enter(info));
+	/* A probe's record meanwhile only tries other stores' locks. */
+	__this_cpu_inc(dti_lock_depth);
 	raw_spin_lock(&info->pending->lock);
 }
 
@@ -879,6 +1012,7 @@ void dti_pending_unlock(struct dti_info *info, unsigned long flags)
 	__releases(&info->pending->lock)
 {
 	raw_spin_unlock(&info->pending->lock);
+	__this_cpu_dec(dti_lock_depth);
 	dti_guard_exit(info);
 	local_irq_restore(flags);
 }
@@ -1208,7 +1342,8 @@ int dti_event_log_raw(struct dti_info *trace, int level,
 		return -EINVAL;
 	local_irq_save(flags);
 	dti_meta_init(&meta, level, DTI_REC_TYPED, _RET_IP_);
-	if (unlikely(!type || READ_ONCE(type->owner) != trace)) {
+	/* Pairs with dti_event_register()'s release: the table is seen too. */
+	if (unlikely(!type || smp_load_acquire(&type->owner) != trace)) {
 		data = dti_lose(trace, rcu_dereference_sched(trace->chan),
 				&meta, 0, DTI_LOSS_BAD_ARG);
 		goto out;

@@ -225,7 +225,7 @@ API_CASES: list[tuple[str, str, str, str, str | None, tuple[str, ...], str | Non
     ("dti_ctl_release()", "owner of bc again", "badapi ctl_release.mine", "0", None, H, None),
     ("dti_ctl_create()", "bc after its release (taken over)", "badapi ctl_create.ok", "0", None, P, None),
     ("dti_ctl_halt_after()", "name NULL", "badapi ctl_halt.null", "EINVAL", None, N, None),
-    ("dti_ctl_halt_after()", "count LONG_MAX + 1", "badapi ctl_halt.huge", "EINVAL", None, N, None),
+    ("dti_ctl_halt_after()", "count DTI_HALT_COUNT_MAX + 1 (2^48)", "badapi ctl_halt.huge", "EINVAL", None, N, None),
     ("dti_ctl_halt_after()", "unknown channel", "badapi ctl_halt.unknown", "ENOENT", None, N, None),
     ("dti_ctl_halt_after()", "armed already", "badapi ctl_halt.twice", "EBUSY", None, N, None),
     ("dti_ctl_trigger_cpu()", "name NULL", "badapi ctl_trigger_cpu.null", "EINVAL", None, N, None),
@@ -237,6 +237,8 @@ API_CASES: list[tuple[str, str, str, str, str | None, tuple[str, ...], str | Non
     ("dti_ctl_trigger_left()", "name NULL", "badapi ctl_trigger_left.null", "EINVAL", None, N, None),
     ("dti_ctl_trigger_left()", "unknown channel", "badapi ctl_trigger_left.unknown", "ENOENT", None, N, None),
     ("dti_ctl_trigger_left()", "no trigger armed", "badapi ctl_trigger_left.unarmed", "ENODATA", None, N, None),
+    ("dti_ctl_set_ordered()", "name NULL", "badapi ctl_set_ordered.null", "EINVAL", None, N, None),
+    ("dti_ctl_set_ordered()", "unknown channel", "badapi ctl_set_ordered.unknown", "ENOENT", None, N, None),
     ("dti_ctl_probe_stored()", "false with no listener", "badapi ctl_probe_stored.unpaired", "EINVAL", None, N,
      None),
 ]

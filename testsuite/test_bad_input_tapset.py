@@ -43,6 +43,7 @@ LONG = "x" * 40
 NL = "E dti.ko is not loaded"
 NOCH = "E no such channel"
 LONG_MAX = 2**63 - 1
+HALT_MAX = 2**48 - 1            # DTI_HALT_COUNT_MAX
 TASK = "task_current()"      # a kernel address the script may read
 
 # (function, input shown, stap expression, without dti.ko, with dti.ko).
@@ -140,11 +141,18 @@ TAPSET_CASES: list[tuple[str, str, str, str, str]] = [
      NL, "= 1"),
     ("dti_log_mem", '"tsc", 3, task, 256 bytes (stored)', f'dti_log_mem("tsc", 3, {TASK}, 256)', NL,
      "= 1"),
-    ("dti_halt_after", '"tsc", LONG_MAX', f'dti_halt_after("tsc", {LONG_MAX})', NL, "ok"),
-    ("dti_trigger_left", '"tsc" (LONG_MAX armed)', 'dti_trigger_left("tsc")', NL, f"= {LONG_MAX}"),
+    ("dti_halt_after", '"tsc", LONG_MAX', f'dti_halt_after("tsc", {LONG_MAX})', NL,
+     "E invalid argument"),
+    ("dti_halt_after", '"tsc", 2^48 - 1 (the most)', f'dti_halt_after("tsc", {HALT_MAX})', NL,
+     "ok"),
+    ("dti_trigger_left", '"tsc" (2^48 - 1 armed)', 'dti_trigger_left("tsc")', NL,
+     f"= {HALT_MAX}"),
     ("dti_halt_after", '"tsc", 1 (armed already)', 'dti_halt_after("tsc", 1)', NL,
      "E a halt trigger is armed already"),
     ("dti_resume", '"tsc", 5 (ends the trigger)', 'dti_resume("tsc", 5)', NL, "ok"),
+    ("dti_ordered", '"nope", 1', 'dti_ordered("nope", 1)', NL, NOCH),
+    ("dti_ordered", '"tsc", 1', 'dti_ordered("tsc", 1)', NL, "ok"),
+    ("dti_ordered", '"tsc", 0', 'dti_ordered("tsc", 0)', NL, "ok"),
     ("dti_trigger_left", '"tsc" (after the level change)', 'dti_trigger_left("tsc")', NL, "= -1"),
     ("dti_filtered_probes", "5 (any non-zero: on)", "dti_filtered_probes(5)", NL, "ok"),
     ("dti_filtered_probes", "-1", "dti_filtered_probes(-1)", NL, "ok"),

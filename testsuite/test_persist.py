@@ -18,6 +18,14 @@
   record is there; nothing crashes.
 * A write to clear releases the records: the directory goes, and the
   boot after does not show them again.
+* Forged regions: the area a channel wrote is rewritten the way an
+  attacker or a wild write would (sub-buffer numbers near 2^64 or
+  around SIZE_MAX / 2, random numbers, area and slot fields under a
+  good CRC, sub-buffer and record headers, random bytes), and each
+  load of dti.ko finishes and its files read.
+* Stale records: boot N-2's records, in the area boot N writes, are not
+  shown after a reset even where boot N's sub-buffer header counts more
+  records than reached RAM: the area is zeroed when a boot takes it.
 * `dti dump` finds the region in a QEMU dump of the boot after a reset:
   the dumped boot's rings are the channel's, the previous boot's are
   channels NAME@boot1, exactly the records that boot showed, also in an
@@ -241,6 +249,129 @@ def test_damaged_region_is_reported_and_skipped(modules, kernel, build_dir):
     gaps = [(a, b) for a, b in zip(seqs, seqs[1:]) if b != a + 1]
     assert len(gaps) == 1, gaps      # the two damaged parts are adjacent
     assert "Oops" not in res.console and "BUG" not in res.console
+
+
+# Forged regions (issue 40, item 3).  Each round fills CPU 0's and CPU
+# 1's rings of the persistent channel pf (8 sub-buffers of 4096 bytes:
+# about 80 records each, so 800 records wrap them), lets it go, forges
+# the area it wrote (dti_test's forge: a kind and its randomness from
+# the seed), and loads dti.ko again, which reads that area as the
+# previous records; every file of them is read.  Then the region's
+# header is wiped, so the next round's load sets it up anew.  A load
+# that does not finish (a loop over a sub-buffer range that wraps) ends
+# the guest's output at that round.
+FORGE_ROUNDS = 45               # 5 of each of dti_test's 9 kinds
+FORGE_SCRIPT = persist_prelude(REGION, PERSIST) + rf"""
+round=0
+while [ $round -lt {FORGE_ROUNDS} ]; do
+    ctl register_sub pf 4096 8 7 2
+    ctl printk pf 3 800 0 process f0
+    ctl printk pf 3 800 1 process f1
+    ctl unregister pf
+    echo "forge {REGION_BASE:#x} 0x1000000 $round" > $T
+    say "FORGED $round $(cat $T)"
+    rmmod dti_test
+    rmmod dti
+    insmod $DTI_MODDIR/dti.ko persist={REGION}
+    say "LOADED $round"
+    if [ -d {PREV}/pf ]; then
+        for f in {PREV}/pf/*; do
+            case $f in */clear) ;; *) cat $f > /dev/null;; esac
+        done
+        say "READ $round $(tr '\n' ' ' < {PREV}/pf/status)"
+    else
+        say "READ $round none"
+    fi
+    insmod $DTI_MODDIR/dti_test.ko
+    ctl scribble {REGION_BASE:#x} 64 0
+    rmmod dti_test
+    rmmod dti
+    insmod $DTI_MODDIR/dti.ko persist={REGION}
+    insmod $DTI_MODDIR/dti_test.ko
+    round=$((round + 1))
+done
+dmesg | grep -E "dti: pf: |persistent region: slot" | sed 's/^\[[^]]*\] /@@MSG /'
+"""
+
+
+def test_forged_regions_load_in_bounded_time(modules, kernel, build_dir):
+    """Every forged area loads, in bounded time, and its files read: a
+    sub-buffer numbered past any ring's is left out and said, a damaged
+    slot is said, and nothing splats."""
+    res = vm.run(FORGE_SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir,
+                 mem=GUEST_MEM, smp=2, append=MEMMAP, timeout=900)
+    out = res.stdout
+    forged = dict(re.findall(r"^@@FORGED (\d+) ret=0 kind=(\S+)", out, re.M))
+    loaded = re.findall(r"^@@LOADED (\d+)$", out, re.M)
+    read = dict(re.findall(r"^@@READ (\d+) (.*)$", out, re.M))
+    assert len(forged) == FORGE_ROUNDS, out[-3000:]
+    assert len(loaded) == FORGE_ROUNDS and len(read) == FORGE_ROUNDS, \
+        (loaded[-3:], res.console[-4000:])
+    for bad in ("soft lockup", "BUG", "Oops", "WARNING:", "RCU stall", "rcu_.* detected stall"):
+        assert not re.search(bad, res.console), bad
+    res.check()
+    msgs = re.findall(r"^@@MSG (.*)$", out, re.M)
+    wild = [r for r, k in forged.items() if k in ("top", "shift")]
+    for r in wild:
+        # the forged sub-buffers were left out, and counted
+        st = dict(re.findall(r"(\w+): (\S+)", read[r]))
+        assert int(st["damaged_subbufs"]) >= 1, (r, read[r])
+    assert sum("claim numbers no ring reaches" in m for m in msgs) >= len(wild), msgs
+    # a slot made inconsistent under a good CRC is refused, and said
+    assert any("persistent region: slot" in m and "damaged" in m for m in msgs), msgs
+
+
+# Stale records (issue 40, item 5).  Loads 1 to 3 of dti.ko (reloads,
+# each a boot to the region) write channel ps: load 1 "old <i>" into
+# area 0, load 2 into area 1, load 3 "new <i>" into area 0 again, ten
+# records on CPU 0, the same sizes as load 1's.  Then the header of that
+# sub-buffer is made to count 60 records, as if the count had reached
+# RAM before the records it counts, and the guest resets.  What the next
+# boot shows of ps must be load 3's records alone.
+STALE_SCRIPT = persist_prelude(REGION, PERSIST) + rf"""
+reload() {{
+    rmmod dti_test
+    rmmod dti
+    insmod $DTI_MODDIR/dti.ko persist={REGION}
+    insmod $DTI_MODDIR/dti_test.ko
+}}
+if [ "$BOOTNO" = 1 ]; then
+    ctl register_sub ps 4096 4 7 2
+    ctl printk ps 3 60 0 process old
+    ctl unregister ps
+    reload
+    ctl register_sub ps 4096 4 7 2
+    ctl printk ps 3 5 0 process mid
+    ctl unregister ps
+    reload
+    ctl register_sub ps 4096 4 7 2
+    ctl printk ps 3 10 0 process new
+    ctl unregister ps
+    echo "forge_count {REGION_BASE:#x} 0x1000000 0 60" > $T
+    say "COUNT $(cat $T)"
+    sync
+    {initramfs.DRAIN_OUTPUT}
+    echo b > /proc/sysrq-trigger
+    sleep 30
+fi
+say "STATUS $(tr '\n' ' ' < {PREV}/ps/status)"
+sed 's/^/@@PS /' {PREV}/ps/merged
+"""
+
+
+def test_reset_shows_only_the_last_boots_records(modules, kernel, build_dir):
+    """Boot N-2's records, left in the area boot N wrote, are never shown
+    as boot N's, even where boot N's header counts records there."""
+    res = vm.run(STALE_SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir,
+                 mem=GUEST_MEM, smp=2, append=MEMMAP, reboot=True, timeout=600).check()
+    out = res.stdout
+    assert re.search(r"^@@COUNT ret=0 subbuf=0 records=10$", res.console, re.M), \
+        res.console[-3000:]
+    texts = re.findall(r"^@@PS (.*)$", out, re.M)
+    assert texts == [f"new {i}" for i in range(10)], texts
+    st = dict(re.findall(r"(\w+): (\S+)", re.search(r"^@@STATUS (.*)$", out, re.M).group(1)))
+    assert st["boot"] == "3" and st["records"] == "10", st
+    assert st["damaged_records"] == "50", st
 
 
 CLEAR = rf"""

@@ -172,62 +172,77 @@ def test_watch_stops_while_every_cpu_floods(tapset_guest, stap, modules):
     assert not accounting_errors(parse_stats(out(res, "s", "stats")))
 
 
+FREEZE_RUNS = 20
+
+
 def test_freeze_is_exact_while_every_cpu_floods(tapset_guest, stap, dti_tool):
-    """dti_freeze CH REGEX 50 while 4 CPUs flood: exactly 50 records follow
-    the match, nothing is stored after the halt, and the per-CPU report
-    names exactly the records `dti read` shows after the match."""
+    """dti_freeze CH REGEX 50 while 4 CPUs flood, 20 times: each time
+    exactly 50 records have a later timestamp than the match, nothing is
+    stored after the halt, and the per-CPU report names exactly the
+    records `dti read` shows after the match."""
     after = 50
     mod = compile_for_test(stap, SCRIPTS / "dti_freeze.stp", "dti_freeze",
                            args=["fx", "^flood P2 400$", str(after)])
-    script = PRELUDE + """
-        ctl register fx 262144 7
-    """ + start_stap(mod, "/out/freeze.txt", ready="dti_freeze: channel") + """
+    script = PRELUDE
+    for i in range(FREEZE_RUNS):
+        script += "ctl register fx 262144 7\n" + start_stap(
+            mod, f"/out/freeze{i}.txt", ready="dti_freeze: channel") + """
         echo "floodctx fx 6000" > $T &
         FP=$!
-    """ + wait_exit(600) + """
-        cat $D/fx/stats > /out/stats1
+    """ + wait_exit(600) + f"""
+        cat $D/fx/stats > /out/stats{i}.1
         sleep 1
-        cat $D/fx/stats > /out/stats2
+        cat $D/fx/stats > /out/stats{i}.2
         wait $FP
-        cat $T > /out/flood
-        cat $D/fx/level > /out/level
-        dti read -F ts fx > /out/read
+        cat $T > /out/flood{i}
+        cat $D/fx/level > /out/level{i}
+        dti read -F ts fx > /out/read{i}
+        ctl unregister fx
     """
-    res = tapset_guest.run(script, smp=4, timeout=900,
+    res = tapset_guest.run(script, smp=4, timeout=900 + 300 * FREEZE_RUNS,
                            extra_files=stap.guest_files(mod)).check()
-    text = out(res, "freeze.txt")
+    for i in range(FREEZE_RUNS):
+        check_freeze(res, i, after)
+
+
+def check_freeze(res, i: int, after: int) -> None:
+    text = out(res, f"freeze{i}.txt")
+    assert "dti_ordered" not in text, text       # this dti.ko orders the stores
     m = re.search(r"MATCH channel=fx cpu=(\d+) level=err seq=(\d+) ", text)
-    assert m, text
+    assert m, (i, text)
     mcpu, mseq = int(m[1]), int(m[2])
     ranges = {int(c): (int(n), int(f), int(la)) for c, n, f, la in re.findall(
         r"^dti_freeze: after cpu=(\d+) records=(\d+) first_seq=(\d+) last_seq=(\d+)$",
         text, re.M)}
-    assert sum(n for n, _, _ in ranges.values()) == after, ranges
+    assert sum(n for n, _, _ in ranges.values()) == after, (i, ranges)
     assert re.search(rf"FROZEN channel=fx after={after} records={after}$", text, re.M), text
-    assert out(res, "level") == "-1\n"
+    assert out(res, f"level{i}") == "-1\n"
     # No record is stored after the halt, although the flood goes on:
     # its calls after the halt were filtered (the level is debug until
     # then, so nothing else is), and the written count stays.  (On the
     # debug kernel the flood may be over before stats1 is read.)
-    st1, st2 = (parse_stats(out(res, f)) for f in ("stats1", "stats2"))
+    st1, st2 = (parse_stats(out(res, f"stats{i}.{n}")) for n in (1, 2))
     assert st1["total"]["written"] == st2["total"]["written"]
     assert st2["total"]["filtered"] > 0
     assert not accounting_errors(st2)
-    lines = parse_merged_ts(out(res, "read"))
+    lines = parse_merged_ts(out(res, f"read{i}"))
     match = [x for x in lines if x.text == "flood P2 400"]
     assert len(match) == 1 and (match[0].cpu, match[0].seq) == (mcpu, mseq)
     for cpu in range(4):
         mine = [x for x in lines if x.cpu == cpu]
         n, first, last = ranges.get(cpu, (0, 0, 0))
         inside = [x for x in mine if first <= x.seq <= last] if n else []
-        assert len(inside) == n, (cpu, ranges)
+        assert len(inside) == n, (i, cpu, ranges)
         # Nothing on any CPU after what the trigger let through.
         if n:
-            assert mine[-1].seq == last, (cpu, mine[-1], ranges)
+            assert mine[-1].seq == last, (i, cpu, mine[-1], ranges)
         if cpu == mcpu and n:
             assert first > mseq
+    # Exactly AFTER records have a later timestamp than the match, and
+    # they are the ones the trigger let through.
     after_match = [x for x in lines if x.ts_ns > match[0].ts_ns]
-    assert len(after_match) >= after
+    assert len(after_match) == after, (i, len(after_match))
+    assert all(ranges[x.cpu][1] <= x.seq <= ranges[x.cpu][2] for x in after_match), i
 
 
 INJECT = SCRIPTS / "dti_inject.stp"

@@ -77,6 +77,19 @@
  *   scribble PHYS LEN BYTE                fill LEN bytes of reserved RAM at
  *                                         physical address PHYS with BYTE
  *                                         (damage in the persistent region)
+ *   forge PHYS SIZE SEED                  rewrite the persistent region at
+ *                                         PHYS (SIZE bytes) the way SEED picks
+ *                                         (dtt_forge_kinds[SEED % N]), in the
+ *                                         area of a slot written last, with
+ *                                         what comes before the forged part
+ *                                         still passing (slot CRCs sealed
+ *                                         again, sub-buffer numbers in their
+ *                                         slot's class) -> "ret=0 kind=K ..."
+ *                                         (test_persist.py)
+ *   forge_count PHYS SIZE CPU COUNT       in the same area, make the header of
+ *                                         CPU's newest sub-buffer count COUNT
+ *                                         records (a count that reached RAM
+ *                                         before the records it counts)
  *   hotreg NAME CPU                       bring offline CPU up in a kthread,
  *                                         and register NAME (dti_register())
  *                                         while the CPU is held between
@@ -133,6 +146,7 @@
 #include <linux/completion.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/crc32.h>
 #include <linux/debugfs.h>
 #include <linux/dti.h>
 #include <linux/err.h>
@@ -687,6 +701,283 @@ static int dtt_cmd_scribble(char **argv)
 	memset(p, byte, len);
 	memunmap(p);
 	return 0;
+}
+
+/*
+ * forge: adversarial persistent regions.  Each kind rewrites one thing
+ * the loader must not trust, leaving the checks before it passing, so
+ * that the load reaches the code that uses it.
+ */
+enum dtt_forge_kind {
+	DTT_FORGE_TOP,		/* one sub-buffer numbered U64_MAX */
+	DTT_FORGE_SHIFT,	/* a CPU's whole ring moved near U64_MAX */
+	DTT_FORGE_EDGE,		/* a CPU's ring moved to around SIZE_MAX / 2 */
+	DTT_FORGE_RANDOM_SEQ,	/* random sub-buffer numbers */
+	DTT_FORGE_AREA,		/* a random field of the area, CRC sealed */
+	DTT_FORGE_INFO,		/* a sub-buffer header's count, padding, state */
+	DTT_FORGE_RECORD,	/* a record header's length, CPU, level, flags */
+	DTT_FORGE_BYTES,	/* random bytes anywhere in the rings */
+	DTT_FORGE_SLOT,		/* the slot's size and name, CRC sealed */
+	DTT_FORGE_KINDS
+};
+
+static const char *const dtt_forge_names[DTT_FORGE_KINDS] = {
+	"top", "shift", "edge", "random-seq", "area", "info", "record", "bytes", "slot",
+};
+
+struct dtt_forge {
+	struct dti_persist_header *hdr;
+	struct dti_persist_slot *slot;
+	struct dti_persist_area *area;
+	u64 stride;
+	u64 state;		/* xorshift64 */
+	char *what;
+	size_t what_len;
+};
+
+static u64 dtt_rand(struct dtt_forge *f)
+{
+	f->state ^= f->state << 13;
+	f->state ^= f->state >> 7;
+	f->state ^= f->state << 17;
+	return f->state;
+}
+
+static u64 dtt_rand_below(struct dtt_forge *f, u64 n)
+{
+	return n ? dtt_rand(f) % n : 0;
+}
+
+static void dtt_forge_seal(struct dti_persist_slot *slot)
+{
+	slot->crc = 0;
+	slot->crc = ~crc32_le(~0U, (const u8 *)slot, sizeof(*slot));
+}
+
+static struct dti_record *dtt_forge_sub(struct dtt_forge *f, unsigned int cpu, u64 idx)
+{
+	return (void *)f->hdr + f->area->offset + cpu * f->stride + idx * f->area->subbuf_size;
+}
+
+/* The largest number at or below @top that slot @idx of @n holds */
+static u64 dtt_forge_in_class(u64 top, u64 idx, u64 n)
+{
+	u64 rem = top % n;
+
+	return rem >= idx ? top - (rem - idx) : top - rem - (n - idx);
+}
+
+/* Move every sub-buffer of CPU @cpu by the same multiple of n, so its newest is near @top */
+static void dtt_forge_move(struct dtt_forge *f, unsigned int cpu, u64 top)
+{
+	u64 n = f->area->n_subbufs, idx, newest = 0, delta;
+	struct dti_record *rec;
+
+	for (idx = 0; idx < n; idx++)
+		newest = max(newest, dtt_forge_sub(f, cpu, idx)->seq);
+	delta = (top - newest) / n * n;
+	for (idx = 0; idx < n; idx++) {
+		rec = dtt_forge_sub(f, cpu, idx);
+		rec->seq += delta;
+	}
+	scnprintf(f->what, f->what_len, "cpu=%u newest=%llu", cpu, newest + delta);
+}
+
+static void dtt_forge_apply(struct dtt_forge *f, enum dtt_forge_kind kind)
+{
+	struct dti_persist_area *area = f->area;
+	u64 n = area->n_subbufs, size = area->subbuf_size;
+	unsigned int cpu = dtt_rand_below(f, area->nr_cpus);
+	u64 idx = dtt_rand_below(f, n), r = dtt_rand(f), off;
+	struct dti_record *sub = dtt_forge_sub(f, cpu, idx);
+	struct dti_subbuf_info *info = (void *)(sub + 1);
+	unsigned int i;
+	u8 *p;
+
+	switch (kind) {
+	case DTT_FORGE_TOP:
+		/* U64_MAX itself, in the slot it belongs to: newest + 1 wraps */
+		idx = U64_MAX % n;
+		sub = dtt_forge_sub(f, cpu, idx);
+		sub->seq = U64_MAX;
+		scnprintf(f->what, f->what_len, "cpu=%u slot=%llu seq=%llu", cpu, idx, sub->seq);
+		break;
+	case DTT_FORGE_SHIFT:
+		dtt_forge_move(f, cpu, U64_MAX - dtt_rand_below(f, 4) * n);
+		break;
+	case DTT_FORGE_EDGE:
+		dtt_forge_move(f, cpu, (u64)(SIZE_MAX / 2) - n + dtt_rand_below(f, 2 * n + 1));
+		break;
+	case DTT_FORGE_RANDOM_SEQ:
+		for (i = 0; i < n; i++) {
+			sub = dtt_forge_sub(f, cpu, dtt_rand_below(f, n));
+			sub->seq = dtt_rand(f);
+			if (i & 1)
+				sub->seq = dtt_forge_in_class(sub->seq, (sub->seq >> 7) % n, n);
+		}
+		scnprintf(f->what, f->what_len, "cpu=%u", cpu);
+		break;
+	case DTT_FORGE_AREA:
+		switch (r % 6) {
+		case 0: area->offset = dtt_rand(f) & (r & 1 ? ~0xfffULL : ~0ULL); break;
+		case 1: area->generation = dtt_rand(f); break;
+		case 2: area->subbuf_size = r & 1 ? dtt_rand(f) : size * 2; break;
+		case 3: area->n_subbufs = r & 1 ? dtt_rand(f) : n * 2; break;
+		case 4: area->nr_cpus = r & 1 ? dtt_rand(f) : area->nr_cpus * 64; break;
+		default: area->boot = dtt_rand(f); break;
+		}
+		dtt_forge_seal(f->slot);
+		scnprintf(f->what, f->what_len, "field=%llu", r % 6);
+		break;
+	case DTT_FORGE_INFO:
+		info->records = r & 1 ? U32_MAX : dtt_rand(f);
+		info->padding = r & 2 ? size - DTI_SUBBUF_HEADER_SIZE : dtt_rand(f);
+		if (r & 4)
+			info->state = dtt_rand(f) & 3;
+		scnprintf(f->what, f->what_len, "cpu=%u slot=%llu records=%u padding=%u state=%u",
+			  cpu, idx, info->records, info->padding, info->state);
+		break;
+	case DTT_FORGE_RECORD:
+		off = DTI_SUBBUF_HEADER_SIZE + dtt_rand_below(f, (size - DTI_SUBBUF_HEADER_SIZE) /
+							  DTI_RECORD_ALIGN) * DTI_RECORD_ALIGN;
+		if (off + sizeof(*sub) > size)
+			off = DTI_SUBBUF_HEADER_SIZE;
+		sub = (void *)sub + off;
+		sub->magic = DTI_RECORD_MAGIC;
+		sub->version = DTI_RECORD_VERSION;
+		sub->hdr_len = sizeof(*sub);
+		sub->len = r & 1 ? U32_MAX - (u32)dtt_rand_below(f, 64) : dtt_rand(f);
+		if (r & 2)
+			sub->cpu = dtt_rand(f);
+		if (r & 4)
+			sub->level = dtt_rand(f);
+		if (r & 8)
+			sub->flags = dtt_rand(f);
+		scnprintf(f->what, f->what_len, "cpu=%u slot=%llu off=%llu len=%u", cpu, idx, off,
+			  sub->len);
+		break;
+	case DTT_FORGE_BYTES:
+		off = dtt_rand_below(f, f->stride * area->nr_cpus - 64);
+		p = (u8 *)f->hdr + area->offset + off;
+		for (i = 0; i < 64; i++)
+			p[i] = dtt_rand(f);
+		scnprintf(f->what, f->what_len, "off=%llu", off);
+		break;
+	case DTT_FORGE_SLOT:
+		if (r & 1)
+			memset(f->slot->name, 'x', sizeof(f->slot->name));
+		else
+			f->slot->area_size = dtt_rand(f);
+		dtt_forge_seal(f->slot);
+		scnprintf(f->what, f->what_len, "%s", r & 1 ? "name" : "area_size");
+		break;
+	default:
+		break;
+	}
+}
+
+/* The used area written last in the region, with its slot; false if none */
+static bool dtt_forge_target(struct dtt_forge *f, u64 size)
+{
+	struct dti_persist_slot *slots = (void *)f->hdr + sizeof(*f->hdr);
+	struct dti_persist_area *a;
+	unsigned int i, j;
+
+	f->area = NULL;
+	for (i = 0; i < DTI_PERSIST_SLOTS; i++) {
+		for (j = 0; j < ARRAY_SIZE(slots[i].area) && slots[i].name[0]; j++) {
+			a = &slots[i].area[j];
+			if (a->state != DTI_PERSIST_AREA_USED || (f->area && a->boot <= f->area->boot))
+				continue;
+			f->slot = &slots[i];
+			f->area = a;
+		}
+	}
+	if (!f->area)
+		return false;
+	f->stride = PAGE_ALIGN((u64)f->area->subbuf_size * f->area->n_subbufs);
+	return f->area->n_subbufs && f->area->nr_cpus &&
+	       f->area->offset + f->stride * f->area->nr_cpus <= size;
+}
+
+/* Map the region at PHYS (@argv[1]) of SIZE (@argv[2]) bytes and find the area to forge */
+static int dtt_forge_map(struct dtt_forge *f, char **argv)
+{
+	unsigned long long phys, size;
+
+	if (kstrtoull(argv[1], 0, &phys) || kstrtoull(argv[2], 0, &size) ||
+	    size < sizeof(*f->hdr))
+		return -EINVAL;
+	if (region_intersects(phys, size, IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
+	    REGION_DISJOINT)
+		return -EPERM;
+	f->hdr = memremap(phys, size, MEMREMAP_WB);
+	if (!f->hdr)
+		return -ENOMEM;
+	if (f->hdr->magic != DTI_PERSIST_MAGIC || !dtt_forge_target(f, size)) {
+		memunmap(f->hdr);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int dtt_cmd_forge(char **argv)
+{
+	char what[128] = "";
+	struct dtt_forge f = { .what = what, .what_len = sizeof(what) };
+	enum dtt_forge_kind kind;
+	unsigned long long seed;
+	int ret;
+
+	if (kstrtoull(argv[3], 0, &seed))
+		return -EINVAL;
+	ret = dtt_forge_map(&f, argv);
+	if (ret)
+		return ret;
+	f.state = seed * 0x9e3779b97f4a7c15ULL + 1;
+	kind = seed % DTT_FORGE_KINDS;
+	dtt_forge_apply(&f, kind);
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 kind=%s %s\n",
+		  dtt_forge_names[kind], what);
+	memunmap(f.hdr);
+	return 0;
+}
+
+static int dtt_cmd_forge_count(char **argv)
+{
+	struct dtt_forge f = {};
+	struct dti_record *sub, *newest = NULL;
+	struct dti_subbuf_info *info;
+	unsigned int cpu, count;
+	u64 idx;
+	int ret;
+
+	if (kstrtouint(argv[3], 0, &cpu) || kstrtouint(argv[4], 0, &count))
+		return -EINVAL;
+	ret = dtt_forge_map(&f, argv);
+	if (ret)
+		return ret;
+	if (cpu >= f.area->nr_cpus) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (idx = 0; idx < f.area->n_subbufs; idx++) {
+		sub = dtt_forge_sub(&f, cpu, idx);
+		if (sub->magic == DTI_RECORD_MAGIC && (sub->flags & DTI_REC_SUBBUF) &&
+		    (!newest || sub->seq > newest->seq))
+			newest = sub;
+	}
+	if (!newest) {
+		ret = -ENOENT;
+		goto out;
+	}
+	info = (void *)(newest + 1);
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 subbuf=%llu records=%u\n",
+		  newest->seq, info->records);
+	info->records = count;
+out:
+	memunmap(f.hdr);
+	return ret;
 }
 
 /* hprintk: log to a handle whether or not it was initialised. */
@@ -1912,7 +2203,7 @@ static long dtt_bad_release_null(void) { return dti_ctl_release(NULL); }
 static long dtt_bad_release_mine(void) { return dti_ctl_release(&dtt_bad_owner); }
 static long dtt_bad_release_unknown(void) { return dti_ctl_release(&dtt_bad); }
 static long dtt_bad_halt_null(void) { return dti_ctl_halt_after(NULL, 1); }
-static long dtt_bad_halt_huge(void) { return dti_ctl_halt_after("bs", (unsigned long)LONG_MAX + 1); }
+static long dtt_bad_halt_huge(void) { return dti_ctl_halt_after("bs", DTI_HALT_COUNT_MAX + 1); }
 static long dtt_bad_halt_unknown(void) { return dti_ctl_halt_after("nope", 1); }
 
 /* arm, arm again: the second's result; a level change disarms it */
@@ -1942,6 +2233,8 @@ static long dtt_bad_trig_unarmed(void) { return dtt_bad_trig("bs", 0, false); }
 static long dtt_bad_left_null(void) { return dti_ctl_trigger_left(NULL); }
 static long dtt_bad_left_unknown(void) { return dti_ctl_trigger_left("nope"); }
 static long dtt_bad_left_unarmed(void) { return dti_ctl_trigger_left("bs"); }
+static long dtt_bad_ordered_null(void) { return dti_ctl_set_ordered(NULL, true); }
+static long dtt_bad_ordered_unknown(void) { return dti_ctl_set_ordered("nope", true); }
 static long dtt_bad_stored_unpaired(void) { return dti_ctl_probe_stored(false); }
 
 #define DTT_BAD(n, f, c)	{ .name = n, .fn = dtt_bad_##f, .ctx = c }
@@ -2054,6 +2347,8 @@ static const struct dtt_bad_case dtt_bad_cases[] = {
 	DTT_BAD("ctl_trigger_left.null", left_null, DTT_BAD_ANY),
 	DTT_BAD("ctl_trigger_left.unknown", left_unknown, DTT_BAD_ANY),
 	DTT_BAD("ctl_trigger_left.unarmed", left_unarmed, DTT_BAD_ANY),
+	DTT_BAD("ctl_set_ordered.null", ordered_null, DTT_BAD_ANY),
+	DTT_BAD("ctl_set_ordered.unknown", ordered_unknown, DTT_BAD_ANY),
 	DTT_BAD("ctl_probe_stored.unpaired", stored_unpaired, DTT_BAD_ANY),
 };
 
@@ -2210,6 +2505,10 @@ static int dtt_execute(char **argv, int argc)
 		return dtt_cmd_badlen(argv[1], argv[2]);
 	if (!strcmp(argv[0], "scribble") && argc == 4)
 		return dtt_cmd_scribble(argv);
+	if (!strcmp(argv[0], "forge") && argc == 4)
+		return dtt_cmd_forge(argv);
+	if (!strcmp(argv[0], "forge_count") && argc == 5)
+		return dtt_cmd_forge_count(argv);
 	if (!strcmp(argv[0], "hotreg") && argc == 3)
 		return dtt_cmd_hotreg(argv[1], argv[2]);
 	if (!strcmp(argv[0], "badapi") && (argc == 2 || argc == 3))

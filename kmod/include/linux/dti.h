@@ -204,10 +204,13 @@ int dti_ctl_log(const char *name, int level, bool text, const void *buf,
 int dti_ctl_create(const char *name, size_t size, int level,
 		   const void *owner);
 int dti_ctl_release(const void *owner);
+/* The largest count dti_ctl_halt_after() takes: 2^48 - 1 records */
+#define DTI_HALT_COUNT_MAX	((1ULL << 48) - 1)
 int dti_ctl_halt_after(const char *name, unsigned long count);
 int dti_ctl_trigger_cpu(const char *name, unsigned int cpu, u64 *first_seq,
 			u64 *last_seq, u64 *records);
 long dti_ctl_trigger_left(const char *name);
+int dti_ctl_set_ordered(const char *name, bool on);
 int dti_ctl_probe_filtered(bool on);
 int dti_ctl_probe_stored(bool on);
 
@@ -268,6 +271,14 @@ static inline __printf(1, 2) void __dti_event_check(const char *fmt, ...)
 {
 }
 
+/*
+ * On while SystemTap (or anything) listens to refused records.  It is
+ * exported only because dti_enabled(), inlined into every client, tests
+ * it; it belongs to dti.ko, which turns it on and off
+ * (dti_ctl_probe_filtered(), the probe_filtered parameter).  A module
+ * that flips it itself only makes refused records call
+ * dti_probe_filtered(), which does nothing but be probed.
+ */
 DECLARE_STATIC_KEY_FALSE(dti_filtered_probe_key);
 void dti_probe_filtered(struct dti_info *trace, int level, unsigned long ip);
 

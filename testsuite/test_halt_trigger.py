@@ -1,0 +1,210 @@
+"""The halt trigger (dti_ctl_halt_after(), dti_halt_after() in
+dti_control.stp) across re-arming, in a real guest kernel (issue 40,
+items 1 and 2).
+
+* The README's pattern: a dti.record handler arms the trigger again
+  while the record that called it is still being stored.  That record
+  counts toward neither arming: the new one lets exactly its own records
+  through and reports their sequence numbers.
+* A flood on every CPU, in every context, with the trigger armed again
+  from the level change it makes when it fires and from the handlers of
+  records stored while it is under way: each of 60 firings stored exactly
+  N records, the per-CPU ranges it reports hold exactly those, and never
+  the record that armed it.
+* Arming leaves the event types' framing alone: an event logged after
+  arming does not start a new sub-buffer (which, in overwrite mode,
+  throws the oldest records away).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from dtirec import accounting_errors, parse_merged_ts, parse_stats
+from guestlib import PRELUDE, WARM, start_stap
+
+
+def out(res, *parts) -> str:
+    return res.outdir.joinpath(*parts).read_text()
+
+
+def wait_exit(tenths: int) -> str:
+    return f"""
+n=0
+while kill -0 $SP 2>/dev/null; do
+    n=$((n + 1)); [ $n -lt {tenths} ] || {{ echo "stap script did not exit"; kill -INT $SP; }}
+    sleep 0.1
+done
+wait $SP || true
+"""
+
+
+REARM_STP = r"""
+global n
+probe begin { dti_halt_after("ht", 5); printf("READY\n") }
+probe dti.record {
+    if (channel != "ht") next
+    n++
+    printf("REC %d %d %s\n", buf_cpu, seq, msg)
+    if (n == 3) {
+        dti_resume("ht", 7)
+        dti_halt_after("ht", 1)
+        printf("REARMED\n")
+    }
+}
+probe end {
+    printf("TRIGGER records=%d first=%d last=%d left=%d\n",
+           dti_trigger_records("ht", 0), dti_trigger_first_seq("ht", 0),
+           dti_trigger_last_seq("ht", 0), dti_trigger_left("ht"))
+}
+"""
+
+
+@pytest.mark.tapset
+def test_rearm_from_the_record_handler(tapset_guest, stap):
+    """Armed for 5; the third record's handler sets level 7 and arms for
+    1: the fourth record is the one stored, then the channel is off."""
+    mod = stap.compile(REARM_STP, name="halt_rearm", opts=["-E", WARM])
+    script = PRELUDE + "ctl register ht 262144 7\n" + start_stap(mod, "/out/stap.txt") + """
+        ctl printk ht 3 10 0 process rec
+        kill -INT $SP
+        wait $SP || true
+        cat $D/ht/merged > /out/merged
+        cat $D/ht/level > /out/level
+        cat $D/ht/stats > /out/stats
+    """
+    res = tapset_guest.run(script, smp=2, timeout=300, extra_files=stap.guest_files(mod)).check()
+    text = out(res, "stap.txt")
+    assert "REARMED" in text, text
+    assert out(res, "merged").split("\n")[:-1] == [f"rec {i}" for i in range(4)], out(res, "merged")
+    assert out(res, "level") == "-1\n"
+    seqs = {m[1]: int(m[0]) for m in re.findall(r"^REC 0 (\d+) (rec \d+)$", text, re.M)}
+    assert sorted(seqs) == [f"rec {i}" for i in range(4)], text
+    m = re.search(r"^TRIGGER records=(\d+) first=(\d+) last=(\d+) left=(-?\d+)$", text, re.M)
+    assert m, text
+    assert (int(m[1]), int(m[2]), int(m[3]), int(m[4])) == \
+        (1, seqs["rec 3"], seqs["rec 3"], 0), text
+    st = parse_stats(out(res, "stats"))
+    assert st["total"]["written"] == 4 and st["total"]["halted"] == 0, st
+    assert not accounting_errors(st)
+
+
+ARMINGS = 60
+N = 10
+# The trigger is armed again two ways: by the level change it makes when
+# it fires (so each firing is followed by a new arming), and from the
+# dti.record handler of one record in fifty (those whose number ends in
+# 03 or 53, from any CPU and context) while an arming is under way, the
+# README's pattern (so some armings start while records of the one
+# before are being stored; about one in six, at N = 10).  The record
+# handler touches no global, so the flood takes no lock of the script's.
+LOOP_STP = rf"""
+global fired
+probe begin {{ dti_halt_after("ht", {N}); printf("READY\n") }}
+probe dti.record {{
+    if (channel != "ht" || !(msg =~ "^flood [PSH][0-9]+ [0-9]*[05]3\n?$")) next
+    try {{
+        dti_resume("ht", 7)
+        dti_halt_after("ht", {N})
+        printf("ARMED by cpu=%d seq=%d\n", buf_cpu, seq)
+    }} catch {{ }}
+}}
+probe dti.level_change {{
+    if (channel != "ht" || source != "trigger") next
+    fired++
+    total = 0
+    for (c = 0; c < 4; c++) {{
+        r = dti_trigger_records("ht", c)
+        total += r
+        printf("FIRED %d cpu=%d records=%d first=%d last=%d\n", fired, c, r,
+               dti_trigger_first_seq("ht", c), dti_trigger_last_seq("ht", c))
+    }}
+    printf("TOTAL %d %d\n", fired, total)
+    if (fired == {ARMINGS}) {{ printf("DONE\n"); exit(); next }}
+    dti_resume("ht", 7)
+    dti_halt_after("ht", {N})
+}}
+"""
+
+
+@pytest.mark.tapset
+def test_rearming_in_a_flood_keeps_every_count(tapset_guest, stap, dti_tool):
+    """Every CPU floods from a kthread, a timer and an hrtimer while the
+    trigger is armed again at each firing and from record handlers: each
+    of 60 firings stored exactly N records, on the CPUs and in the
+    sequence ranges it reports, and the record whose handler armed the
+    trigger is never one of them."""
+    mod = stap.compile(LOOP_STP, name="halt_loop", opts=["-E", WARM])
+    script = PRELUDE + "ctl register ht 1048576 7\n" + start_stap(mod, "/out/stap.txt") + """
+        echo "floodctx ht 8000" > $T &
+        FP=$!
+    """ + wait_exit(900) + """
+        wait $FP
+        dti read -F ts ht > /out/read
+        cat $D/ht/stats > /out/stats
+    """
+    res = tapset_guest.run(script, smp=4, timeout=900, extra_files=stap.guest_files(mod)).check()
+    text = out(res, "stap.txt")
+    assert "DONE" in text, text[-3000:]
+    totals = [int(t) for _, t in re.findall(r"^TOTAL (\d+) (\d+)$", text, re.M)]
+    assert totals == [N] * ARMINGS, totals
+    armers = {(int(c), int(q)) for c, q in re.findall(r"^ARMED by cpu=(\d+) seq=(\d+)$",
+                                                      text, re.M)}
+    assert len(armers) >= 3, ("too few armings from a record handler", armers)
+    fired = re.findall(r"^FIRED (\d+) cpu=(\d+) records=(\d+) first=(\d+) last=(\d+)$",
+                       text, re.M)
+    lines = parse_merged_ts(out(res, "read"))
+    by_cpu: dict[int, set[int]] = {}
+    for x in lines:
+        by_cpu.setdefault(x.cpu, set()).add(x.seq)
+    taken: dict[int, list[tuple[int, int]]] = {}
+    for k, cpu, n, first, last in ((int(a), int(b), int(c), int(d), int(e))
+                                   for a, b, c, d, e in fired):
+        if not n:
+            continue
+        # the records the arming reports are in the buffer, and only they
+        # fill its range (a gap would be a lost record, which stats count)
+        inside = [s for s in by_cpu.get(cpu, ()) if first <= s <= last]
+        assert len(inside) == n == last - first + 1, (k, cpu, n, first, last)
+        for a, b in taken.get(cpu, []):
+            assert last < a or first > b, ("ranges overlap", k, cpu, (first, last), (a, b))
+        taken.setdefault(cpu, []).append((first, last))
+        # a record that armed the trigger was stored before that arming
+        bad = [s for c, s in armers if c == cpu and first <= s <= last]
+        assert not bad, ("an arming counted the record that armed it", k, cpu, bad)
+    assert not accounting_errors(parse_stats(out(res, "stats")))
+
+
+# ev's 4 sub-buffers of 4096 bytes hold about 20 of dti_test's events
+# (their strings are long); 500 of them leave its ring wrapped, the
+# newest sub-buffer part-used.  One more
+# event after arming goes into that sub-buffer: the records before stay.
+EVENTS_SCRIPT = PRELUDE + """
+ctl register_sub ev 4096 4 7 0
+ctl register_sub ttx 65536 4 7 0
+ctl evreg ev ints
+ctl evreg ev mixed
+ctl evlog ev 6 500 0 process ttx
+cat $D/ev/merged-ts > /out/before
+ctl ctl_halt ev 100000
+ctl evlog ev 6 1 0 process ttx
+cat $D/ev/merged-ts > /out/after
+cat $D/ev/stats > /out/stats
+"""
+
+
+def test_arming_keeps_the_event_framing(dti_guest):
+    """Arming the trigger does not make the next event start a new
+    sub-buffer: every record shown before is still there after, and the
+    one new event follows them."""
+    res = dti_guest.run(EVENTS_SCRIPT, smp=2, timeout=300).check()
+    before = parse_merged_ts(out(res, "before"))
+    after = parse_merged_ts(out(res, "after"))
+    st = parse_stats(out(res, "stats"))
+    # the ring wrapped: a new sub-buffer now would throw the oldest away
+    assert len(before) > 10 and st["total"]["overwritten"] > 0, (len(before), st)
+    assert [(x.cpu, x.seq) for x in after] == \
+        [(x.cpu, x.seq) for x in before] + [(0, before[-1].seq + 1)], (len(before), len(after))
+    assert not accounting_errors(st)
