@@ -72,17 +72,24 @@ def expected_payload(r: dict) -> str:
 
 def check_every_record_once(evs: list[dict], recs: list[dict], channel: str) -> None:
     """Each record of `recs` (dti read's JSON, whose cpu is the CPU that
-    logged the record) is one event of `evs`, matched by the logging CPU
-    and seq: seq counts per buffer, so (cpu, seq) is unique, and the
-    buffer is the logging CPU's but for a replayed record."""
+    logged the record) is one event of `evs`, matched by the logging CPU,
+    seq and whether it was replayed: seq counts per buffer, so (buffer
+    CPU, seq) is unique, and the buffer is the logging CPU's but for a
+    replayed record (which the CPU that replays the pending store stores,
+    beside that CPU's own: "dem 0" replayed into CPU 0's buffer as seq 0
+    while "dem 1" is seq 0 of CPU 1's, both logged on CPU 1)."""
     assert recs and evs
     assert {e["channel"] for e in evs} == {channel}
     assert len({(e["cpu"], e["seq"]) for e in evs}) == len(evs), "a record was reported twice"
     assert all(e["cpu"] == e["log_cpu"] or "replayed" in e["flags"] for e in evs)
-    by_key = {(e["log_cpu"], e["seq"]): e for e in evs}
-    assert set(by_key) == {(r["cpu"], r["seq"]) for r in recs}
+    by_key = {(e["log_cpu"], e["seq"], "replayed" in e["flags"]): e for e in evs}
+    assert len(by_key) == len(evs)
+
+    def key(r: dict) -> tuple:
+        return r["cpu"], r["seq"], bool(r["flags"] & 0x08)
+    assert set(by_key) == {key(r) for r in recs}
     for r in recs:
-        e = by_key[(r["cpu"], r["seq"])]
+        e = by_key[key(r)]
         assert (e["level"], e["flags"]) == (r["level"], flag_names(r["flags"])), (e, r)
         payload_len = len(r["text"].encode()) if "text" in r else len(r["data"]) // 2
         assert e["len"] == payload_len, (e, r)

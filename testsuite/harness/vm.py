@@ -388,16 +388,22 @@ def how_lost(e: VMLost) -> str:
 
 def splats_before_init(console: str) -> list[str]:
     """The kernel's splats, at any of its boots, before that boot started
-    /init (none from a boot that never did): the emulator's or the
-    kernel's own, since nothing of a test has run yet in that boot (seen
-    on the RT debug kernel with the host loaded: an RCU stall while a CPU
-    waited in text_poke_bp_batch() for the other to sync its cores, 6 s
-    before /init; on 6.12, the second boot of a persistence test: an
-    int3 oops in sched_clock_cpu() as a static key was patched)."""
+    /init, and those of a boot that never did but was followed by another
+    (it panicked, and panic= rebooted it): the emulator's or the kernel's
+    own, since nothing of a test has run yet in that boot (seen on the RT
+    debug kernel with the host loaded: an RCU stall while a CPU waited in
+    text_poke_bp_batch() for the other to sync its cores, 6 s before
+    /init; on 6.12 and 7.3, a later boot of a persistence test: an int3
+    oops in sched_clock_cpu() as a static key was patched).  The last
+    boot's splats, when it never started /init, are its loss's to judge
+    (lost_before_init())."""
     found = []
-    for boot in boots(console):
+    parts = boots(console)
+    for i, boot in enumerate(parts):
         if INIT_STARTED in boot:
             found += logcheck.find_splats(boot.split(INIT_STARTED, 1)[0])
+        elif i < len(parts) - 1:
+            found += logcheck.find_splats(boot)
     return found
 
 

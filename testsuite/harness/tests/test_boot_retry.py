@@ -127,3 +127,17 @@ def test_a_second_boot_is_judged_on_its_own():
     lost = vm.VMPanic("lost", first + "[    0.00] Linux version 6.12.1 (gcc)\n" + oops, "", None)
     assert vm.lost_before_init(lost)
     assert not vm.lost_before_init(vm.VMPanic("lost", first + oops, "", None))
+
+
+def test_a_boot_that_panicked_and_rebooted_counts():
+    """A middle boot that panicked before /init and was rebooted by
+    panic= (the test went on in the boot after) is a splat before /init;
+    a last boot that never started /init is not judged here."""
+    first = f"[    0.00] Linux version 7.3.4 (gcc)\n[    2.80] {vm.INIT_STARTED}\n"
+    oops = ("[    1.40] Oops: int3: 0000 [#1] SMP NOPTI\n"
+            "[    1.44] Kernel panic - not syncing: Fatal exception in interrupt\n")
+    crashed = "[    0.00] Linux version 7.3.4 (gcc)\n" + oops
+    third = f"[    0.00] Linux version 7.3.4 (gcc)\n[    2.27] {vm.INIT_STARTED}\n"
+    assert vm.splats_before_init(first + crashed + third)
+    assert not vm.splats_before_init(first + crashed)
+    assert not vm.splats_before_init(first + third)
