@@ -155,7 +155,8 @@ static bool dti_panic_header_ok(struct dti_channel *ch, const struct dti_record 
 	    rec->len != sizeof(*info) || rec->seq != s ||
 	    info->generation != READ_ONCE(ch->dump.generation))
 		return false;
-	*records = READ_ONCE(info->records);
+	/* pairs with the writer's release: the records counted are whole */
+	*records = smp_load_acquire(&info->records);
 	return *records <= room / DTI_RECORD_SIZE(0);
 }
 
@@ -327,9 +328,16 @@ static void dti_panic_payload(const struct dti_record *rec, u32 len, size_t *at)
 		dti_panic_put(at, "\\c");
 }
 
-/* Format the record of @c into dti_panic_line; returns its length */
-static size_t dti_panic_format(const struct dti_panic_cursor *c)
+/*
+ * Format the record of @c into dti_panic_line; returns its length, or 0
+ * if the record may have been written over while it was copied.  At an
+ * oops the other CPUs go on writing: a writer that reuses the slot of a
+ * sub-buffer writes its new header first (dti_subbuf_start()), so a
+ * header still numbered c->s after the copy means the copy is whole.
+ */
+static size_t dti_panic_format(struct dti_channel *ch, const struct dti_panic_cursor *c)
 {
+	const struct dti_record *hdr = c->start + (c->s % ch->n_subbufs) * ch->subbuf_size;
 	const struct dti_record *rec = c->rec;
 	size_t at = 0;
 	u32 nsec;
@@ -339,7 +347,8 @@ static size_t dti_panic_format(const struct dti_panic_cursor *c)
 	dti_panic_put(&at, "[%5llu.%09u] cpu%u L%d #%llu 0x%llx: ", sec, nsec,
 		      rec->log_cpu, rec->level, rec->seq, rec->caller);
 	dti_panic_payload(rec, c->len, &at);
-	return at;
+	smp_rmb();
+	return READ_ONCE(hdr->seq) == c->s ? at : 0;
 }
 
 /**
@@ -350,11 +359,18 @@ static size_t dti_panic_format(const struct dti_panic_cursor *c)
  * @skipped:	records passed over
  * @skipped_bytes: bytes of their lines
  * @bytes:	bytes of the lines of the others
+ * @printed:	lines printed (or, not printing, that would be)
+ *
+ * At an oops the other CPUs go on writing: records selected when the
+ * cursors were set can be written over before they are reached (their
+ * sub-buffer no longer holds them) or while they are copied
+ * (dti_panic_format()); those are neither printed nor counted in
+ * @printed.
  */
 struct dti_panic_pass {
 	u64 skip_lines, skip_bytes;
 	bool print;
-	u64 skipped, skipped_bytes, bytes;
+	u64 skipped, skipped_bytes, bytes, printed;
 };
 
 /* Merge the @n cursors of @ch by time, as @p says. */
@@ -362,18 +378,24 @@ static void dti_panic_merge(struct dti_channel *ch, unsigned int n,
 			    struct dti_panic_pass *p)
 {
 	struct dti_panic_cursor *c;
+	size_t len;
 	u64 line;
 
 	while ((c = dti_panic_first(n))) {
+		len = dti_panic_format(ch, c);
+		if (!len) {
+			dti_panic_advance(ch, c);
+			continue;
+		}
 		/* the line printed: "dti: panic: NAME: LINE\n" */
-		line = strlen(pr_fmt("")) + strlen(ch->name) + 2 +
-		       dti_panic_format(c) + 1;
+		line = strlen(pr_fmt("")) + strlen(ch->name) + 2 + len + 1;
 		if (p->skipped < p->skip_lines || p->skipped_bytes < p->skip_bytes) {
 			p->skipped++;
 			p->skipped_bytes += line;
 		} else {
 			if (p->print)
 				pr_emerg("%s: %s\n", ch->name, dti_panic_line);
+			p->printed++;
 			p->bytes += line;
 		}
 		dti_panic_advance(ch, c);
@@ -411,8 +433,8 @@ static u64 dti_panic_channel(struct dti_channel *ch, struct rchan *rchan, u64 wa
 			     u64 lines, u64 *bytes)
 {
 	struct dti_panic_pass all = { }, out = { .print = true };
+	u64 total, printed, gone;
 	unsigned int n;
-	u64 total;
 
 	n = dti_panic_cursors_init(ch, rchan, want, &total);
 	pr_emerg("---- begin %s: newest %llu per CPU, %llu records from CPUs %*pbl ----\n",
@@ -423,13 +445,19 @@ static u64 dti_panic_channel(struct dti_channel *ch, struct rchan *rchan, u64 wa
 	dti_panic_rewind(ch, n);
 	dti_panic_merge(ch, n, &out);
 	*bytes -= min(*bytes, out.bytes);
+	printed = out.printed;
+	gone = total - min(total, out.skipped + printed);
 	if (out.skipped)
-		pr_emerg("---- end %s: %llu records, capped: %llu older ones not printed (panic_max_lines %u, panic_max_bytes %u) ----\n",
-			 ch->name, total - out.skipped, out.skipped,
-			 READ_ONCE(dti_panic_max_lines), READ_ONCE(dti_panic_max_bytes));
+		pr_emerg("---- end %s: %llu records, capped: %llu older ones not printed (panic_max_lines %u, panic_max_bytes %u)%s ----\n",
+			 ch->name, printed, out.skipped,
+			 READ_ONCE(dti_panic_max_lines), READ_ONCE(dti_panic_max_bytes),
+			 gone ? ", others written over while read" : "");
+	else if (gone)
+		pr_emerg("---- end %s: %llu records, %llu written over while read, not printed ----\n",
+			 ch->name, printed, gone);
 	else
 		pr_emerg("---- end %s: %llu records ----\n", ch->name, total);
-	return total - out.skipped;
+	return printed;
 }
 
 /* Whether @ch asked for records at panic, and how many per CPU */

@@ -178,6 +178,13 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subb
 	}
 
 	dti_write_subbuf_header(ch, buf, subbuf);
+	/*
+	 * The new header before anything that writes over the records the
+	 * slot held: a reader of the live ring on another CPU (an oops on
+	 * it, dti_panic.c) that finds the header unchanged after copying a
+	 * record knows the copy is whole.
+	 */
+	smp_wmb();
 	info = dti_subbuf_info(subbuf);
 	info->records = dti_event_frame(ch, buf, subbuf + DTI_SUBBUF_HEADER_SIZE,
 					((struct dti_record *)subbuf)->ts_ns,
@@ -759,12 +766,14 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 		dti_copy_payload(rec + 1, payload, len);
 	/*
 	 * Count the record only once it is whole: a dump taken with this
-	 * CPU stopped anywhere above shows it as unused space.  The CPU's
-	 * own stores become visible in order when it stops, so keeping
-	 * the compiler from reordering them is enough.
+	 * CPU stopped anywhere above shows it as unused space, and a reader
+	 * of the live ring on another CPU (an oops there, dti_panic.c) that
+	 * reads the count with acquire sees the record whole.  A release
+	 * store: a plain store on x86, where only the compiler could
+	 * reorder.  This CPU alone writes the count.
 	 */
-	barrier();
-	dti_subbuf_info(buf->data)->records++;
+	smp_store_release(&dti_subbuf_info(buf->data)->records,
+			  dti_subbuf_info(buf->data)->records + 1);
 	this_cpu_inc(info->stats->written);
 	if (static_branch_unlikely(&dti_stored_probe_key))
 		dti_probe_stored(ch, rec);

@@ -276,3 +276,46 @@ def test_oops_prints_only_with_dump_on_oops(modules, kernel, build_dir, dti_tool
     assert len(section(second, "po")) == 10
     # the module parameter is what channels registered later start with
     assert "@@DEFAULT po=10 pd=7" in res.stdout
+
+
+# An oops while every other CPU keeps writing (issue 40, item 6): the
+# oops prints the newest 200 records of each CPU of pw, whose 4 x 4 KiB
+# rings the flood writes over many times while the serial console takes
+# seconds to print them.  Every line printed must be one whole record as
+# it was stored: its text names the CPU the line says logged it, and each
+# CPU's sequence numbers rise; records written over while they were read
+# are left out and counted in the end line.
+OOPS_FLOOD_SCRIPT = PRELUDE + r"""
+echo 0 > /proc/sys/kernel/panic_on_oops
+echo 1 > /sys/module/dti/parameters/dump_on_oops
+ctl register_sub pw 4096 4 7 0
+echo 200 > $D/pw/dump_on_panic
+echo "bgflood pw" > $T
+sleep 1
+echo "dti-test: oops while writing" > /dev/kmsg
+sh -c "echo oops > $T" || true
+echo "dti-test: done" > /dev/kmsg
+echo bgstop > $T
+"""
+RECORD_LINE = re.compile(r"^\[ *\d+\.\d{9}\] cpu(\d+) L\d #(\d+) 0x[0-9a-f]+: "
+                         r"flood [PSH](\d+) \d+$")
+
+
+def test_oops_while_other_cpus_write(modules, kernel, build_dir):
+    res = vm.run(OOPS_FLOOD_SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir,
+                 smp=4, timeout=600)
+    res.check()
+    c = res.console
+    part = c[c.index("dti-test: oops while writing"):c.index("dti-test: done")]
+    lines = section(part, "pw")
+    end = END.search(part)
+    assert end and int(end.group(2)) == len(lines), (end and end.group(0), len(lines))
+    assert lines, part[-3000:]
+    bad = [x for x in lines if not (m := RECORD_LINE.match(x[len("pw: "):]))
+           or m.group(1) != m.group(3)]
+    assert not bad, bad[:5]
+    last: dict[str, int] = {}
+    for x in lines:
+        cpu, seq = RECORD_LINE.match(x[len("pw: "):]).group(1, 2)
+        assert int(seq) > last.get(cpu, -1), (cpu, seq, last)
+        last[cpu] = int(seq)
