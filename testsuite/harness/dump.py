@@ -751,7 +751,9 @@ def kdump(script: str, *, smp: int = DEFAULT_SMP, mem: int = KDUMP_MEM,
              str(kernel.vmlinuz): GUEST_VMLINUZ, str(capture): GUEST_CAPTURE_INITRD}
     base = initramfs.build_base(build_dir, modules, extra)
     initrd = write_initrd(run_dir, base,
-                          f"{kexec_load_script(opts, kexec_flags)}{script}\n{crash}\n", "-eu")
+                          # as qemu_dump(): the output reaches the port before the crash
+                          f"{kexec_load_script(opts, kexec_flags)}{script}\n"
+                          f"{initramfs.DRAIN_OUTPUT}\n{crash}\n", "-eu")
     disk = run_dir / "dump-disk.img"
     with open(disk, "wb") as f:          # sparse: costs only what is written
         f.truncate(DUMP_DISK_HEADER + mem * (1 << 20))
