@@ -24,21 +24,11 @@ import pytest
 
 from dtirec import accounting_errors, parse_merged_ts, parse_stats
 from guestlib import PRELUDE, WARM, start_stap
+from test_tapset_guest import wait_exit
 
 
 def out(res, *parts) -> str:
     return res.outdir.joinpath(*parts).read_text()
-
-
-def wait_exit(tenths: int) -> str:
-    return f"""
-n=0
-while kill -0 $SP 2>/dev/null; do
-    n=$((n + 1)); [ $n -lt {tenths} ] || {{ echo "stap script did not exit"; kill -INT $SP; }}
-    sleep 0.1
-done
-wait $SP || true
-"""
 
 
 REARM_STP = r"""
