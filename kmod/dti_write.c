@@ -702,14 +702,30 @@ static noinline void dti_switch_now(struct dti_channel *ch, struct rchan_buf *bu
 static DEFINE_PER_CPU(unsigned int, dti_lock_depth);
 
 /*
- * Whether a writer may spin for a store lock here: not in NMI, and not
- * while its CPU holds (or spins for) one; it only tries the lock then.
- * The caller raises dti_lock_depth before it spins or once the trylock
- * succeeded, and lowers it after the unlock.
+ * Take store lock @lock as a writer may: spinning only outside NMI and
+ * while its CPU holds (or spins for) no other, else by trylock.
+ * dti_lock_depth is raised before the spin, or once the trylock won.
+ * Return: false if the lock was not taken.
  */
-static bool dti_store_may_spin(void)
+static __always_inline bool dti_store_lock(raw_spinlock_t *lock)
 {
-	return !in_nmi() && !__this_cpu_read(dti_lock_depth);
+	if (!in_nmi() && !__this_cpu_read(dti_lock_depth)) {
+		/* Before the lock: what probes its spinning only tries. */
+		__this_cpu_inc(dti_lock_depth);
+		raw_spin_lock(lock);
+		return true;
+	}
+	if (!raw_spin_trylock(lock))
+		return false;
+	__this_cpu_inc(dti_lock_depth);
+	return true;
+}
+
+/* Let go of a lock dti_store_lock() took. */
+static __always_inline void dti_store_unlock(raw_spinlock_t *lock)
+{
+	raw_spin_unlock(lock);
+	__this_cpu_dec(dti_lock_depth);
 }
 
 /**
@@ -798,19 +814,12 @@ static noinline void *dti_store_ordered(struct dti_channel *ch, struct rchan *rc
 	struct dti_meta m = *meta;
 	void *ret;
 
-	if (dti_store_may_spin()) {
-		__this_cpu_inc(dti_lock_depth);
-		raw_spin_lock(&ch->order_lock);
-	} else if (raw_spin_trylock(&ch->order_lock)) {
-		__this_cpu_inc(dti_lock_depth);
-	} else {
+	if (!dti_store_lock(&ch->order_lock))
 		return dti_lose(ch->info, ch, meta, len, dti_nested_loss());
-	}
 	if (!(m.flags & DTI_REC_REPLAYED))
 		m.ts_ns = ktime_get_mono_fast_ns();
 	ret = __dti_store(ch, rchan, &m, payload, len);
-	raw_spin_unlock(&ch->order_lock);
-	__this_cpu_dec(dti_lock_depth);
+	dti_store_unlock(&ch->order_lock);
 	return ret;
 }
 
@@ -894,23 +903,15 @@ static void *dti_write_pending(struct dti_info *info, struct dti_channel *ch,
 		/* Raced with "destroy": the level check passed just before. */
 		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
 	}
-	if (dti_store_may_spin()) {
-		/* Before the lock: what probes its spinning only tries. */
-		__this_cpu_inc(dti_lock_depth);
-		raw_spin_lock(&p->lock);
-	} else if (raw_spin_trylock(&p->lock)) {
-		__this_cpu_inc(dti_lock_depth);
-	} else {
+	if (!dti_store_lock(&p->lock))
 		return dti_lose(info, ch, meta, len, dti_nested_loss());
-	}
 	if (ch)
 		appeared = rcu_access_pointer(ch->rchan) != NULL;
 	else
 		appeared = rcu_access_pointer(info->chan) != NULL;
 	if (!appeared)
 		kept = dti_pending_add(p, meta, payload, len);
-	raw_spin_unlock(&p->lock);
-	__this_cpu_dec(dti_lock_depth);
+	dti_store_unlock(&p->lock);
 	if (appeared)
 		return NULL;
 	if (ch && (ch->flags & DTI_F_ON_DEMAND))
