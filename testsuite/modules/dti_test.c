@@ -682,6 +682,21 @@ static int dtt_handle_init(const char *name)
 	return dtt_add(name, &h->info, h, false);
 }
 
+/*
+ * @len bytes of reserved RAM at @phys mapped, or ERR_PTR(-EPERM) for
+ * RAM the kernel manages, ERR_PTR(-ENOMEM) if it cannot be mapped.
+ */
+static void *dtt_map_reserved(unsigned long long phys, unsigned long long len)
+{
+	void *p;
+
+	if (region_intersects(phys, len, IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
+	    REGION_DISJOINT)
+		return ERR_PTR(-EPERM);
+	p = memremap(phys, len, MEMREMAP_WB);
+	return p ? p : ERR_PTR(-ENOMEM);
+}
+
 /* scribble: damage reserved RAM, which the kernel does not manage. */
 static int dtt_cmd_scribble(char **argv)
 {
@@ -692,12 +707,9 @@ static int dtt_cmd_scribble(char **argv)
 	if (kstrtoull(argv[1], 0, &phys) || kstrtouint(argv[2], 0, &len) ||
 	    kstrtouint(argv[3], 0, &byte) || !len || byte > 0xff)
 		return -EINVAL;
-	if (region_intersects(phys, len, IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
-	    REGION_DISJOINT)
-		return -EPERM;
-	p = memremap(phys, len, MEMREMAP_WB);
-	if (!p)
-		return -ENOMEM;
+	p = dtt_map_reserved(phys, len);
+	if (IS_ERR(p))
+		return PTR_ERR(p);
 	memset(p, byte, len);
 	memunmap(p);
 	return 0;
@@ -908,12 +920,9 @@ static int dtt_forge_map(struct dtt_forge *f, char **argv)
 	if (kstrtoull(argv[1], 0, &phys) || kstrtoull(argv[2], 0, &size) ||
 	    size < sizeof(*f->hdr))
 		return -EINVAL;
-	if (region_intersects(phys, size, IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
-	    REGION_DISJOINT)
-		return -EPERM;
-	f->hdr = memremap(phys, size, MEMREMAP_WB);
-	if (!f->hdr)
-		return -ENOMEM;
+	f->hdr = dtt_map_reserved(phys, size);
+	if (IS_ERR(f->hdr))
+		return PTR_ERR(f->hdr);
 	if (f->hdr->magic != DTI_PERSIST_MAGIC || !dtt_forge_target(f, size)) {
 		memunmap(f->hdr);
 		return -ENOENT;
