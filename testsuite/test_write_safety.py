@@ -4,7 +4,8 @@ Each test puts a writer where users put them: kprobes inside DTI's own
 write path while every CPU floods a wrapping channel, NMIs that do and do
 not interrupt a writer, lengths no record can have in every state of a
 channel, a name registered again while it is being removed, and CPUs
-going offline and online under load.  The SystemTap side (probe handlers
+going offline and online under load, and probes that cross two
+channels' store locks from two CPUs.  The SystemTap side (probe handlers
 that log from inside DTI, from scheduler paths and from int3 probes) is
 in test_probe_contexts.py.
 """
@@ -177,6 +178,38 @@ def test_nmi_records_are_stored_unless_they_interrupt_a_writer(dti_guest):
     for x in lines:
         if x.text.startswith("outer"):
             assert (x.cpu, x.seq + 1) not in seen, x
+
+
+def test_probes_crossing_two_store_locks_do_not_deadlock(dti_guest):
+    """A probe that is not an NMI (an ftrace-based kprobe on
+    dti_probe_stored()), inside one ordered channel's store lock, logs to
+    a second ordered channel, while another CPU does the reverse (issue
+    40 item 9).  Were each CPU, holding one lock, to spin for the other's,
+    both would hang.  Instead the inner record only tries its lock: it is
+    stored when the lock is free, refused and counted as nested when it
+    is not; every outer record is stored."""
+    res = dti_guest.run(PRELUDE + """
+        ctl register xa 4194304 7
+        ctl register xb 4194304 7
+        ctl cross xa xb 3000
+        cat $T > /out/result
+        snap xa a
+        snap xb b
+    """, smp=2, timeout=600).check()
+    r = {k: int(v) for k, v in parse_kv(out(res, "result")).items()}
+    assert r["ret"] == 0 and r["other"] == 0, r
+    # an int3 kprobe runs as an NMI, which never spins anyway
+    assert r["ftrace"] == 1 and r["nmi"] == 0, ("the probe ran as an NMI", r)
+    # the inner records met the other lock both free and taken
+    assert r["stored"] > 0 and r["nested"] > 0, r
+    sa, sb = (parse_stats(out(res, d, "stats")) for d in ("a", "b"))
+    for st in (sa, sb):
+        assert not accounting_errors(st), st
+    assert sa["total"]["written"] + sb["total"]["written"] == r["outer"] + r["stored"], (r, sa, sb)
+    assert sa["total"]["nested"] + sb["total"]["nested"] == r["nested"], (r, sa, sb)
+    texts = out(res, "a", "merged").splitlines() + out(res, "b", "merged").splitlines()
+    assert sum(t.startswith("cross in ") for t in texts) > 0
+    assert sum(t.startswith("cross out ") for t in texts) > 0
 
 
 def badlen(res, name):

@@ -62,6 +62,17 @@
  *                                         write to NAME (a kprobe on
  *                                         dti_probe_stored), whose records
  *                                         "nmi inside <i>" must be refused
+ *   cross NAME OTHER MS                   two store locks taken in opposite
+ *                                         orders (issue 40 item 9): both
+ *                                         channels ordered, a kthread on one
+ *                                         CPU logs "cross out" records to
+ *                                         NAME, one on another CPU to OTHER,
+ *                                         for MS; a kprobe on
+ *                                         dti_probe_stored(), inside the
+ *                                         store's order lock, logs "cross in"
+ *                                         to the other channel from each ->
+ *                                         "ret=0 outer=N stored=N nested=N
+ *                                         other=N nmi=N ftrace=0|1"
  *   rereg NAME                            unregister NAME in a kthread while
  *                                         registering NAME again here
  *   panicin NAME COUNT                    log up to COUNT records "pw <i>" to
@@ -1432,6 +1443,138 @@ out_nmi:
 	return ret;
 }
 
+/*
+ * cross: the deadlock a probe could make between two store locks.  Each
+ * crossing thread logs to its channel; a kprobe on dti_probe_stored()
+ * (ftrace-based where the kernel has that, so not an NMI), which runs
+ * inside that store and so inside its channel's order lock, logs to the
+ * other channel.  The thread on the other CPU does the reverse.  Were a
+ * CPU that holds one store lock to spin for another, the two would wait
+ * for each other for ever.
+ */
+struct dtt_crosser {
+	struct dti_info *trace, *other;
+	unsigned int cpu;
+	struct task_struct *task;
+	bool *stop;
+	unsigned long outer;
+	atomic_t stored, nested, other_err, nmi;
+};
+
+/* The crosser whose store this CPU is in, for the kprobe; NULL outside. */
+static DEFINE_PER_CPU(struct dtt_crosser *, dtt_crossing);
+
+static int dtt_cross_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct dtt_crosser *x = this_cpu_read(dtt_crossing);
+	int ret;
+
+	if (!x)
+		return 0;
+	/* Once per outer record: not for the inner record's own store. */
+	this_cpu_write(dtt_crossing, NULL);
+	if (in_nmi())
+		atomic_inc(&x->nmi);
+	ret = __dti_printk(x->other, DTI_LEVEL_ERR, "cross in %u\n", x->cpu);
+	if (!ret)
+		atomic_inc(&x->stored);
+	else if (ret == -EBUSY)
+		atomic_inc(&x->nested);
+	else
+		atomic_inc(&x->other_err);
+	return 0;
+}
+
+static int dtt_crosser_fn(void *arg)
+{
+	struct dtt_crosser *x = arg;
+
+	while (!READ_ONCE(*x->stop)) {
+		preempt_disable();
+		this_cpu_write(dtt_crossing, x);
+		__dti_printk(x->trace, DTI_LEVEL_ERR, "cross out %u %lu\n",
+			     x->cpu, x->outer);
+		this_cpu_write(dtt_crossing, NULL);
+		preempt_enable();
+		x->outer++;
+		cond_resched();
+	}
+	while (!kthread_should_stop())
+		schedule_timeout_interruptible(1);
+	return 0;
+}
+
+static int dtt_cmd_cross(struct dtt_channel *c, struct dtt_channel *o,
+			 unsigned int ms)
+{
+	struct kprobe kp = {
+		.symbol_name = "dti_probe_stored",
+		.pre_handler = dtt_cross_pre,
+	};
+	struct dtt_crosser x[2] = {
+		{ .trace = c->trace, .other = o->trace },
+		{ .trace = o->trace, .other = c->trace },
+	};
+	unsigned long outer = 0;
+	unsigned int i, n = 0, stored = 0, nested = 0, other = 0, nmi = 0;
+	bool stop = false;
+	int cpu, ret;
+
+	if (c == o || !c->trace || !o->trace || num_online_cpus() < 2)
+		return -EINVAL;
+	ret = dti_ctl_set_ordered(c->name, true);
+	if (!ret)
+		ret = dti_ctl_set_ordered(o->name, true);
+	if (ret)
+		goto out_unorder;
+	ret = dti_ctl_probe_stored(true);
+	if (ret)
+		goto out_unorder;
+	ret = register_kprobe(&kp);
+	if (ret)
+		goto out_unlisten;
+	/*
+	 * The probe point's static key is switched by a work item soon
+	 * after: the first records may be stored before the probe runs.
+	 */
+	for_each_online_cpu(cpu) {
+		if (n == ARRAY_SIZE(x))
+			break;
+		x[n].cpu = cpu;
+		x[n].stop = &stop;
+		x[n].task = kthread_run_on_cpu(dtt_crosser_fn, &x[n], cpu,
+					       "dtt_cross/%u");
+		if (IS_ERR(x[n].task)) {
+			ret = PTR_ERR(x[n].task);
+			break;
+		}
+		n++;
+	}
+	if (n == ARRAY_SIZE(x))
+		msleep(ms);
+	WRITE_ONCE(stop, true);
+	for (i = 0; i < n; i++) {
+		kthread_stop(x[i].task);
+		outer += x[i].outer;
+		stored += atomic_read(&x[i].stored);
+		nested += atomic_read(&x[i].nested);
+		other += atomic_read(&x[i].other_err);
+		nmi += atomic_read(&x[i].nmi);
+	}
+	if (!ret)
+		scnprintf(dtt_result, sizeof(dtt_result),
+			  "ret=0 outer=%lu stored=%u nested=%u other=%u nmi=%u ftrace=%d\n",
+			  outer, stored, nested, other, nmi,
+			  !!(kp.flags & KPROBE_FLAG_FTRACE));
+	unregister_kprobe(&kp);
+out_unlisten:
+	dti_ctl_probe_stored(false);
+out_unorder:
+	dti_ctl_set_ordered(c->name, false);
+	dti_ctl_set_ordered(o->name, false);
+	return ret;
+}
+
 struct dtt_unreg {
 	struct dti_info *trace;
 	struct completion done;
@@ -2551,6 +2694,14 @@ static int dtt_execute(char **argv, int argc)
 	if (!strcmp(argv[0], "nmi") && argc == 3) {
 		ret = kstrtouint(argv[2], 0, &count);
 		return ret ? ret : dtt_cmd_nmi(c, count);
+	}
+	if (!strcmp(argv[0], "cross") && argc == 4) {
+		struct dtt_channel *o = dtt_find(argv[2]);
+
+		if (!o)
+			return -ENOENT;
+		ret = kstrtouint(argv[3], 0, &count);
+		return ret ? ret : dtt_cmd_cross(c, o, count);
 	}
 	if ((!strcmp(argv[0], "race") || !strcmp(argv[0], "flood")) &&
 	    argc == 3) {
