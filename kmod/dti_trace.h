@@ -26,14 +26,12 @@
 #define DTI_TP_PAYLOAD_MAX	256
 
 /*
- * Payload bytes the event carries for @rec: none for a dti_reserve()
- * record, whose payload its caller writes after it is stored; a text
- * record's are followed by a NUL, so they print and filter as a string.
+ * Payload bytes the event carries for @rec (a dti_reserve() record's
+ * too: the event comes at its commit); a text record's are followed by
+ * a NUL, so they print and filter as a string.
  */
 static inline u32 dti_tp_payload_len(const struct dti_record *rec)
 {
-	if (rec->flags & DTI_REC_RESERVED)
-		return 0;
 	return min_t(u32, rec->len, DTI_TP_PAYLOAD_MAX) +
 	       !!(rec->flags & DTI_REC_TEXT);
 }

@@ -242,8 +242,8 @@ DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks dti_relay_callbacks = {
 /**
  * dti_probe_stored - probe point: a record was stored
  * @ch: channel
- * @rec: the record, header and payload complete (for a record from
- *	 dti_reserve_raw() the payload is not written yet)
+ * @rec: the record, header and payload complete (a dti_reserve_raw()
+ *	 record's once dti_commit_raw() publishes it)
  *
  * Does nothing; tapset/dti.stp probes it to see every record.  Called
  * only while someone listens (dti_ctl_probe_stored(), or the
@@ -729,57 +729,62 @@ static __always_inline void dti_store_unlock(raw_spinlock_t *lock)
 }
 
 /**
- * __dti_store - store a record in the local CPU's relay buffer
- * @ch: channel
- * @rchan: its relay channel
- * @meta: record metadata
- * @payload: payload to copy in, or NULL to leave it to the caller
- *	     (dti_reserve_raw())
- * @len: payload length, at most dti_max_payload()
+ * struct dti_reservation - a record reserved and not yet committed
+ * @ch:		its channel (dti_commit_raw() cannot look it up: a channel
+ *		being destroyed is no longer found, though it waits for
+ *		this CPU to enable interrupts before it goes)
+ * @buf:	its CPU's buffer
+ * @rec:	the record; NULL while the slot is free
+ * @halt:	the halt trigger's place it took: the arming's generation
+ *		+ 1, or 0
+ * @locked:	it holds the channel's order lock
  *
- * Fills in the header, accounts for the record, and calls the stored-record
- * probe point and the dti:dti_record tracepoint while they have listeners.
- * While a halt trigger is armed, a record is stored only if the trigger
- * lets it through; the writer that completes the last such record
- * switches the channel off.
- *
- * Context: interrupts disabled, the channel's write guard held.
- * Return: the payload area, or an ERR_PTR() from dti_lose().
+ * A CPU has one slot outside NMI and one in NMI: interrupts stay off from
+ * a reservation to its commit, so only an NMI can come in between.
  */
-static __always_inline void *__dti_store(struct dti_channel *ch,
-					 struct rchan *rchan,
-					 const struct dti_meta *meta,
-					 const void *payload, size_t len)
-{
-	struct dti_info *info = ch->info;
+struct dti_reservation {
+	struct dti_channel *ch;
 	struct rchan_buf *buf;
 	struct dti_record *rec;
-	u32 halt = 0;		/* the trigger's generation + 1 while it holds a place */
-	u64 seq;
+	u32 halt;
+	bool locked;
+};
 
-	buf = *this_cpu_ptr(rchan->buf);
-	if (unlikely(!buf))
-		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
-	if (unlikely(smp_load_acquire(&ch->halt_state) == DTI_HALT_ARMED)) {
-		/* Take one of the places the trigger has. */
-		halt = dti_halt_take(ch);
-		if (!halt)
-			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
-	}
-	/* An event whose format this sub-buffer lacks starts a new one. */
-	if (unlikely(meta->flags & DTI_REC_TYPED) && dti_event_stale(ch, buf->cpu))
-		dti_switch_now(ch, buf);
-	rec = dti_relay_reserve(ch, rchan, buf, DTI_RECORD_SIZE(len));
-	if (unlikely(!rec)) {
-		/* Nothing was stored: the place goes back to the trigger. */
-		if (halt)
-			dti_halt_untake(ch, halt - 1);
-		return dti_lose(info, ch, meta, len, DTI_LOSS_FULL);
-	}
-	seq = this_cpu_inc_return(info->stats->seq) - 1;
-	dti_fill_record(rec, meta, buf->cpu, len, seq);
-	if (payload)
-		dti_copy_payload(rec + 1, payload, len);
+static DEFINE_PER_CPU(struct dti_reservation [2], dti_reservations);
+
+/* This CPU's reservation slot for the context it runs in. */
+static __always_inline struct dti_reservation *dti_reservation_slot(void)
+{
+	return this_cpu_ptr(&dti_reservations[!!in_nmi()]);
+}
+
+static __always_inline void dti_reservation_open(struct dti_channel *ch,
+						 struct rchan_buf *buf,
+						 struct dti_record *rec, u32 halt)
+{
+	struct dti_reservation *r = dti_reservation_slot();
+
+	r->ch = ch;
+	r->buf = buf;
+	r->halt = halt;
+	r->locked = false;
+	r->rec = rec;
+}
+
+/*
+ * Publish a record whose header and payload are complete: count it in its
+ * sub-buffer, give it its sequence number, and call the stored-record
+ * probe point and the tracepoint.  @halt is the halt trigger's
+ * generation + 1 under which it took its place, or 0.
+ */
+static __always_inline void dti_publish(struct dti_channel *ch,
+					struct rchan_buf *buf,
+					struct dti_record *rec, u32 halt)
+{
+	struct dti_info *info = ch->info;
+	u64 seq = this_cpu_inc_return(info->stats->seq) - 1;
+
+	rec->seq = seq;
 	/*
 	 * Count the record only once it is whole: a dump taken with this
 	 * CPU stopped anywhere above shows it as unused space, and a reader
@@ -797,6 +802,69 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 		dti_trace_record(ch, rec);
 	if (unlikely(halt))
 		dti_halt_account(ch, halt - 1, seq);
+}
+
+/**
+ * __dti_store - store a record in the local CPU's relay buffer
+ * @ch: channel
+ * @rchan: its relay channel
+ * @meta: record metadata
+ * @payload: payload to copy in, or NULL for a reservation: the caller
+ *	     writes the payload, then dti_commit_raw() publishes the record
+ * @len: payload length, at most dti_max_payload()
+ *
+ * Fills in the header, accounts for the record, and calls the stored-record
+ * probe point and the dti:dti_record tracepoint while they have listeners.
+ * While a halt trigger is armed, a record is stored only if the trigger
+ * lets it through; the writer that completes the last such record
+ * switches the channel off.  A reservation is left unpublished, with its
+ * trigger place kept for dti_commit_raw().
+ *
+ * Context: interrupts disabled, the channel's write guard held.
+ * Return: the payload area, or an ERR_PTR() from dti_lose().
+ */
+static __always_inline void *__dti_store(struct dti_channel *ch,
+					 struct rchan *rchan,
+					 const struct dti_meta *meta,
+					 const void *payload, size_t len)
+{
+	struct dti_info *info = ch->info;
+	struct rchan_buf *buf;
+	struct dti_record *rec;
+	u32 halt = 0;		/* the trigger's generation + 1 while it holds a place */
+
+	buf = *this_cpu_ptr(rchan->buf);
+	if (unlikely(!buf))
+		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
+	if (unlikely(smp_load_acquire(&ch->halt_state) == DTI_HALT_ARMED)) {
+		/* Take one of the places the trigger has. */
+		halt = dti_halt_take(ch);
+		if (!halt)
+			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
+	}
+	/* One reservation at a time in a context: commits find it by CPU. */
+	if (unlikely(!payload) && dti_reservation_slot()->rec) {
+		if (halt)
+			dti_halt_untake(ch, halt - 1);
+		return dti_lose(info, ch, meta, len, dti_nested_loss());
+	}
+	/* An event whose format this sub-buffer lacks starts a new one. */
+	if (unlikely(meta->flags & DTI_REC_TYPED) && dti_event_stale(ch, buf->cpu))
+		dti_switch_now(ch, buf);
+	rec = dti_relay_reserve(ch, rchan, buf, DTI_RECORD_SIZE(len));
+	if (unlikely(!rec)) {
+		/* Nothing was stored: the place goes back to the trigger. */
+		if (halt)
+			dti_halt_untake(ch, halt - 1);
+		return dti_lose(info, ch, meta, len, DTI_LOSS_FULL);
+	}
+	dti_fill_record(rec, meta, buf->cpu, len, 0);
+	if (unlikely(!payload)) {
+		dti_reservation_open(ch, buf, rec, halt);
+		return rec + 1;
+	}
+	dti_copy_payload(rec + 1, payload, len);
+	dti_publish(ch, buf, rec, halt);
 	return rec + 1;
 }
 
@@ -819,7 +887,11 @@ static noinline void *dti_store_ordered(struct dti_channel *ch, struct rchan *rc
 	if (!(m.flags & DTI_REC_REPLAYED))
 		m.ts_ns = ktime_get_mono_fast_ns();
 	ret = __dti_store(ch, rchan, &m, payload, len);
-	dti_store_unlock(&ch->order_lock);
+	if (!payload && !IS_ERR(ret))
+		/* A reservation keeps the lock until dti_commit_raw(). */
+		dti_reservation_slot()->locked = true;
+	else
+		dti_store_unlock(&ch->order_lock);
 	return ret;
 }
 
@@ -984,7 +1056,9 @@ static __always_inline void *dti_write(struct dti_info *info,
 			data = dti_store(ch, rchan, meta, payload, len);
 		else
 			data = dti_write_slow(info, meta, payload, len);
-		dti_guard_exit(info);
+		/* A reservation keeps the guard until dti_commit_raw(). */
+		if (payload || IS_ERR(data))
+			dti_guard_exit(info);
 		return data;
 	}
 	return dti_lose(info, rcu_dereference_sched(info->chan), meta, len, why);
@@ -1384,11 +1458,16 @@ EXPORT_SYMBOL_GPL(dti_event_log_raw);
  * @len: payload length
  *
  * Usually called through __dti_reserve() or dti_reserve().  The caller
- * must keep interrupts disabled until it has written the payload: that
- * is what keeps a snapshot of the buffer and the destruction of the
- * buffer away from the half-written record.  A record an NMI logs
- * meanwhile lands after it.  While a handle's buffers do not exist yet
- * nothing can be reserved; the record is counted as lost.
+ * writes the payload, then calls dti_commit_raw() (dti_commit()), with
+ * interrupts disabled from this call until then.  Until the commit the
+ * record is nobody's to see: not counted in its sub-buffer (so no
+ * reader, oops report or memory dump takes the unwritten bytes for a
+ * record), not in the channel's stats, not given to the stored-record
+ * probes or the tracepoint, and its sequence number not taken.  Records
+ * of the same channel that this CPU logs meanwhile (an NMI) are refused
+ * as nmi; a second reservation in the same context, on any channel,
+ * before the commit is refused as nested.  While a handle's buffers do
+ * not exist yet nothing can be reserved; the record is counted as lost.
  *
  * Context: interrupts disabled; any context, NMI included.
  * Return: pointer to @len bytes of payload, or NULL if not stored (the
@@ -1409,3 +1488,36 @@ void *dti_reserve_raw(struct dti_info *trace, int level, size_t len)
 	return IS_ERR(data) ? NULL : data;
 }
 EXPORT_SYMBOL_GPL(dti_reserve_raw);
+
+/**
+ * dti_commit_raw - publish a record dti_reserve_raw() reserved
+ * @trace: the channel it was reserved on
+ * @data: what dti_reserve_raw() returned; NULL does nothing
+ *
+ * Usually called through dti_commit().  The record, its payload now
+ * written, is counted in its sub-buffer and the channel's stats, takes
+ * its sequence number, and goes to the stored-record probes and the
+ * tracepoint, payload included; it counts toward a halt trigger armed
+ * when it was reserved.  A @data that is not this CPU's open reservation
+ * of @trace is a caller's bug: a warning, and nothing published.
+ *
+ * Context: the one of the dti_reserve_raw() call, on its CPU, with
+ * interrupts still disabled since.
+ */
+void dti_commit_raw(struct dti_info *trace, void *data)
+{
+	struct dti_reservation *r;
+
+	if (!data)
+		return;
+	r = dti_reservation_slot();
+	if (WARN_ON_ONCE(!r->rec || r->rec + 1 != data ||
+			 r->ch->info != trace || !irqs_disabled()))
+		return;
+	dti_publish(r->ch, r->buf, r->rec, r->halt);
+	if (r->locked)
+		dti_store_unlock(&r->ch->order_lock);
+	r->rec = NULL;
+	dti_guard_exit(trace);
+}
+EXPORT_SYMBOL_GPL(dti_commit_raw);

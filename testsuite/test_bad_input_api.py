@@ -253,6 +253,7 @@ NOT_TRIED = [
     "`dti_unregister()` twice on a channel from `dti_register*()`: the first call frees it "
     "(a handle's `CLEANUP_DTI_HANDLE()` twice is safe, above)",
     "`dti_reserve_raw()` with interrupts enabled: a `WARN_ON_ONCE()` and NULL, by design",
+    "`dti_commit_raw()` of a pointer that is not this CPU's open reservation of the channel (or with interrupts enabled): a `WARN_ON_ONCE()` and nothing published, by design; of NULL (a refused reservation): nothing",
 ]
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from dtirec import accounting_errors, parse_stats
 from guestlib import PRELUDE
 from harness import vm
 from harness.initramfs import DRAIN_OUTPUT
@@ -276,6 +277,48 @@ def test_oops_prints_only_with_dump_on_oops(modules, kernel, build_dir, dti_tool
     assert len(section(second, "po")) == 10
     # the module parameter is what channels registered later start with
     assert "@@DEFAULT po=10 pd=7" in res.stdout
+
+
+# A record reserved and not yet filled in when an oops prints its channel
+# (issue 40, item 8): a kthread on CPU 1 reserves 48 bytes and keeps
+# interrupts off for 4 s before it writes them (0xa5) and commits.  The
+# oops on CPU 0 meanwhile (in the command that started the kthread, as
+# soon as the record is reserved: a new process would wait for CPU 1)
+# prints CPU 1's five text records and not the reservation; after the
+# commit the record is there, whole.
+HOLD_SCRIPT = PRELUDE + r"""
+echo 0 > /proc/sys/kernel/panic_on_oops
+echo 1 > /sys/module/dti/parameters/dump_on_oops
+ctl register_sub hr 4096 4 7 0
+echo 50 > $D/hr/dump_on_panic
+ctl printk hr 6 5 1 process before
+echo "dti-test: oops while reserved" > /dev/kmsg
+taskset -c 0 sh -c "echo holdres hr 1 4000 48 oops > $T" || true
+echo "dti-test: done" > /dev/kmsg
+sleep 5
+cat $D/hr/stats > /out/stats
+dti read -F json hr > /out/read
+"""
+
+
+HOLD_LINE = re.compile(r"^\[ *\d+\.\d{9}\] cpu1 L6 #\d+ 0x[0-9a-f]+: (.*)$")
+
+
+def test_oops_does_not_print_a_reservation_being_filled(modules, kernel, build_dir,
+                                                        dti_tool):
+    res = vm.run(HOLD_SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir,
+                 extra_files={str(dti_tool): "/bin/dti"}, smp=2, timeout=300)
+    res.check()
+    c = res.console
+    part = c[c.index("dti-test: oops while reserved"):c.index("dti-test: done")]
+    lines = section(part, "hr")
+    texts = [m.group(1) if (m := HOLD_LINE.match(x[len("hr: "):])) else x for x in lines]
+    assert texts == [f"before {i}" for i in range(5)], lines
+    st = parse_stats(res.outdir.joinpath("stats").read_text())
+    assert st["total"]["written"] == 6 and not accounting_errors(st), st
+    recs = [json.loads(x) for x in res.outdir.joinpath("read").read_text().splitlines()]
+    assert [r.get("text") for r in recs[:5]] == [f"before {i}\n" for i in range(5)], recs
+    assert recs[5]["cpu"] == 1 and recs[5]["data"] == "a5" * 48, recs[5]
 
 
 # An oops while every other CPU keeps writing (issue 40, item 6): the

@@ -60,10 +60,8 @@ def flag_names(flags: int) -> str:
 def expected_payload(r: dict) -> str:
     """The payload as the event prints it: text as text, bytes as hex
     (at most TP_PAYLOAD_MAX; compared without the spaces, which the
-    kernel's hex printing puts between 16-byte groups unevenly), nothing
-    for a reserved record."""
-    if r["flags"] & 0x04:
-        return ""
+    kernel's hex printing puts between 16-byte groups unevenly); a
+    reserved record's too, as the event comes at its commit."""
     if "text" in r:
         # The event's line ends where a text's final newline is.
         return r["text"][:TP_PAYLOAD_MAX].removesuffix("\n")

@@ -262,7 +262,7 @@ static __always_inline void bench_relay_write_ts(struct bench_run *run,
 	local_irq_restore(flags);
 }
 
-/* dti_reserve() and a fill of the medium payload, as its caller must. */
+/* dti_reserve(), a fill of the medium payload and the commit, as its caller must. */
 static __always_inline void bench_dti_reserve(struct bench_run *run)
 {
 	unsigned long flags;
@@ -270,9 +270,10 @@ static __always_inline void bench_dti_reserve(struct bench_run *run)
 
 	local_irq_save(flags);
 	p = __dti_reserve(bench_dti, BENCH_LEVEL, DTI_BENCH_MEDIUM);
-	if (likely(p))
+	if (likely(p)) {
 		memcpy(p, bench_payload, DTI_BENCH_MEDIUM);
-	else
+		__dti_commit(bench_dti, p);
+	} else
 		run->misses++;
 	local_irq_restore(flags);
 }

@@ -311,7 +311,7 @@ static noinline_for_stack int dts_log_binary(struct dti_info *t, int level,
 	return dti_event_raw(t, level, buf, len);
 }
 
-/* Interrupts off from the reservation until the payload is in. */
+/* Interrupts off from the reservation until the commit. */
 static noinline_for_stack int dts_log_reserve(struct dti_info *t, int level,
 			   const struct dts_writer *w, unsigned int cpu, u32 n,
 			   size_t len)
@@ -321,8 +321,10 @@ static noinline_for_stack int dts_log_reserve(struct dti_info *t, int level,
 
 	local_irq_save(flags);
 	p = dti_reserve_raw(t, level, len);
-	if (p)
+	if (p) {
 		dts_fill_bin(p, len, w, DTS_RESERVE, cpu, n);
+		dti_commit_raw(t, p);
+	}
 	local_irq_restore(flags);
 	return p ? 0 : -ENOBUFS;
 }

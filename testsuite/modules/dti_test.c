@@ -73,6 +73,15 @@
  *                                         to the other channel from each ->
  *                                         "ret=0 outer=N stored=N nested=N
  *                                         other=N nmi=N ftrace=0|1"
+ *   holdres NAME CPU MS LEN [oops]        a kthread on CPU reserves LEN bytes
+ *                                         of NAME (dti_reserve_raw()) and,
+ *                                         interrupts still off, waits MS
+ *                                         before it fills them with 0xa5 and
+ *                                         commits; returns once reserved, or
+ *                                         with "oops" oopses then, as "oops"
+ *                                         does (this CPU must not be CPU:
+ *                                         nothing that needs CPU, an IPI
+ *                                         for a fork say, comes in between)
  *   rereg NAME                            unregister NAME in a kthread while
  *                                         registering NAME again here
  *   panicin NAME COUNT                    log up to COUNT records "pw <i>" to
@@ -436,8 +445,10 @@ static int dtt_write_one(struct dtt_job *job, unsigned int i)
 	case DTT_RESERVE:
 		local_irq_save(flags);
 		p = __dti_reserve(job->trace, job->level, job->len);
-		if (p)
+		if (p) {
 			dtt_fill_payload(p, job->len, i);
+			__dti_commit(job->trace, p);
+		}
 		local_irq_restore(flags);
 		return p ? 0 : -ENOSPC;
 	case DTT_CTL_LOG:
@@ -1210,6 +1221,7 @@ static int dtt_cmd_badlen(const char *name, const char *extra)
 	struct dti_info *trace;
 	unsigned long flags;
 	u8 small[16] = {};
+	void *p;
 
 	trace = dtt_trace_or_handle(name);
 	if (!trace)
@@ -1219,8 +1231,12 @@ static int dtt_cmd_badlen(const char *name, const char *extra)
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
 		ev[i] = dti_event_raw(trace, DTI_LEVEL_ERR, small, lens[i]);
 		local_irq_save(flags);
-		if (dti_reserve_raw(trace, DTI_LEVEL_ERR, lens[i]))
+		p = dti_reserve_raw(trace, DTI_LEVEL_ERR, lens[i]);
+		if (p) {
+			memset(p, 0, lens[i]);
+			dti_commit_raw(trace, p);
 			reserved++;
+		}
 		local_irq_restore(flags);
 		ctl[i] = dti_ctl_log(name, DTI_LEVEL_ERR, false, small, lens[i],
 				     _THIS_IP_);
@@ -1873,6 +1889,63 @@ static int dtt_cmd_oops(void)
 }
 
 /*
+ * holdres: a reservation held open while something else looks at the
+ * channel (an oops that prints it, say), which must not take the
+ * unwritten bytes for a record.
+ */
+#define DTT_HOLD_BYTE		0xa5
+
+static struct {
+	struct dti_info *trace;
+	unsigned int ms;
+	unsigned long len;
+	atomic_t state;		/* 0 starting, 1 reserved, -1 refused */
+} dtt_hold;
+
+static int dtt_hold_fn(void *arg)
+{
+	unsigned long flags;
+	unsigned int ms;
+	void *p;
+
+	local_irq_save(flags);
+	p = dti_reserve_raw(dtt_hold.trace, DTI_LEVEL_ERR, dtt_hold.len);
+	atomic_set_release(&dtt_hold.state, p ? 1 : -1);
+	if (p) {
+		for (ms = 0; ms < dtt_hold.ms; ms++)
+			mdelay(1);
+		memset(p, DTT_HOLD_BYTE, dtt_hold.len);
+		dti_commit_raw(dtt_hold.trace, p);
+	}
+	local_irq_restore(flags);
+	return 0;
+}
+
+static int dtt_cmd_holdres(char **argv, int argc)
+{
+	struct task_struct *task;
+	unsigned int cpu;
+	int state;
+
+	dtt_hold.trace = dtt_trace_or_handle(argv[1]);
+	if (!dtt_hold.trace)
+		return -ENOENT;
+	if (kstrtouint(argv[2], 0, &cpu) || kstrtouint(argv[3], 0, &dtt_hold.ms) ||
+	    kstrtoul(argv[4], 0, &dtt_hold.len) || !cpu_online(cpu) ||
+	    (argc == 6 && strcmp(argv[5], "oops")))
+		return -EINVAL;
+	atomic_set(&dtt_hold.state, 0);
+	task = kthread_run_on_cpu(dtt_hold_fn, NULL, cpu, "dtt_hold/%u");
+	if (IS_ERR(task))
+		return PTR_ERR(task);
+	while (!(state = atomic_read_acquire(&dtt_hold.state)))
+		msleep(1);
+	if (state < 0)
+		return -ENOSPC;
+	return argc == 6 ? dtt_cmd_oops() : 0;
+}
+
+/*
  * Lifecycle faults.  bgflood leaves floodctx's writers running; failnth
  * and failwork fail the N-th allocation (of those fault injection sees:
  * slab, and pages with fail_page_alloc's filters relaxed) of this task
@@ -2145,6 +2218,10 @@ static long dtt_bad_uninit_reserve(void)
 
 	local_irq_save(flags);
 	p = dti_reserve(dtt_h_twice, DTI_LEVEL_ERR, 8);
+	if (p) {
+		memset(p, 0, 8);
+		dti_commit(dtt_h_twice, p);
+	}
 	local_irq_restore(flags);
 	return p ? 0 : DTT_BAD_NULL;
 }
@@ -2287,8 +2364,12 @@ static long dtt_bad_reserve(struct dti_info *t, int level, size_t len)
 
 	local_irq_save(flags);
 	p = dti_reserve_raw(t, level, len);
+	if (p) {
+		memset(p, 0, len);
+		dti_commit_raw(t, p);
+	}
 	local_irq_restore(flags);
-	/* none of the cases should get space: nothing to fill in */
+	/* none of the cases should get space */
 	return p ? 0 : DTT_BAD_NULL;
 }
 
@@ -2661,6 +2742,8 @@ static int dtt_execute(char **argv, int argc)
 		return dtt_cmd_forge(argv);
 	if (!strcmp(argv[0], "forge_count") && argc == 5)
 		return dtt_cmd_forge_count(argv);
+	if (!strcmp(argv[0], "holdres") && (argc == 5 || argc == 6))
+		return dtt_cmd_holdres(argv, argc);
 	if (!strcmp(argv[0], "hotreg") && argc == 3)
 		return dtt_cmd_hotreg(argv[1], argv[2]);
 	if (!strcmp(argv[0], "badapi") && (argc == 2 || argc == 3))

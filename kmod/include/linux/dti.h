@@ -219,6 +219,7 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...);
 int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len);
 void *dti_reserve_raw(struct dti_info *trace, int level, size_t len);
+void dti_commit_raw(struct dti_info *trace, void *data);
 
 /**
  * struct dti_event_type - an event type: binary records that describe
@@ -361,8 +362,10 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
  * @level: record level
  * @len: payload length
  *
- * Context: interrupts disabled, from the reservation until the payload
- * is filled in.
+ * Fill in the payload, then publish the record with __dti_commit(); it
+ * is invisible until then (see dti_reserve_raw()).
+ *
+ * Context: interrupts disabled, from the reservation until the commit.
  * Return: pointer to @len bytes of payload, or NULL if filtered or not
  * stored.
  */
@@ -373,6 +376,15 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	dti_enabled(__dti_t, __dti_l) ?					\
 		dti_reserve_raw(__dti_t, __dti_l, len) : NULL;		\
 })
+
+/**
+ * __dti_commit - publish a record __dti_reserve() reserved
+ * @trace: channel
+ * @data: what __dti_reserve() returned (NULL does nothing)
+ *
+ * Context: as the __dti_reserve() call, interrupts still disabled.
+ */
+#define __dti_commit(trace, data)	dti_commit_raw(trace, data)
 
 /**
  * __dti_log_event - log an event of a registered type
@@ -493,6 +505,8 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	__dti_event(&(handle).info, level, buf, len)
 #define dti_reserve(handle, level, len) \
 	__dti_reserve(&(handle).info, level, len)
+#define dti_commit(handle, data) \
+	__dti_commit(&(handle).info, data)
 #define dti_log_event(handle, level, ev, ...) \
 	__dti_log_event(&(handle).info, level, ev, ##__VA_ARGS__)
 

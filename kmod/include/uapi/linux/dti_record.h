@@ -115,9 +115,8 @@ struct dti_record {
  *
  * @records grows only after a record's payload is complete: a writer
  * stopped in the middle of a record (a crash, an NMI) leaves it outside
- * the count.  The one exception is a record from dti_reserve(), counted
- * when it is reserved; its payload is complete once its caller has
- * re-enabled interrupts.
+ * the count.  A record from dti_reserve() is counted at its
+ * dti_commit(), once its caller has written the payload.
  */
 struct dti_subbuf_info {
 	__u32 subbuf_size;
