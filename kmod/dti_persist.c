@@ -2,14 +2,23 @@
 /*
  * DTI's persistent region: RAM that keeps its contents across a reset.
  *
- * The persist= module parameter, "SIZE@ADDR" (memparse() sizes: 16M,
- * 0x1000000), names a physical range the kernel was told to leave
- * alone: memmap=SIZE$ADDR on x86 (the firmware map then says
- * "reserved" there and the kernel never uses it), reserve_mem= from
- * 6.11.  dti.ko refuses to load with a range that is not page-aligned,
- * that overlaps RAM the kernel manages, or (on x86) that the memory map
- * does not say is reserved: writing into RAM that some other user owns
- * would corrupt it silently.
+ * The persist= module parameter names RAM the kernel was told to leave
+ * alone, one of two ways:
+ *  - "SIZE@ADDR" (memparse() sizes: 16M, 0x1000000), a physical range
+ *    reserved with memmap=SIZE$ADDR on x86: the memory map then says
+ *    "reserved" there and the kernel never uses it.  dti.ko refuses a
+ *    range that is not page-aligned, that overlaps RAM the kernel
+ *    manages, or that the memory map does not call reserved from its
+ *    first byte to its last: writing into RAM that some other user owns
+ *    would corrupt it silently.
+ *  - "NAME", a region reserve_mem=SIZE:ALIGN:NAME set aside at boot
+ *    (6.11, where reserve_mem_find_by_name() finds it): RAM the kernel
+ *    manages, taken out of its allocator for good.  Its place is chosen
+ *    at boot; it stays the same across resets while the kernel, its
+ *    command line and the machine's memory stay the same (with nokaslr:
+ *    a randomly placed kernel image can push it elsewhere), and the
+ *    region's header, which records where it lies, tells a moved region
+ *    from a kept one.
  *
  * The region starts with struct dti_persist_header (dti_record.h) and
  * its slot table; the rest is the channels' rings.  A load that finds a
@@ -74,9 +83,6 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
-#ifdef CONFIG_X86
-#include <asm/e820/api.h>
-#endif
 
 #include "dti_internal.h"
 
@@ -94,7 +100,7 @@
 static char dti_persist_arg[DTI_PERSIST_ARG_MAX];
 module_param_string(persist, dti_persist_arg, sizeof(dti_persist_arg), 0444);
 MODULE_PARM_DESC(persist,
-		 "SIZE@ADDR: reserved RAM (memmap=SIZE$ADDR on x86) that keeps persistent channels' records across a reset");
+		 "SIZE@ADDR (reserved with memmap=SIZE$ADDR on x86) or NAME (reserve_mem=SIZE:ALIGN:NAME, 6.11): RAM that keeps persistent channels' records across a reset");
 
 /* What the load found in the region */
 enum dti_persist_found {
@@ -193,13 +199,42 @@ static void dti_persist_seal_slot(struct dti_persist_slot *slot)
 }
 
 /*
- * Parse "SIZE@ADDR" into @base and @size.  Return: 0, or -EINVAL with
- * the reason logged.
+ * The reserve_mem= region named @name into @base and @size.  Return: 0,
+ * or -EINVAL with the reason logged.
  */
-static int dti_persist_parse(const char *arg, phys_addr_t *base, u64 *size)
+static int dti_persist_find_named(const char *name, phys_addr_t *base, u64 *size)
+{
+#ifdef DTI_HAVE_RESERVE_MEM_FIND_BY_NAME
+	phys_addr_t start, len;
+
+	if (!reserve_mem_find_by_name(name, &start, &len)) {
+		pr_err("persist=%s: no reserve_mem= region of that name; set one aside on the kernel command line: reserve_mem=SIZE:ALIGN:%s (ALIGN at least %lu)\n",
+		       name, name, PAGE_SIZE);
+		return -EINVAL;
+	}
+	*base = start;
+	*size = len;
+	return 0;
+#else
+	pr_err("persist=%s: this kernel cannot find reserve_mem= regions by name (6.11 and later can); give the range as SIZE@ADDR, reserved with memmap=SIZE$ADDR (x86)\n",
+	       name);
+	return -EINVAL;
+#endif
+}
+
+/*
+ * Parse persist=: "SIZE@ADDR" into @base and @size, or a name of a
+ * reserve_mem= region (@named set).  Return: 0, or -EINVAL with the
+ * reason logged.
+ */
+static int dti_persist_parse(const char *arg, phys_addr_t *base, u64 *size,
+			     bool *named)
 {
 	char *at, *end;
 
+	*named = !strchr(arg, '@');
+	if (*named)
+		return dti_persist_find_named(arg, base, size);
 	*size = memparse(arg, &at);
 	if (*at != '@' || !*size)
 		goto bad;
@@ -213,30 +248,59 @@ bad:
 }
 
 /*
- * Whether [@base, @base + @size) is RAM the kernel was told to leave
- * alone.  Return: 0, or -EINVAL with the reason logged.
+ * walk_iomem_res_desc() callback: the reserved ranges overlapping the
+ * region, lowest first; @arg is where the part covered without a gap
+ * from the region's start ends.  A gap stops the walk.
  */
-static int dti_persist_check(phys_addr_t base, u64 size)
+static int dti_persist_reserved_part(struct resource *res, void *arg)
 {
+	resource_size_t *covered = arg;
+
+	if (res->start > *covered)
+		return -ERANGE;
+	*covered = max(*covered, res->end + 1);
+	return 0;
+}
+
+/*
+ * Whether [@base, @base + @size) is RAM the kernel was told to leave
+ * alone: for a reserve_mem= region (@named) the kernel said so; a
+ * range given by address must lie outside the RAM the kernel manages
+ * and be reserved in the memory map (/proc/iomem's "Reserved", what
+ * memmap=SIZE$ADDR makes) from its first byte to its last.
+ * Return: 0, or -EINVAL with the reason logged.
+ */
+static int dti_persist_check(phys_addr_t base, u64 size, bool named)
+{
+	resource_size_t covered = base;
+
 	if (!PAGE_ALIGNED(base) || !PAGE_ALIGNED(size) ||
 	    size < PAGE_SIZE || base + size < base) {
-		pr_err("persist=%s: the address and the size must be multiples of the page size (%lu)\n",
-		       dti_persist_arg, PAGE_SIZE);
+		pr_err("persist=%s: the region (%llu bytes at %pa) must start and end on a page boundary (%lu)%s\n",
+		       dti_persist_arg, size, &base, PAGE_SIZE,
+		       named ? ": give reserve_mem= an ALIGN and a SIZE that are multiples of it" : "");
 		return -EINVAL;
 	}
+	if (named)
+		return 0;
 	if (region_intersects(base, size, IORESOURCE_SYSTEM_RAM, IORES_DESC_NONE) !=
 	    REGION_DISJOINT) {
-		pr_err("persist=%s: the range is RAM the kernel uses; reserve it first: memmap=%#llx$%#llx on the kernel command line (x86; quote the $ for the boot loader), or reserve_mem= from 6.11\n",
+		pr_err("persist=%s: the range is RAM the kernel uses; reserve it first: memmap=%#llx$%#llx on the kernel command line (x86; quote the $ for the boot loader), or set a region aside with reserve_mem=SIZE:ALIGN:NAME (6.11) and give its NAME\n",
 		       dti_persist_arg, size, (unsigned long long)base);
 		return -EINVAL;
 	}
-#ifdef CONFIG_X86
-	if (!e820__mapped_any(base, base + size, E820_TYPE_RESERVED)) {
-		pr_err("persist=%s: the memory map does not say the range is reserved RAM (see the e820 lines at boot); reserve it with memmap=%#llx$%#llx\n",
-		       dti_persist_arg, size, (unsigned long long)base);
+	walk_iomem_res_desc(IORES_DESC_RESERVED, IORESOURCE_MEM, base,
+			    base + size - 1, &covered, dti_persist_reserved_part);
+	if (covered < base + size) {
+		if (covered == base)
+			pr_err("persist=%s: the memory map does not say the range is reserved (see \"Reserved\" in /proc/iomem); reserve it with memmap=%#llx$%#llx (x86)\n",
+			       dti_persist_arg, size, (unsigned long long)base);
+		else
+			pr_err("persist=%s: the memory map says only the first %llu bytes of the range are reserved (see \"Reserved\" in /proc/iomem); reserve all of it with memmap=%#llx$%#llx (x86)\n",
+			       dti_persist_arg, (unsigned long long)(covered - base),
+			       size, (unsigned long long)base);
 		return -EINVAL;
 	}
-#endif
 	return 0;
 }
 
@@ -911,7 +975,7 @@ struct rchan *dti_persist_open(struct dti_channel *ch)
 
 	lockdep_assert_held(&ch->ctl_lock);
 	if (!p->hdr) {
-		pr_err("%s: a persistent channel, but dti.ko was loaded without a region (persist=SIZE@ADDR)\n",
+		pr_err("%s: a persistent channel, but dti.ko was loaded without a region (persist=SIZE@ADDR or persist=NAME)\n",
 		       ch->name);
 		return ERR_PTR(-ENODEV);
 	}
@@ -987,12 +1051,13 @@ DEFINE_SHOW_ATTRIBUTE(dti_region);
 int __init dti_persist_init(void)
 {
 	struct dti_persist *p = &dti_persist;
+	bool named;
 	int ret;
 
 	if (dti_persist_arg[0]) {
-		ret = dti_persist_parse(dti_persist_arg, &p->base, &p->size);
+		ret = dti_persist_parse(dti_persist_arg, &p->base, &p->size, &named);
 		if (!ret)
-			ret = dti_persist_check(p->base, p->size);
+			ret = dti_persist_check(p->base, p->size, named);
 		if (ret)
 			return ret;
 		if (p->size < dti_persist_areas_start() + 2 * PAGE_SIZE) {

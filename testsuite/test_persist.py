@@ -2,8 +2,12 @@
 
 * A range that is not reserved RAM is refused at load, with a message
   that says why and how to reserve it: ordinary RAM, a range the memory
-  map does not call reserved, a misaligned one, a value that does not
-  parse.
+  map does not call reserved, one it calls reserved only in part, a
+  misaligned one, a value that does not parse, a reserve_mem= name the
+  kernel does not have (or, before 6.11, any name).
+* A reserve_mem= region, given by name (issue 40, item 4), on kernels
+  that find such regions by name: records survive a reset in it as in a
+  memmap= range.
 * Reset survival: a guest booted with memmap= logs from every CPU into
   two persistent channels (one registered with DTI_F_PERSIST, one a
   DEFINE_DTI_PERSIST_HANDLE handle) and one ordinary channel, then
@@ -43,6 +47,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from dtirec import parse_merged_ts
 from guestlib import persist_prelude
 from harness import dump, initramfs, vm
@@ -66,34 +72,53 @@ try_load() {
 try_load 16M@0x10000000
 try_load 16M@0x7f000000
 try_load 16M@0x30000800
-try_load sixteen
+try_load 16M@0x3f800000
+try_load 16Mx@zz
+try_load nosuchregion
 dmesg | grep "dti: persist=" | sed 's/^\[[^]]*\] /@@MSG /'
 """
 
 
+def reserve_mem_by_name() -> bool:
+    """Whether the dti.ko built for the kernel under test finds reserve_mem=
+    regions by name (its feature test, kmod/dti_conf.h)."""
+    conf = Path(__file__).resolve().parent.parent / "kmod" / "dti_conf.h"
+    return "#define DTI_HAVE_RESERVE_MEM_FIND_BY_NAME" in conf.read_text()
+
+
 def test_wrong_range_is_refused(modules, kernel, build_dir):
-    """Without memmap=, no range is reserved: RAM the kernel uses, a
-    range beyond it, a misaligned one and garbage are all refused."""
+    """With only the last 8 MiB of RAM reserved: RAM the kernel uses, a
+    range beyond it, a misaligned one, one whose first half is those 8
+    MiB and whose second lies past the end of RAM, garbage, and a name
+    no reserve_mem= gave are all refused."""
     res = vm.run(REFUSE_SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir,
-                 mem=GUEST_MEM).check()
+                 mem=GUEST_MEM, append="memmap=8M$0x3f800000").check()
     out = res.stdout
-    for arg in ("16M@0x10000000", "16M@0x7f000000", "16M@0x30000800", "sixteen"):
+    for arg in ("16M@0x10000000", "16M@0x7f000000", "16M@0x30000800", "16M@0x3f800000",
+                "16Mx@zz", "nosuchregion"):
         assert f"@@REFUSED {arg}" in out, out
     msgs = re.findall(r"^@@MSG (.*)$", out, re.M)
     assert any("16M@0x10000000: the range is RAM the kernel uses; reserve it first: "
                "memmap=0x1000000$0x10000000" in m for m in msgs), msgs
     assert any("16M@0x7f000000: the memory map does not say the range is reserved" in m
                for m in msgs), msgs
-    assert any("16M@0x30000800: the address and the size must be multiples of the page size"
-               in m for m in msgs), msgs
-    assert any("persist=sixteen: not SIZE@ADDR" in m for m in msgs), msgs
+    assert any("16M@0x30000800: the region (16777216 bytes at 0x0000000030000800) must start "
+               "and end on a page boundary" in m for m in msgs), msgs
+    assert any("16M@0x3f800000: the memory map says only the first 8388608 bytes of the "
+               "range are reserved" in m and "memmap=0x1000000$0x3f800000" in m
+               for m in msgs), msgs
+    assert any("persist=16Mx@zz: not SIZE@ADDR" in m for m in msgs), msgs
+    if reserve_mem_by_name():
+        want = "nosuchregion: no reserve_mem= region of that name; set one aside"
+    else:
+        want = "nosuchregion: this kernel cannot find reserve_mem= regions by name"
+    assert any(want in m for m in msgs), msgs
 
 
-# Guest shell shared by every boot (guestlib.persist_prelude()).  `digest DIR` prints, for the merged
+# Every boot starts with guestlib.persist_prelude()'s shell.  `digest DIR` prints, for the merged
 # views in DIR, the number of lines and an md5 of merged and of merged-ts
 # with the caller left out (a live view prints it as a symbol, the
 # previous boot's view as an address, as this boot's symbols do not apply).
-BOOT = persist_prelude(REGION, PERSIST)
 
 # First boot: every CPU floods the persistent channel pa (wrapping its
 # rings) and the ordinary channel; the handle h_persist and pb get
@@ -130,13 +155,14 @@ done
 
 
 def boot_twice(modules, kernel, build_dir, *, reset="echo b > /proc/sysrq-trigger",
-               damage="", second="", append="", dti_tool=None):
-    script = (BOOT + LOG_AND_RESET.replace("DAMAGE", damage or ":")
+               damage="", second="", append="", dti_tool=None, region=REGION,
+               memmap=MEMMAP):
+    script = (persist_prelude(region, PERSIST) + LOG_AND_RESET.replace("DAMAGE", damage or ":")
               .replace("DRAIN", initramfs.DRAIN_OUTPUT).replace("RESET", reset)
               + SECOND_BOOT + second)
     res = vm.run(script, modules=modules, kernel=kernel, build_dir=build_dir,
                  extra_files={str(dti_tool): "/bin/dti"} if dti_tool else None,
-                 mem=GUEST_MEM, smp=SMP, append=f"{MEMMAP} {append}".strip(),
+                 mem=GUEST_MEM, smp=SMP, append=f"{memmap} {append}".strip(),
                  reboot=True, timeout=600)
     res.check()
     # Each boot's lines from the console and from the output device, which
@@ -198,6 +224,25 @@ def test_records_survive_sysrq_reset(modules, kernel, build_dir, dti_tool):
     assert "READ-PLAIN accepted" not in res.stdout
     assert digests[1]["pa-after"] == digests[0]["pa"]
     assert digests[1]["pa-live"][0] > 100
+
+
+def test_records_survive_reset_in_a_reserve_mem_region(modules, kernel, build_dir):
+    """persist=NAME takes the region reserve_mem=SIZE:ALIGN:NAME set
+    aside (RAM the kernel manages, out of its allocator): it is found,
+    and records survive sysrq-b there.  nokaslr keeps the region in its
+    place: a kernel image placed at random can move it."""
+    if not reserve_mem_by_name():
+        pytest.skip(f"{kernel.release} has no reserve_mem_find_by_name() (6.11 and later): "
+                    "test_wrong_range_is_refused checks the refusal of a name instead")
+    res, digests, status, previous = boot_twice(
+        modules, kernel, build_dir, region="dtipersist",
+        memmap="reserve_mem=16M:4096:dtipersist nokaslr")
+    check_survived(digests, status, previous)
+    # the same place both boots, kept by the second
+    found = re.findall(r"persistent region (0x[0-9a-f]+), 16777216 bytes, boot (\d): (.*)$",
+                       res.console, re.M)
+    assert [b for _, b, _ in found] == ["1", "2"] and found[1][2] == "kept", found
+    assert found[0][0] == found[1][0], found
 
 
 def test_records_survive_panic_reboot(modules, kernel, build_dir):

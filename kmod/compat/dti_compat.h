@@ -43,6 +43,8 @@
  *				(5.14); <linux/kernel.h> before
  *  conf/linux_hex_h.c		bin2hex() has <linux/hex.h>, which
  *				<linux/kernel.h> no longer includes (7.0)
+ *  conf/reserve_mem_find_by_name.c
+ *				a reserve_mem= region found by its name (6.11)
  *
  * and the macros tested by #ifdef:
  *

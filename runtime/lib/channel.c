@@ -138,7 +138,7 @@ int dti_check_previous(const char *name, char *dir, size_t size)
 	int ret = dti_channel_dir(name, DTI_PREVIOUS_DIR "/", dir, size);
 
 	if (ret > 0)
-		return dti_fail(ENOENT, "no records of channel %s from a previous boot: %s does not exist (dti.ko needs persist=SIZE@ADDR, the channel DTI_F_PERSIST, and the records may have been cleared)",
+		return dti_fail(ENOENT, "no records of channel %s from a previous boot: %s does not exist (dti.ko needs a region, persist=SIZE@ADDR or persist=NAME, the channel DTI_F_PERSIST, and the records may have been cleared)",
 				name, dir);
 	return ret;
 }
