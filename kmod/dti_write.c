@@ -887,11 +887,13 @@ static noinline void *dti_store_ordered(struct dti_channel *ch, struct rchan *rc
 	if (!(m.flags & DTI_REC_REPLAYED))
 		m.ts_ns = ktime_get_mono_fast_ns();
 	ret = __dti_store(ch, rchan, &m, payload, len);
-	if (!payload && !IS_ERR(ret))
-		/* A reservation keeps the lock until dti_commit_raw(). */
+	if (!payload && !IS_ERR(ret)) {
+		/* A reservation keeps the lock: dti_commit_raw() lets it go. */
 		dti_reservation_slot()->locked = true;
-	else
+		__release(&ch->order_lock);
+	} else {
 		dti_store_unlock(&ch->order_lock);
+	}
 	return ret;
 }
 
@@ -1515,8 +1517,11 @@ void dti_commit_raw(struct dti_info *trace, void *data)
 			 r->ch->info != trace || !irqs_disabled()))
 		return;
 	dti_publish(r->ch, r->buf, r->rec, r->halt);
-	if (r->locked)
+	if (r->locked) {
+		/* Taken by dti_store_ordered() for the reservation. */
+		__acquire(&r->ch->order_lock);
 		dti_store_unlock(&r->ch->order_lock);
+	}
 	r->rec = NULL;
 	dti_guard_exit(trace);
 }
