@@ -73,6 +73,14 @@
  *                                         to the other channel from each ->
  *                                         "ret=0 outer=N stored=N nested=N
  *                                         other=N nmi=N ftrace=0|1"
+ *   evrace NAME                           register event type "race" (id 77,
+ *                                         "race %u") on NAME with a write
+ *                                         watchpoint on its owner field: the
+ *                                         CPU that makes that store waits
+ *                                         there (up to DTT_EVRACE_WAIT_MS)
+ *                                         while a kthread on another CPU
+ *                                         logs "race 1" -> "ret=0 hits=N
+ *                                         logged=0|1" (issue 40 item 7)
  *   holdres NAME CPU MS LEN [oops]        a kthread on CPU reserves LEN bytes
  *                                         of NAME (dti_reserve_raw()) and,
  *                                         interrupts still off, waits MS
@@ -171,6 +179,7 @@
 #include <linux/dti.h>
 #include <linux/err.h>
 #include <linux/hrtimer.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/delay.h>
 #include <linux/dti_s390dbf.h>
 #include <linux/interrupt.h>
@@ -1889,6 +1898,96 @@ static int dtt_cmd_oops(void)
 }
 
 /*
+ * evrace: what a writer on another CPU sees of an event type whose
+ * registration has just made it loggable (its owner set).  The store of
+ * the owner hits a watchpoint; its handler, on the registering CPU and
+ * right after the store, holds that CPU there while a kthread on another
+ * CPU logs one record of the type.  If the owner is set before the
+ * channel's table of types lists the type, that record goes into a
+ * sub-buffer that carries no format for it.
+ */
+#define DTT_EVRACE_WAIT_MS	1000
+
+DEFINE_DTI_EVENT(dtt_ev_race, 77, "race", "race %u");
+
+static struct {
+	struct dti_info *trace;
+	atomic_t hits;
+	bool go;		/* the owner was stored: log now */
+	bool done;		/* the kthread logged, or gave up */
+	int ret;		/* what its __dti_log_event() returned */
+} dtt_evrace;
+
+static void dtt_evrace_hit(struct perf_event *bp, struct perf_sample_data *data,
+			   struct pt_regs *regs)
+{
+	unsigned int ms;
+
+	if (atomic_inc_return(&dtt_evrace.hits) != 1)
+		return;
+	smp_store_release(&dtt_evrace.go, true);
+	for (ms = 0; ms < DTT_EVRACE_WAIT_MS && !smp_load_acquire(&dtt_evrace.done); ms++)
+		mdelay(1);
+}
+
+static int dtt_evrace_fn(void *arg)
+{
+	unsigned int ms;
+
+	/* Spin, not sleep: the registering CPU waits with interrupts off. */
+	for (ms = 0; !smp_load_acquire(&dtt_evrace.go); ms++) {
+		if (ms >= 10 * DTT_EVRACE_WAIT_MS)
+			goto out;
+		mdelay(1);
+	}
+	dtt_evrace.ret = __dti_log_event(dtt_evrace.trace, DTI_LEVEL_ERR, dtt_ev_race, 1);
+out:
+	smp_store_release(&dtt_evrace.done, true);
+	return 0;
+}
+
+static int dtt_cmd_evrace(struct dtt_channel *c)
+{
+	struct perf_event * __percpu *bp;
+	struct perf_event_attr attr;
+	struct task_struct *task;
+	unsigned int cpu;
+	int ret;
+
+	cpu = cpumask_any_but(cpu_online_mask, get_cpu());
+	put_cpu();
+	if (cpu >= nr_cpu_ids || !c->trace)
+		return -EINVAL;
+	dtt_evrace.trace = c->trace;
+	dtt_evrace.ret = 1;
+	atomic_set(&dtt_evrace.hits, 0);
+	WRITE_ONCE(dtt_evrace.go, false);
+	WRITE_ONCE(dtt_evrace.done, false);
+	hw_breakpoint_init(&attr);
+	attr.bp_addr = (unsigned long)&dtt_ev_race.owner;
+	attr.bp_len = HW_BREAKPOINT_LEN_8;
+	attr.bp_type = HW_BREAKPOINT_W;
+	bp = register_wide_hw_breakpoint(&attr, dtt_evrace_hit, NULL);
+	if (IS_ERR((void __force *)bp))
+		return PTR_ERR((void __force *)bp);
+	task = kthread_run_on_cpu(dtt_evrace_fn, NULL, cpu, "dtt_evrace/%u");
+	if (IS_ERR(task)) {
+		ret = PTR_ERR(task);
+		goto out;
+	}
+	ret = dti_event_register(c->trace, &dtt_ev_race);
+	/* Without a hit, the kthread gives up on its own. */
+	while (!smp_load_acquire(&dtt_evrace.done))
+		msleep(1);
+out:
+	unregister_wide_hw_breakpoint(bp);
+	if (!ret)
+		scnprintf(dtt_result, sizeof(dtt_result), "ret=0 hits=%d logged=%d\n",
+			  atomic_read(&dtt_evrace.hits), dtt_evrace.ret == 0);
+	return ret;
+}
+
+/*
  * holdres: a reservation held open while something else looks at the
  * channel (an oops that prints it, say), which must not take the
  * unwritten bytes for a record.
@@ -2758,6 +2857,8 @@ static int dtt_execute(char **argv, int argc)
 		dtt_release(c);
 		return 0;
 	}
+	if (!strcmp(argv[0], "evrace") && argc == 2)
+		return dtt_cmd_evrace(c);
 	if (!strcmp(argv[0], "floodctx") && argc == 3) {
 		ret = kstrtouint(argv[2], 0, &count);
 		return ret ? ret : dtt_cmd_floodctx(c, count);
