@@ -79,6 +79,8 @@ def test_buildok_file(stap, name):
     ("dti_watch.stp", []),
     ("dti_freeze.stp", ["mychan", "fault [0-9]+"]),
     ("dti_freeze.stp", ["mychan", "fault", "10", "0-3"]),
+    ("dti_freeze.stp", ["mychan", "fault", "10", "warn-info"]),
+    ("dti_freeze.stp", []),             # the usage alone
 ])
 def test_script_elaborates(stap, script, args):
     _check(stap.elaborate(SCRIPTS / script, args=args), f"{script} {args}")

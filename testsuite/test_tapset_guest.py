@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from dtirec import parse_stats, parse_stream
+from dtirec import accounting_errors, parse_stats, parse_stream
 from guestlib import PRELUDE, STOP, WARM, start_stap
+from harness.stap import staprun_cmd
 
 HERE = Path(__file__).resolve().parent
 SCRIPTS = HERE.parent / "scripts"
@@ -314,6 +315,53 @@ def test_dti_freeze(tapset_guest, stap, after):
     assert re.search(r"context: pid=\d+ tid=\d+ command=\S+ cpu=0", out), out
     assert "backtrace:" in out
     assert re.search(rf"FROZEN channel=fz after={after} ", out), out
+
+
+def test_dti_freeze_usage_and_interrupt(tapset_guest, stap):
+    """Run without its arguments, or with an AFTER that is not a number,
+    dti_freeze stops with its usage.  Interrupted after a match and before
+    the channel froze, it ends the trigger and puts the channel's level
+    back: the channel logs on, nothing halted.  LEVELS by name."""
+    usage = compile_for_test(stap, SCRIPTS / "dti_freeze.stp", "dti_freeze_noargs", args=[])
+    bad = compile_for_test(stap, SCRIPTS / "dti_freeze.stp", "dti_freeze_bad",
+                           args=["fz", "FAULT", "ten"])
+    mod = compile_for_test(stap, SCRIPTS / "dti_freeze.stp", "dti_freeze_int",
+                           args=["fz", "FAULT", "1000", "warn-notice"])
+    files = {**stap.guest_files(usage), **stap.guest_files(bad), **stap.guest_files(mod)}
+    script = PRELUDE + f"""
+        {staprun_cmd(usage)} > /out/usage.out 2> /out/usage.err && echo 0 > /out/usage.rc || echo $? > /out/usage.rc
+        {staprun_cmd(bad)} > /out/bad.out 2> /out/bad.err && echo 0 > /out/bad.rc || echo $? > /out/bad.rc
+        ctl register fz 65536 6
+        ctl printk fz 5 3 0 process pre
+    """ + start_stap(mod, "/out/freeze.txt", ready="dti_freeze: channel") + """
+        ctl printk fz 6 1 0 process FAULT
+        ctl printk fz 4 1 0 process FAULT
+        ctl printk fz 5 5 0 process post
+        kill -INT $SP
+        wait $SP || true
+        cat $D/fz/level > /out/level
+        ctl printk fz 5 20 0 process more
+        snap fz s
+    """
+    res = tapset_guest.run(script, smp=2, extra_files=files).check()
+    for name, why in (("usage", "CHANNEL and REGEX are needed"),
+                      ("bad", 'AFTER is a number of records, not "ten"')):
+        err = (res.outdir / f"{name}.err").read_text()
+        assert (res.outdir / f"{name}.rc").read_text().strip() != "0", err
+        assert f"dti_freeze: {why}" in err and \
+            "usage: dti-stap dti_freeze.stp CHANNEL REGEX [AFTER [LEVELS]]" in err, err
+    out = (res.outdir / "freeze.txt").read_text()
+    assert "levels 4-5, keeping 1000 more" in out, out
+    # the level-6 FAULT was outside warn-notice; the level-4 one matched
+    assert "dti_freeze: MATCH channel=fz cpu=0 level=warning" in out, out
+    assert "dti_freeze: stopped before the channel froze: 995 of 1000 records still to come" \
+        in out, out
+    assert "dti_freeze: trigger ended, channel fz back at level info" in out, out
+    assert (res.outdir / "level").read_text() == "6\n"
+    st = parse_stats((res.outdir / "s" / "stats").read_text())
+    assert st["total"]["halted"] == 0 and not accounting_errors(st), st
+    merged = (res.outdir / "s" / "merged").read_text().splitlines()
+    assert merged[-1] == "more 19" and len(merged) == 3 + 2 + 5 + 20, merged[:8]
 
 
 FILTERED_STP = """
