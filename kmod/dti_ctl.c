@@ -658,6 +658,27 @@ long dti_ctl_trigger_left(const char *name)
 }
 EXPORT_SYMBOL_GPL(dti_ctl_trigger_left);
 
+/*
+ * The version this dti.ko claims: DTI_CTL_VERSION, unless the build
+ * says otherwise (KCFLAGS=-DDTI_CTL_VERSION_BUILT=N: the test suite's
+ * dti.ko of another version, which the tapset must refuse).
+ */
+#ifndef DTI_CTL_VERSION_BUILT
+#define DTI_CTL_VERSION_BUILT	DTI_CTL_VERSION
+#endif
+
+/**
+ * dti_ctl_version - version of the by-name control interface
+ *
+ * Context: any, NMI included.
+ * Return: DTI_CTL_VERSION of the <linux/dti.h> dti.ko was built with.
+ */
+unsigned int dti_ctl_version(void)
+{
+	return DTI_CTL_VERSION_BUILT;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_version);
+
 /* DTI_CTL_POOL_FILE: the pool's size, entries free now, creates refused. */
 static int dti_ctl_pool_show(struct seq_file *m, void *v)
 {

@@ -8,11 +8,13 @@ among the records of the driver they were injected into.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from dtirec import parse_merged_ts
+from dtirec import parse_merged_ts, parse_stats
 from guestlib import SAMPLE, plain_setup
 from harness.stap import staprun_cmd
 
@@ -185,3 +187,50 @@ def test_control_functions_report_errors(dti_guest, stap):
     assert 'E dti_log_mem("cc"): length 1000 is not 0..256' in errors, errors
     assert out(res, "level") == "6\n"
     assert out(res, "merged") == "from begin\n"
+
+
+VERSION_STP = r"""
+probe begin
+{
+	dti_log(@1, 3, "from a tapset of another version")
+	println("LOGGED")
+	exit()
+}
+"""
+# What dti.ko's version is made to be for the test: not the tapset's.
+OTHER_VERSION = 2
+
+
+def test_tapset_refuses_a_dti_ko_of_another_version(dti_guest, stap, kernel, build_dir):
+    """dti.ko built to claim another version of the control interface
+    (DTI_CTL_VERSION_BUILT): a script using dti_control.stp stops at its
+    start, naming both versions, and writes nothing."""
+    from harness import kernels
+    src = build_dir / "kmod-other-version"
+    shutil.rmtree(src, ignore_errors=True)
+    shutil.copytree(REPO / "kmod", src, ignore=shutil.ignore_patterns(
+        "*.o", "*.ko", "*.mod*", ".*.cmd", "Module.symvers", "modules.order", "dti_conf.h",
+        ".dti_conf", ".lint*"))
+    cmd = kernels.make_command(kernel, src, "-j2", f"KCFLAGS=-DDTI_CTL_VERSION_BUILT={OTHER_VERSION}")
+    with kernels.build_context(kernel):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    mod = stap.compile(VERSION_STP, name="control_version", args=["cv"])
+    dti_guest.extra_files[str(src / "dti.ko")] = "/lib/dti-other.ko"
+    script = f"""
+        insmod /lib/dti-other.ko
+        insmod $DTI_MODDIR/dti_test.ko
+        echo "register cv 65536 5" > /sys/kernel/debug/dti_test/ctl
+        {staprun_cmd(mod)} > /out/run.txt 2>&1 && echo 0 > /out/rc || echo $? > /out/rc
+        cat /sys/kernel/debug/dti/cv/stats > /out/stats
+        cat /sys/kernel/debug/dti/cv/merged > /out/merged
+    """
+    res = dti_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
+    text = out(res, "run.txt")
+    assert out(res, "rc").strip() != "0", text
+    assert f"dti.ko speaks version {OTHER_VERSION} of DTI's control interface, " \
+        "this tapset version 1" in text, text
+    assert "LOGGED" not in text, text
+    assert out(res, "merged") == ""
+    st = parse_stats(out(res, "stats"))["total"]
+    assert st["written"] == 0 and st["next_seq"] == 0, st

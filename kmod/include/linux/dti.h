@@ -196,7 +196,15 @@ int dti_set_level(struct dti_info *trace, int level);
 int dti_handle_init(struct dti_handle *handle);
 void dti_handle_cleanup(struct dti_handle *handle);
 
-/* Control by channel name, from any context but NMI (see dti_ctl.c). */
+/*
+ * Control by channel name, from any context but NMI (see dti_ctl.c).
+ * DTI_CTL_VERSION, which dti_ctl_version() returns, is raised when one
+ * of these functions changes its arguments or its meaning (one added
+ * leaves it): tapset/dti_control.stp, which calls them through its own
+ * prototypes, refuses a dti.ko whose version is not its own.
+ */
+#define DTI_CTL_VERSION		1
+unsigned int dti_ctl_version(void);
 int dti_ctl_get_level(const char *name, int *level);
 int dti_ctl_set_level(const char *name, int level);
 int dti_ctl_log(const char *name, int level, bool text, const void *buf,
