@@ -36,6 +36,17 @@ static inline u32 dti_tp_payload_len(const struct dti_record *rec)
 	       !!(rec->flags & DTI_REC_TEXT);
 }
 
+/* The type id of an event of a registered type (DTI_REC_TYPED), else -1. */
+static inline s32 dti_tp_event_id(const struct dti_record *rec)
+{
+	u16 id;
+
+	if (!(rec->flags & DTI_REC_TYPED) || rec->len < sizeof(id))
+		return -1;
+	memcpy(&id, rec + 1, sizeof(id));
+	return id;
+}
+
 #define DTI_TP_FLAGS							\
 	{ DTI_REC_TEXT,		"text" },				\
 	{ DTI_REC_TRUNCATED,	"truncated" },				\
@@ -54,8 +65,11 @@ static inline u32 dti_tp_payload_len(const struct dti_record *rec)
  * string without decoding a __data_loc field, which bpftrace 0.23 gets
  * wrong), cpu (whose buffer holds the record), log_cpu (that logged it:
  * another only for a DTI_REC_REPLAYED record), level, seq (per CPU and
- * channel), flags (DTI_REC_*), len (the whole payload's length) and
- * payload (its first DTI_TP_PAYLOAD_MAX bytes at most).
+ * channel), flags (DTI_REC_*), caller (the return address of the logging
+ * call, for keys=caller.sym and bpftrace's ksym()), event_id (the type of
+ * an event of a registered type, -1 for any other record), len (the whole
+ * payload's length) and payload (its first DTI_TP_PAYLOAD_MAX bytes at
+ * most).
  */
 TRACE_EVENT(dti_record,
 
@@ -70,6 +84,8 @@ TRACE_EVENT(dti_record,
 		__field(s32, level)
 		__field(u64, seq)
 		__field(u32, flags)
+		__field(unsigned long, caller)
+		__field(s32, event_id)
 		__field(u32, len)
 		__dynamic_array(char, payload, dti_tp_payload_len(rec))
 	),
@@ -85,16 +101,18 @@ TRACE_EVENT(dti_record,
 		__entry->level = rec->level;
 		__entry->seq = rec->seq;
 		__entry->flags = rec->flags;
+		__entry->caller = rec->caller;
+		__entry->event_id = dti_tp_event_id(rec);
 		__entry->len = rec->len;
 		memcpy(p, rec + 1, n - text);
 		if (text)
 			p[n - 1] = '\0';
 	),
 
-	TP_printk("%s cpu=%u log_cpu=%u level=%d seq=%llu flags=%s len=%u %s",
+	TP_printk("%s cpu=%u log_cpu=%u level=%d seq=%llu flags=%s caller=%pS event=%d len=%u %s",
 		  __entry->channel, __entry->cpu, __entry->log_cpu, __entry->level,
 		  __entry->seq, __print_flags(__entry->flags, "|", DTI_TP_FLAGS),
-		  __entry->len,
+		  (void *)__entry->caller, __entry->event_id, __entry->len,
 		  (__entry->flags & DTI_REC_TEXT) ? __get_str(payload) :
 		  __print_hex(__get_dynamic_array(payload),
 			      __get_dynamic_array_len(payload)))

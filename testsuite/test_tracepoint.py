@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -35,7 +36,7 @@ E=$R/events/dti/dti_record
 echo 4096 > $R/buffer_size_kb
 """
 EVENT_RE = re.compile(r"dti_record: (\S+) cpu=(\d+) log_cpu=(\d+) level=(-?\d+) seq=(\d+) "
-                      r"flags=(\S*) len=(\d+) ?(.*)$")
+                      r"flags=(\S*) caller=(.*?) event=(-?\d+) len=(\d+) ?(.*)$")
 
 
 def records(path) -> list[dict]:
@@ -49,7 +50,8 @@ def events(text: str) -> list[dict]:
         m = EVENT_RE.search(line)
         if m:
             out.append(dict(channel=m[1], cpu=int(m[2]), log_cpu=int(m[3]), level=int(m[4]),
-                            seq=int(m[5]), flags=m[6], len=int(m[7]), payload=m[8]))
+                            seq=int(m[5]), flags=m[6], caller=m[7], event=int(m[8]),
+                            len=int(m[9]), payload=m[10]))
     return out
 
 
@@ -89,6 +91,7 @@ def check_every_record_once(evs: list[dict], recs: list[dict], channel: str) -> 
     for r in recs:
         e = by_key[key(r)]
         assert (e["level"], e["flags"]) == (r["level"], flag_names(r["flags"])), (e, r)
+        assert e["event"] == (r.get("id") if r["flags"] & 0x40 else -1), (e, r)
         payload_len = len(r["text"].encode()) if "text" in r else len(r["data"]) // 2
         assert e["len"] == payload_len, (e, r)
         payload = e["payload"] if "text" in r else e["payload"].replace(" ", "")
@@ -128,8 +131,8 @@ def test_ftrace_sees_every_stored_record_once(dti_guest, dti_tool):
     out = res.outdir
     fmt = (out / "format").read_text()
     for field in ("char channel[32];", "u32 cpu;", "u32 log_cpu;", "s32 level;",
-                  "u64 seq;",
-                  "u32 flags;", "u32 len;", "__data_loc char[] payload"):
+                  "u64 seq;", "u32 flags;", "unsigned long caller;", "s32 event_id;",
+                  "u32 len;", "__data_loc char[] payload"):
         assert field in fmt, field
     assert re.findall(r"^overrun: (\d+)$", (out / "ftstats").read_text(), re.M) == ["0", "0"]
     recs = records(out / "read")
@@ -143,6 +146,9 @@ def test_ftrace_sees_every_stored_record_once(dti_guest, dti_tool):
     assert [r["text"] for r in demand] == [f"dem {i}\n" for i in range(20)]
     assert any(r["flags"] & 0x08 for r in demand)
     evs = events((out / "trace").read_text())
+    # ftrace names the logging call: dti_test's, for the records it logs
+    logged = [e for e in evs if re.match(r"[psh][01] ", e["payload"])]
+    assert logged and all(e["caller"].endswith(" [dti_test]") for e in logged), logged[:3]
     check_every_record_once([e for e in evs if e["channel"] == "tp"], recs, "tp")
     check_every_record_once([e for e in evs if e["channel"] == "h_demand"], demand,
                             "h_demand")
@@ -203,11 +209,47 @@ def test_perf_records_every_record(dti_guest, dti_tool):
     assert len(evs) == 451
 
 
+def module_functions(modules, name: str) -> set[str]:
+    """The functions of module `name` (nm)."""
+    ko = next(m for m in modules if m.name == f"{name}.ko")
+    r = subprocess.run(["nm", str(ko)], capture_output=True, text=True, check=True)
+    return {f[2] for f in (x.split() for x in r.stdout.splitlines())
+            if len(f) == 3 and f[1] in "tT"}
+
+
+def test_hist_trigger_by_caller_and_event_type(dti_guest, modules):
+    """An ftrace histogram keyed by the logging call and the event type:
+    every key a function of dti_test, the counts those it logged."""
+    res = dti_guest.run(PRELUDE + TRACING + """
+        ctl register_sub tp 65536 8 7 0
+        ctl register_sub tpx 65536 8 7 0
+        ctl evreg tp ints
+        echo 'hist:keys=caller.sym,event_id:vals=hitcount if channel == "tp"' > $E/trigger
+        ctl printk tp 3 30 0 process a
+        ctl event tp 4 20 1 process 16
+        # evlog's even events are "ints" (registered), its odd ones "mixed" (not)
+        ctl evlog tp 6 10 0 process tpx
+        cat $E/hist > /out/hist
+    """, smp=2).check()
+    hist = (res.outdir / "hist").read_text()
+    keys = re.findall(r"^\{ caller: \[[0-9a-f]+\] (\S+) \[(\S+)\]\s*, event_id:\s*(-?\d+) \} "
+                      r"hitcount:\s*(\d+)$", hist, re.M)
+    assert keys, hist
+    funcs = module_functions(modules, "dti_test")
+    assert all(mod == "dti_test" and sym in funcs for sym, mod, _, _ in keys), (keys, hist)
+    by_event: dict[int, int] = {}
+    for _, _, ev, n in keys:
+        # 6.1's histogram prints a signed key's -1 as 2^64 - 1
+        v = int(ev) - (1 << 64) if int(ev) >= 1 << 63 else int(ev)
+        by_event[v] = by_event.get(v, 0) + int(n)
+    assert by_event == {-1: 50, 1: 5}, hist
+
+
 BPFTRACE = shutil.which("bpftrace")
 
 
 @pytest.mark.skipif(BPFTRACE is None, reason="bpftrace not installed")
-def test_bpftrace_counts_every_record(dti_guest, dti_tool, kernel):
+def test_bpftrace_counts_every_record(dti_guest, dti_tool, kernel, modules):
     """bpftrace with its LLVM (about 200 MB of libraries) in the guest
     image: counts per CPU and level of one channel's records, the
     channel matched by name (bpftrace 0.23 reads __data_loc strings
@@ -229,6 +271,7 @@ def test_bpftrace_counts_every_record(dti_guest, dti_tool, kernel):
         bpftrace -c 'sh /tmp/log.sh' -e '
             tracepoint:dti:dti_record /args->channel == "tp"/ {
                 @records[args->cpu, args->level] = count();
+                @callers[ksym(args->caller)] = count();
             }' > /out/bpftrace 2> /out/bpftrace.err || echo "exit $?" >> /out/bpftrace.err
         dti read --format json tp > /out/read
     """, smp=2, timeout=900, mem=2048).check()
@@ -240,3 +283,9 @@ def test_bpftrace_counts_every_record(dti_guest, dti_tool, kernel):
     for r in records(out / "read"):
         want[(r["cpu"], r["level"])] = want.get((r["cpu"], r["level"]), 0) + 1
     assert got == want == {(0, 3): 150, (1, 5): 100, (1, 6): 50}
+    # the top callers, by name: dti_test's functions that logged them
+    # (keyed by address, named when printed: two call sites of one
+    # function are two lines of the same name)
+    callers = re.findall(r"^@callers\[(\S+)\]: (\d+)$", (out / "bpftrace").read_text(), re.M)
+    assert callers and {f for f, _ in callers} <= module_functions(modules, "dti_test"), callers
+    assert sum(int(n) for _, n in callers) == 300, callers
