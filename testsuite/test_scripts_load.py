@@ -10,6 +10,7 @@ dti.register_failed; and what a script started before dti.ko does.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -172,11 +173,13 @@ def test_watch_stops_while_every_cpu_floods(tapset_guest, stap, modules):
     assert not accounting_errors(parse_stats(out(res, "s", "stats")))
 
 
-FREEZE_RUNS = 20
+# 20 by default (issue 40's "at least 20 runs"); DTI_FREEZE_RUNS=N for
+# another count (CI's make check runs 8).
+FREEZE_RUNS = int(os.environ.get("DTI_FREEZE_RUNS", "20"))
 
 
 def test_freeze_is_exact_while_every_cpu_floods(tapset_guest, stap, dti_tool):
-    """dti_freeze CH REGEX 50 while 4 CPUs flood, 20 times: each time
+    """dti_freeze CH REGEX 50 while 4 CPUs flood, FREEZE_RUNS times: each time
     exactly 50 records have a later timestamp than the match, nothing is
     stored after the halt, and the per-CPU report names exactly the
     records `dti read` shows after the match."""
