@@ -53,10 +53,15 @@
  *  __noipa			<linux/compiler_attributes.h> (5.13)
  *  IRQ_WORK_INIT		an irq_work initializer (5.11)
  *  in_hardirq			(5.11; in_irq() before)
+ *  IS_ERR_PCPU, PTR_ERR_PCPU	an error in a __percpu pointer, which a cast
+ *				to void * no longer reaches once per-CPU
+ *				pointers have an address space of their own
+ *				(6.12; the kernel's definition before)
  */
 #ifndef _DTI_COMPAT_H
 #define _DTI_COMPAT_H
 
+#include <linux/err.h>
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/kthread.h>
@@ -213,6 +218,11 @@ static inline struct task_struct *kthread_run_on_cpu(int (*threadfn)(void *data)
 
 #ifndef IRQ_WORK_INIT
 #define IRQ_WORK_INIT(_func)	((struct irq_work){ .flags = ATOMIC_INIT(0), .func = (_func) })
+#endif
+
+#ifndef IS_ERR_PCPU
+#define IS_ERR_PCPU(ptr)	(IS_ERR((const void *)(__force const unsigned long)(ptr)))
+#define PTR_ERR_PCPU(ptr)	(PTR_ERR((const void *)(__force const unsigned long)(ptr)))
 #endif
 
 #ifndef in_hardirq

@@ -1968,8 +1968,8 @@ static int dtt_cmd_evrace(struct dtt_channel *c)
 	attr.bp_len = HW_BREAKPOINT_LEN_8;
 	attr.bp_type = HW_BREAKPOINT_W;
 	bp = register_wide_hw_breakpoint(&attr, dtt_evrace_hit, NULL);
-	if (IS_ERR((void __force *)bp))
-		return PTR_ERR((void __force *)bp);
+	if (IS_ERR_PCPU(bp))
+		return PTR_ERR_PCPU(bp);
 	task = kthread_run_on_cpu(dtt_evrace_fn, NULL, cpu, "dtt_evrace/%u");
 	if (IS_ERR(task)) {
 		ret = PTR_ERR(task);
