@@ -51,7 +51,7 @@ import pytest
 
 from dtirec import parse_merged_ts
 from guestlib import persist_prelude
-from harness import dump, initramfs, vm
+from harness import dump, initramfs, kernels, vm
 
 GUEST_MEM = 1024                        # MiB: the region lies below its end
 REGION_BASE = 0x30000000
@@ -83,7 +83,7 @@ def reserve_mem_by_name() -> bool:
     """Whether the dti.ko built for the kernel under test finds reserve_mem=
     regions by name (its feature test, kmod/dti_conf.h)."""
     conf = Path(__file__).resolve().parent.parent / "kmod" / "dti_conf.h"
-    return "#define DTI_HAVE_RESERVE_MEM_FIND_BY_NAME" in conf.read_text()
+    return kernels.conf_features(conf).get("DTI_HAVE_RESERVE_MEM_FIND_BY_NAME", False)
 
 
 def test_wrong_range_is_refused(modules, kernel, build_dir):

@@ -528,12 +528,16 @@ def build(name: str, out_root: Path) -> BuildResult:
                 ok = False
                 tail = "\n".join(log.splitlines()[-40:])
                 notes.append(f"{d}: lint failed:\n{tail}")
-    features = {}
-    conf = dest / "kmod" / "dti_conf.h"
-    if conf.is_file():
-        for m in re.finditer(r"^(#define|/\* #undef) (DTI_HAVE_\w+)", conf.read_text(), re.M):
-            features[m.group(2)] = m.group(1) == "#define"
-    return BuildResult(name, kernel.release, ok, notes, features)
+    return BuildResult(name, kernel.release, ok, notes, conf_features(dest / "kmod" / "dti_conf.h"))
+
+
+def conf_features(conf: Path) -> dict[str, bool]:
+    """The feature tests' outcome in a generated dti_conf.h: DTI_HAVE_<TEST>
+    -> whether it compiled; {} if there is no such file."""
+    if not conf.is_file():
+        return {}
+    return {m.group(2): m.group(1) == "#define" for m in
+            re.finditer(r"^(#define|/\* #undef) (DTI_HAVE_\w+)", conf.read_text(), re.M)}
 
 
 def feature_table(results: list[BuildResult]) -> tuple[str, list[str], list[str]]:
