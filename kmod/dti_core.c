@@ -1098,6 +1098,7 @@ static int __init dti_init(void)
 	ret = dti_persist_init();
 	if (ret)
 		goto err_ctl;
+	dti_write_loaded();
 	return 0;
 
 err_ctl:
@@ -1117,6 +1118,7 @@ static void __exit dti_exit(void)
 {
 	struct dti_channel *ch;
 
+	dti_probe_unloading();
 	/* Channels scripts created and did not release. */
 	while ((ch = dti_take_owned(NULL)))
 		__dti_unregister(ch);

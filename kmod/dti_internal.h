@@ -421,6 +421,9 @@ void dti_trace_record(const struct dti_channel *ch, const struct dti_record *rec
 int dti_user_mark_create_files(struct dti_channel *ch);
 
 /* dti_write.c */
+void dti_write_loaded(void);
+void dti_probe_loaded(unsigned int version, int (*listen)(bool on));
+void dti_probe_unloading(void);
 void dti_write_exit(void);
 void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec);
 void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,

@@ -415,6 +415,53 @@ int dti_ctl_probe_stored(bool on)
 EXPORT_SYMBOL_GPL(dti_ctl_probe_stored);
 
 /**
+ * dti_probe_loaded - probe point: dti.ko is ready
+ * @version: the control interface's version, as dti_ctl_version() gives it
+ * @listen: dti_ctl_probe_stored(), for a listener taken here
+ *
+ * Does nothing; called once, as dti.ko's initialisation ends.  A
+ * SystemTap script started before dti.ko takes its listener here
+ * through @listen: a module cannot be symbol_get() while it initialises.
+ * A listener taken here is in effect before the initialisation returns
+ * (dti_write_loaded()), so records of every client loaded after dti.ko
+ * reach dti_probe_stored().
+ * Context: process (module init).
+ */
+DTI_PROBE_POINT void dti_probe_loaded(unsigned int version,
+				      int (*listen)(bool on))
+{
+	barrier();
+}
+
+/**
+ * dti_probe_unloading - probe point: dti.ko is being removed
+ *
+ * Does nothing; called once, as dti.ko's exit begins.  Listeners held
+ * end with this dti.ko: a script that listens takes a listener again
+ * when dti.ko is loaded again (dti_probe_loaded()).
+ * Context: process (module exit).
+ */
+DTI_PROBE_POINT void dti_probe_unloading(void)
+{
+	barrier();
+}
+
+/**
+ * dti_write_loaded - announce a dti.ko ready for listeners
+ *
+ * Calls dti_probe_loaded() and then switches dti_probe_stored() on at
+ * once if a listener was taken there, rather than shortly after.
+ * Context: process (module init).
+ */
+void dti_write_loaded(void)
+{
+	dti_probe_loaded(dti_ctl_version(), dti_ctl_probe_stored);
+	irq_work_sync(&dti_stored_switch.kick);
+	schedule_work(&dti_stored_switch.work);
+	flush_work(&dti_stored_switch.work);
+}
+
+/**
  * dti_write_exit - wait for pending probe switches
  */
 void dti_write_exit(void)

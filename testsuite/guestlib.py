@@ -1,6 +1,7 @@
 """Shell snippets shared by the guest tests.
 
-PRELUDE loads dti.ko and the dti_test client and defines:
+PRELUDE loads dti.ko and the dti_test client and defines (PRELUDE_FUNCS
+defines them and loads nothing):
   ctl CMD...     run a dti_test command; fail the script unless ret=0
   try CMD...     run a dti_test command; print its result line
   snap CH DIR    copy CH's merged views, stats, info, level and a listing
@@ -29,9 +30,8 @@ CONTROL_FILES = frozenset({"level", "reset_consumed", "stats", "info", "dump_on_
                            "formats"})
 VIEW_FILES = frozenset({"merged", "merged-ts"})
 
-PRELUDE = r"""
-insmod $DTI_MODDIR/dti.ko
-insmod $DTI_MODDIR/dti_test.ko
+# PRELUDE's shell functions, with nothing loaded.
+PRELUDE_FUNCS = r"""
 D=/sys/kernel/debug/dti
 T=/sys/kernel/debug/dti_test/ctl
 ctl() {
@@ -60,6 +60,11 @@ badwrite() {
     if printf '%b' "$2" > $1 2>/dev/null; then echo ACCEPTED; else echo REFUSED; fi
 }
 """
+
+PRELUDE = r"""
+insmod $DTI_MODDIR/dti.ko
+insmod $DTI_MODDIR/dti_test.ko
+""" + PRELUDE_FUNCS
 
 SAMPLE = r"""
 insmod $DTI_MODDIR/dti_sample.ko

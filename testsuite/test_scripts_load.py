@@ -432,10 +432,10 @@ probe timer.ms(100)
 
 
 def test_script_started_before_dti_ko(dti_guest, stap):
-    """As dti.stp documents: a script started before dti.ko is loaded runs;
-    its control calls fail with "dti.ko is not loaded" until dti.ko is
-    loaded and work after; its dti.* probes are not armed for the dti.ko
-    loaded later."""
+    """A script started before dti.ko is loaded runs; its control calls
+    fail with "dti.ko is not loaded" until dti.ko is loaded and work after,
+    and its dti.record sees the driver's records (not the script's own,
+    logged from a probe handler: see dti.stp)."""
     mod = stap.compile(LATE_STP, name="late")
     script = f"""
         {staprun_cmd(mod, opts='-o /out/late.txt')} &
@@ -465,4 +465,4 @@ def test_script_started_before_dti_ko(dti_guest, stap):
     assert "LOGGED" in text
     merged = out(res, "merged").splitlines()
     assert "from stap" in merged and "driver 0" in merged
-    assert "RECORD" not in text, text
+    assert text.count("RECORD late\n") >= 5, text
