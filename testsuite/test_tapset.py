@@ -162,6 +162,26 @@ def test_runtime_fix_detection(stap, kernel):
         assert line in code, line
 
 
+def test_scripts_options_reach_stap(tmp_path):
+    """Each of DTI's three scripts names -DSTP_NO_OVERLOAD in a
+    "dti-stap-options:" line, and dti-stap hands it to stap (here `echo`,
+    which prints its command line), before the caller's own options; a
+    line naming anything but -D or -g is refused, naming it."""
+    env = {**os.environ, "STAP": "echo", "DTI_STAP_CACHE": str(tmp_path / "cache")}
+    for name in ("dti_watch.stp", "dti_freeze.stp", "dti_inject.stp"):
+        r = subprocess.run([str(DTI_STAP), "-p2", str(DTI_STAP.parent / name), "a", "b"],
+                           capture_output=True, text=True, env=env, check=True)
+        words = r.stdout.split()
+        assert "-DSTP_NO_OVERLOAD" in words, (name, r.stdout)
+        assert words.index("-DSTP_NO_OVERLOAD") < words.index("-p2"), r.stdout
+    bad = tmp_path / "bad.stp"
+    bad.write_text("// dti-stap-options: -DX --all-modules\nprobe begin { exit() }\n")
+    r = subprocess.run([str(DTI_STAP), str(bad)], capture_output=True, text=True, env=env)
+    assert r.returncode != 0 and r.stdout == "", r.stdout
+    assert f"{bad}: dti-stap-options: only -DNAME[=VALUE] and -g are taken, not '--all-modules'" \
+        in r.stderr, r.stderr
+
+
 def test_runtime_fix_override(stap):
     env = stap.env()
     for val, want in (("yes", "yes"), ("no", "no")):

@@ -414,6 +414,47 @@ def test_dti_freeze_usage_and_interrupt(tapset_guest, stap):
     assert merged[-1] == "more 19" and len(merged) == 3 + 2 + 5 + 20, merged[:8]
 
 
+def test_dti_inject_and_dti_watch_usage_and_level_names(tapset_guest, stap):
+    """dti_inject without its arguments, or with a LEVEL that is neither a
+    number nor a level name, and dti_watch given an argument, stop with
+    their usage; dti_inject takes a level by name ("warning") and logs at
+    it."""
+    cases = {
+        "inject_noargs": ("dti_inject.stp", [], "PROBE and CHANNEL are needed",
+                          "usage: dti-stap dti_inject.stp PROBE CHANNEL [LEVEL [CREATE_KB]]"),
+        "inject_level": ("dti_inject.stp", ["timer.ms(50)", "ij", "loud"],
+                         'LEVEL: level "loud" is not 0..7',
+                         "usage: dti-stap dti_inject.stp PROBE CHANNEL [LEVEL [CREATE_KB]]"),
+        "watch_arg": ("dti_watch.stp", ["ij"], "takes no arguments (1 given)",
+                      "usage: dti-stap dti_watch.stp [-G only=CHANNEL]"),
+    }
+    mods = {name: compile_for_test(stap, SCRIPTS / f, f"dti_{name}", args=a)
+            for name, (f, a, _, _) in cases.items()}
+    inject = compile_for_test(stap, SCRIPTS / "dti_inject.stp", "dti_inject_named",
+                              args=["timer.ms(20)", "ij", "warning", "64"])
+    files = {k: v for m in (*mods.values(), inject) for k, v in stap.guest_files(m).items()}
+    script = PRELUDE + "".join(
+        f"{staprun_cmd(m)} > /out/{n}.out 2> /out/{n}.err && echo 0 > /out/{n}.rc"
+        f" || echo $? > /out/{n}.rc\n" for n, m in mods.items()) + start_stap(
+            inject, "/out/inject.txt", ready="dti_inject: ", warm=False) + """
+        sleep 1
+    """ + STOP + """
+        snap ij s
+    """
+    res = tapset_guest.run(script, smp=2, extra_files=files).check()
+    for name, (_, _, why, usage) in cases.items():
+        err = (res.outdir / f"{name}.err").read_text()
+        assert (res.outdir / f"{name}.rc").read_text().strip() != "0", err
+        assert why in err and usage in err, (name, err)
+    text = (res.outdir / "inject.txt").read_text()
+    assert "dti_inject: timer.ms(20) -> ij at level warning\n" in text, text
+    m = re.search(r"^dti_inject: (\d+) logged, 0 filtered by level, 0 failed$", text, re.M)
+    assert m and int(m[1]) > 0, text
+    assert (res.outdir / "s" / "level").read_text() == "-1\n"     # switched off at the end
+    merged = (res.outdir / "s" / "merged").read_text().splitlines()
+    assert len(merged) == int(m[1]) and merged[0].startswith("timer.ms(20) at 0x"), merged[:3]
+
+
 FILTERED_STP = """
 probe begin { dti_filtered_probes(1); printf("READY\\n") }
 probe dti.filtered
