@@ -37,10 +37,12 @@
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/err.h>
+#include <linux/hashtable.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/stringhash.h>
 #include <linux/wait.h>
 
 #include "dti_internal.h"
@@ -55,6 +57,19 @@
  * dti_list_wq is woken whenever a hidden channel leaves the list.
  */
 static LIST_HEAD(dti_channels);
+
+/*
+ * The channels by name, beside dti_channels (which keeps their order):
+ * dti_ctl_log() and the other by-name calls look a channel up for every
+ * record a script injects.  Changed under dti_list_lock, read under RCU.
+ */
+#define DTI_NAME_HASH_BITS	7
+static DEFINE_HASHTABLE(dti_names, DTI_NAME_HASH_BITS);
+
+static u32 dti_name_hash(const char *name)
+{
+	return full_name_hash(NULL, name, strlen(name));
+}
 static DEFINE_MUTEX(dti_register_lock);
 DEFINE_RAW_SPINLOCK(dti_list_lock);
 static DEFINE_PER_CPU(unsigned int, dti_list_busy);
@@ -204,8 +219,8 @@ struct dti_channel *dti_find(const char *name)
 {
 	struct dti_channel *ch;
 
-	list_for_each_entry_rcu(ch, &dti_channels, list,
-				lockdep_is_held(&dti_list_lock)) {
+	hash_for_each_possible_rcu(dti_names, ch, name_node, dti_name_hash(name),
+				   lockdep_is_held(&dti_list_lock)) {
 		if (!strcmp(ch->name, name))
 			return ch;
 	}
@@ -244,8 +259,10 @@ int dti_add_channel(struct dti_channel *ch)
 		return -EDEADLK;
 	if (dti_find(ch->name))
 		ret = -EEXIST;
-	else
+	else {
 		list_add_tail_rcu(&ch->list, &dti_channels);
+		hash_add_rcu(dti_names, &ch->name_node, dti_name_hash(ch->name));
+	}
 	dti_list_unlock(flags);
 	return ret;
 }
@@ -266,6 +283,7 @@ static void dti_del_channel(struct dti_channel *ch)
 
 	dti_list_lock_process(&flags);
 	list_del_rcu(&ch->list);
+	hash_del_rcu(&ch->name_node);
 	dti_list_unlock(flags);
 	wake_up_all(&dti_list_wq);
 }
@@ -735,6 +753,7 @@ void dti_init_channel(struct dti_channel *ch, const char *name, size_t subbuf_si
 	INIT_WORK(&ch->create_work, dti_create_work);
 	init_irq_work(&ch->kick, dti_kick);
 	INIT_LIST_HEAD(&ch->list);
+	INIT_HLIST_NODE(&ch->name_node);
 }
 
 /**

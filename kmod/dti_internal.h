@@ -132,6 +132,7 @@ static inline bool dti_record_whole(const struct dti_record *rec, size_t room, u
  * @merged:	the "merged" file, present while the buffers are
  * @merged_ts:	the "merged-ts" file, present while the buffers are
  * @list:	entry in the list of all channels
+ * @name_node:	entry in the channels by name (dti_find())
  * @panic_records: newest records per CPU printed at panic (the
  *		dump_on_panic file; 0: none); read locklessly by dti_panic.c
  * @mark_level: level of user-space markers that give none (dti_usermark.c)
@@ -166,6 +167,7 @@ struct dti_channel {
 	struct dentry *merged;
 	struct dentry *merged_ts;
 	struct list_head list;
+	struct hlist_node name_node;
 	u32 panic_records;
 	int mark_level;
 	struct dti_event_table __rcu *events;
