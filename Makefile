@@ -47,7 +47,9 @@
 #   make install  libdti (shared, static, pkg-config file, headers), the
 #                 dti command and the man pages (runtime/), dti.ko into
 #                 /lib/modules/KVER/extra (+ depmod), the SystemTap tapset
-#                 where stap finds it, dti-stap and the scripts
+#                 where stap finds it with its reference pages
+#                 (probe::dti.record(3stap), function::dti_log(3stap) ...),
+#                 dti-stap and the scripts
 #                 (DESTDIR, PREFIX, LIBDIR, STAP_TAPSET_DIR respected)
 #   make debug-kernel  Debian's source of the default kernel's line
 #                 (linux-source-6.1 on Debian 12) built with
@@ -214,12 +216,20 @@ install-kmod: modules
 install-runtime:
 	$(MAKE) -C runtime install DESTDIR=$(DESTDIR) PREFIX=$(PREFIX)
 
-install-stap:
+# The tapset's reference pages, made from its comments as SystemTap makes
+# its own: probe::dti.*(3stap) and function::dti_*(3stap).
+MAN3STAP_DIR = build/man3stap
+man-stap:
+	rm -rf $(MAN3STAP_DIR)
+	$(PYTHON) tapset/man3stap.py $(MAN3STAP_DIR) tapset/dti.stp tapset/dti_control.stp
+
+install-stap: man-stap
 	install -d $(DESTDIR)$(STAP_TAPSET_DIR) $(DESTDIR)$(PREFIX)/share/dti \
-		$(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 tapset/*.stp tapset/*.stpm $(DESTDIR)$(STAP_TAPSET_DIR)/
 	install -D -m 755 scripts/dti-stap $(DESTDIR)$(PREFIX)/bin/dti-stap
 	install -m 644 scripts/dti-stap.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(MAN3STAP_DIR)/*.3stap $(DESTDIR)$(PREFIX)/share/man/man3/
 	install -m 755 scripts/*.stp $(DESTDIR)$(PREFIX)/share/dti/
 
 # The packages are built from a copy of the tree holding what git tracks
@@ -265,5 +275,5 @@ demo-debian13: deps
 
 .PHONY: all modules runtime deps lint demo check check-kdebug check-crash stress bench clean \
 	debug-kernel kernels check-build check-core check-kernels \
-	install install-kmod install-runtime install-stap deb check-deb \
+	install install-kmod install-runtime install-stap man-stap deb check-deb \
 	check-debian13 check-debian13-core stress-debian13 demo-debian13

@@ -182,6 +182,34 @@ def test_scripts_options_reach_stap(tmp_path):
         in r.stderr, r.stderr
 
 
+def test_reference_pages_installed_for_every_probe_and_function(tmp_path):
+    """`make install-stap` installs a page for every probe alias and every
+    public function of the tapset (read here from the .stp files, not from
+    the generator), and man finds probe::dti.record there with its values
+    and function::dti_log with its synopsis."""
+    dest = tmp_path / "root"
+    r = subprocess.run(["make", "-s", "-C", str(TAPSET_DIR.parent), "install-stap",
+                        f"DESTDIR={dest}", "PREFIX=/usr"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    man3 = dest / "usr/share/man/man3"
+    want = set()
+    for stp in ("dti.stp", "dti_control.stp"):
+        text = (TAPSET_DIR / stp).read_text()
+        want |= {f"probe::{n}" for n in re.findall(r"^probe\s+(dti\.\w+)\s*=", text, re.M)}
+        want |= {f"function::{n}" for n in re.findall(r"^function\s+(dti_\w+)", text, re.M)}
+    have = {p.name.removesuffix(".3stap") for p in man3.glob("*.3stap")}
+    assert len(want) > 25 and want == have, (want - have, have - want)
+    env = {**os.environ, "MANPATH": str(dest / "usr/share/man"), "MANWIDTH": "200"}
+    for topic, expect in (("probe::dti.record", ["probe::dti.record - A channel stored a record",
+                                                  "VALUES", "buf_cpu", "CONTEXT"]),
+                          ("function::dti_log", ["dti_log:long(name:string, level:long, msg:string)",
+                                                 "ARGUMENTS", "DESCRIPTION"])):
+        r = subprocess.run(["man", "-w", topic], capture_output=True, text=True, env=env)
+        assert r.stdout.strip() == str(man3 / f"{topic}.3stap"), r.stdout + r.stderr
+        r = subprocess.run(["man", "-P", "cat", topic], capture_output=True, text=True, env=env)
+        assert r.returncode == 0 and all(e in r.stdout for e in expect), r.stdout + r.stderr
+
+
 def test_runtime_fix_override(stap):
     env = stap.env()
     for val, want in (("yes", "yes"), ("no", "no")):
