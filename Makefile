@@ -55,7 +55,7 @@
 #                 (linux-source-6.1 on Debian 12) built with
 #                 KASAN, lockdep, kmemleak, debug objects and UBSAN
 #                 (testsuite/harness/debugkernel.py), cached outside the tree
-#                 in ~/.cache/dti/debug-kernel/; long (see README, Tests).
+#                 in ~/.cache/dti/debug-kernel/; long (see docs/tests.md).
 #                 KERNEL=rt-debug: Debian's source of a line with PREEMPT_RT
 #                 in mainline (linux-source-6.12 on Debian 12 and 13)
 #                 with PREEMPT_RT and the same checkers, plus lockdep's

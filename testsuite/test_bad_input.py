@@ -7,9 +7,9 @@ afterwards.  One guest tries them all in order on a channel holding 100
 records, and checks after each that the records are all still there
 (`stats` written and the merged view unchanged, markers aside) and that a
 refused write changed nothing.  Each input goes in one write(2) (dd,
-whose error names the errno).  README's "Bad input" table is generated
+whose error names the errno).  docs/bad-input.md's table is generated
 from the same list: `python3 test_bad_input.py --table` prints it, and
-test_readme_table_is_current fails when README differs.
+test_readme_table_is_current fails when docs/bad-input.md differs.
 
 CLEAR_CASES does the same for the clear file of a persistent channel's
 previous-boot directory, .previous/NAME/clear, which only the boot after

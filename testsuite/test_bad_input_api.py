@@ -18,9 +18,9 @@ nothing else.  The harness fails the test on any WARNING, BUG or Oops in
 the guest's log, and the guest unloads dti_test and dti.ko at the end,
 so a channel a case leaked would show (dti_exit() warns).
 
-README's kernel API table is generated from API_CASES:
+docs/bad-input.md's kernel API table is generated from API_CASES:
 `python3 test_bad_input_api.py --table` prints it, and
-test_readme_table_is_current fails when README differs.
+test_readme_table_is_current fails when docs/bad-input.md differs.
 
 About 40 s on the reference host.
 """
@@ -243,7 +243,7 @@ API_CASES: list[tuple[str, str, str, str, str | None, tuple[str, ...], str | Non
      None),
 ]
 
-# Inputs the suite does not try, and why; README lists them under the table.
+# Inputs the suite does not try, and why; docs/bad-input.md lists them under the table.
 NOT_TRIED = [
     "`dti_ctl_probe_filtered()` takes a bool and always succeeds; `dti_probe_filtered()` is a "
     "probe point that does nothing, `dti_filtered_probe_key` a static key: nothing to refuse",

@@ -20,9 +20,9 @@ runs it twice:
   tapset holds it), the script's channel is switched off (level -1) when
   the script ends, and dti.ko unloads after that.
 
-README's tapset table is generated from TAPSET_CASES
+docs/bad-input.md's tapset table is generated from TAPSET_CASES
 (`python3 test_bad_input_tapset.py --table`), and
-test_readme_table_is_current fails when README differs.
+test_readme_table_is_current fails when docs/bad-input.md differs.
 
 About 20 s on the reference host, and a minute more when the script has
 to be compiled (it is cached afterwards).

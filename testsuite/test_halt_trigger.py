@@ -2,7 +2,7 @@
 dti_control.stp) across re-arming, in a real guest kernel (issue 40,
 items 1 and 2).
 
-* The README's pattern: a dti.record handler arms the trigger again
+* the pattern of docs/driver-api.md (dti_ctl_halt_after): a dti.record handler arms the trigger again
   while the record that called it is still being stored.  That record
   counts toward neither arming: the new one lets exactly its own records
   through and reports their sequence numbers.
@@ -84,7 +84,7 @@ ARMINGS = 60
 N = 10
 # After the first arming (in the begin probe), the trigger is armed from
 # the dti.record handler of a record stored while no arming is under
-# way, the README's pattern: one record in fifty (those whose number
+# way, the pattern of docs/driver-api.md: one record in fifty (those whose number
 # ends in 03 or 53, from any CPU and context) tries, and the first to
 # try after a firing arms it, while its own record and those other CPUs
 # began to store are in flight.  A firing's dti.level_change handler

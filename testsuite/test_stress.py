@@ -57,7 +57,7 @@ SKIP = os.environ.get("DTI_STRESS_SKIP", "").split()
 # dti_watch.stp attached and detached in a loop; DTI_STRESS_WATCH=0
 # leaves it out.  Attaching and detaching patches code every vCPU runs
 # (kprobes, static keys), which QEMU 7.2's multi-threaded TCG was seen
-# executing stale (see README, Tests): with a thread per vCPU the guest
+# executing stale (see docs/tests.md): with a thread per vCPU the guest
 # crashed in 4 of 5 runs, every CPU that entered dti_probe_stored()
 # jumping to address 0.  So the guest runs all vCPUs in one host thread
 # (tcg_single) while the loop is on.

@@ -6,7 +6,7 @@ of records each case says: damage is reported and skipped (exit status
 2), what cannot be read at all fails (1), and no good record is lost
 that a reader could have framed.
 
-The surfaces (README's "Bad input" section has the table, generated
+The surfaces (docs/bad-input.md has the table, generated
 from READER_CASES and checked against it here):
   trace file       dti decode FILE...: the per-CPU files of a snapshot
   snapshot         dti decode DIR: trace files with the snapshot's info
@@ -24,7 +24,7 @@ from READER_CASES and checked against it here):
 
 Run after `make -C runtime` (`make -C runtime check` does):
     python3 -m pytest -q runtime/tests/test_readers.py
-    python3 runtime/tests/test_readers.py --table     # README's table
+    python3 runtime/tests/test_readers.py --table     # docs/bad-input.md's table
 """
 from __future__ import annotations
 
@@ -414,7 +414,7 @@ EXIT = {0: "0", 1: "1 (fails)", 2: "2 (damage skipped)"}
 
 
 def reader_table() -> str:
-    """README's table: every case with its exit status, the records still
+    """docs/bad-input.md's table: every case with its exit status, the records still
     read against those of the whole input, and the message."""
     rows = ["| surface | input | exit | records read | message (TMP: the input's directory) |",
             "|---|---|---|---|---|"]
@@ -429,7 +429,7 @@ def reader_table() -> str:
 
 def test_readme_reader_table():
     assert readme_section(TABLE_START, TABLE_END) == reader_table(), (
-        "README's bad-input reader table is stale: run "
+        "docs/bad-input.md's bad-input reader table is stale: run "
         "`python3 runtime/tests/test_readers.py --table`")
 
 
