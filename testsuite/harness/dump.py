@@ -559,8 +559,9 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
     initrd = write_initrd(run_dir, base, f"{_insmod_lines(fw)}{script}\n{drain}{crash}\n",
                           "-eu")
     sock, sock_tmp = _qmp_socket_path(run_dir)
+    # The bzImage: a dump of a kernel placed by KASLR, as users' are.
     cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=False,
-                       reboot=reboot)
+                       reboot=reboot, kaslr=True)
     cmd += ["-device", "pvpanic", "-device", "vmcoreinfo", "-action", "panic=pause",
             "-qmp", f"unix:{sock},server=on,wait=off"]
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")
@@ -757,7 +758,7 @@ def kdump(script: str, *, smp: int = DEFAULT_SMP, mem: int = KDUMP_MEM,
     disk = run_dir / "dump-disk.img"
     with open(disk, "wb") as f:          # sparse: costs only what is written
         f.truncate(DUMP_DISK_HEADER + mem * (1 << 20))
-    cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, kvm=False,
+    cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, kvm=False, kaslr=True,
                        append=f"crashkernel={crashkernel} {append}".strip())
     cmd += ["-drive", f"file={disk},format=raw,if=virtio,cache=unsafe"]
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")

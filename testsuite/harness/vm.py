@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping
 
-from . import initramfs, logcheck
+from . import initramfs, logcheck, pvh
 from .kernel import Kernel, find_kernel
 
 DEFAULT_TIMEOUT = 300.0
@@ -110,7 +110,11 @@ def qemu_binary() -> str:
 
 def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: int,
                  append: str = "", kvm: bool | None = None,
-                 tcg_single: bool = False, reboot: bool = False) -> list[str]:
+                 tcg_single: bool = False, reboot: bool = False,
+                 kaslr: bool = False) -> list[str]:
+    """The QEMU command booting `kernel` (pvh.boot_image(): its unpacked
+    image through the PVH entry point where it has one, unless `kaslr`
+    asks for the bzImage, whose decompressor places the kernel at random)."""
     kvm = use_kvm() if kvm is None else kvm
     # One host thread for all vCPUs: see run()'s tcg_single.
     if tcg_single or os.environ.get("DTI_TCG_SINGLE") == "1":
@@ -122,7 +126,7 @@ def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: 
         qemu_binary(), "-nodefaults", "-no-user-config", *([] if reboot else ["-no-reboot"]),
         "-display", "none", "-monitor", "none",
         *accel, "-smp", str(smp), "-m", str(mem),
-        "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
+        "-kernel", str(pvh.boot_image(kernel, kaslr=kaslr)), "-initrd", str(initrd),
         "-append", " ".join(filter(None, (BASE_APPEND, RT_APPEND if kernel.preempt_rt else "",
                                           append))),
         "-serial", f"file:{run_dir / 'console.log'}",
