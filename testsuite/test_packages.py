@@ -367,15 +367,28 @@ def test_stap_uses_the_installed_tapset(chroot, kernel, stap):
     assert chroot.path("/tmp/dti_pkgtest.ko").is_file()
 
 
+# What test_kmod.py runs with the dti.ko DKMS built: registration and its
+# files, a record from each context on each CPU, every CPU flooding while
+# merged snapshots are read, removal under an open reader.  The same
+# source as the suite's dti.ko, built by DKMS: this shows the build, not
+# the code again (all of test_kmod.py: DTI_DKMS_KMOD_TESTS=all).
+DKMS_KMOD_TESTS = ("register_creates or per_cpu_placement or merged_snapshots "
+                   "or unregister_while")
+
+
 def test_kmod_tests_pass_with_the_dkms_module(chroot, kernel, deb_dir):
-    """test_kmod.py in the guest, with the dti.ko DKMS built (DTI_KO)."""
+    """test_kmod.py's DKMS_KMOD_TESTS in the guest, with the dti.ko DKMS
+    built (DTI_KO)."""
     ko = deb_dir / "dkms" / "dti.ko"
     ko.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(dump.plain_module(kernel, dkms_ko(chroot, kernel)), ko)
     env = dict(os.environ, DTI_KO=str(ko), DTI_KVER=kernel.release)
+    which = os.environ.get("DTI_DKMS_KMOD_TESTS", DKMS_KMOD_TESTS)
+    select = [] if which == "all" else ["-k", which]
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                        "test_kmod.py"], cwd=TESTSUITE, env=env,
+                        "test_kmod.py", *select], cwd=TESTSUITE, env=env,
                        capture_output=True, text=True, timeout=3600)
     tail = "\n".join(r.stdout.splitlines()[-40:])
     print(tail)
     assert r.returncode == 0, tail
+    assert re.search(r"\b([5-9]|\d\d+) passed", tail), tail     # the selection still selects
