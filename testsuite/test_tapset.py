@@ -128,8 +128,8 @@ def test_runtime_fix_detection(stap, kernel):
     runtime does not know it (5.1 on 6.12); the context fix where the
     runtime takes a probe context with interrupts on (4.8, 5.1); the tail
     fix where print_flush.c reserves a message once (4.8); the module
-    symbol fix where kprobes.c looks a loaded module's functions up with
-    kallsyms_on_each_symbol() alone (4.8).  None: the stock runtime."""
+    symbol fix where kprobes.c leaves a probe its symbol walk did not find
+    unregistered (4.8, 5.1).  None: the stock runtime."""
     want = {}
     if ("task_work_cancel_func" in kernel_header(kernel, "linux/task_work.h")
             and "task_work_cancel_func" not in (STOCK_RUNTIME / "stp_task_work.c").read_text()):
@@ -145,8 +145,7 @@ def test_runtime_fix_detection(stap, kernel):
     if (STOCK_RUNTIME / "print_flush.c").read_text().count("_stp_data_write_reserve(hlen+len") == 1:
         want["sub-buffer tail"] = "sizeof(struct _stp_trace) >="
     kprobes = (STOCK_RUNTIME / "linux/kprobes.c").read_text()
-    if ("kallsyms_on_each_symbol(stapkp_symbol_callback" in kprobes
-            and "module_kallsyms_on_each_symbol" not in kprobes):
+    if re.search(r"USE_KALLSYMS_ON_EACH_SYMBOL && kp->addr == 0\)\n\s*return 4;", kprobes):
         want["module:symbol"] = "stapkp_by_module_symbol(skp)"
     assert stap.runtime_fix_needed() == ("task_work_cancel_func" in want)
     rt = Path(stap.runtime_dir())
