@@ -282,6 +282,9 @@ def test_dti_watch_totals_match_stats(tapset_guest, stap):
     assert "record sizes" in text and "most frequent messages" in text
 
 
+# A line a timer prints once the script's probes are armed.
+ARMED = 'global armed; probe timer.ms(100) { if (!armed) { armed = 1; println("ARMED") } }'
+
 LOAD_AND_LOG = """
 insmod $DTI_MODDIR/dti.ko
 insmod $DTI_MODDIR/dti_test.ko
@@ -304,9 +307,14 @@ def test_dti_watch_follows_dti_ko_loaded_after_it(tapset_guest, stap):
     dti.ko loaded after the script started: SystemTap 4.8 does not on 5.12
     and later, nor 5.1 on 6.4 and later, without dti-stap's fix
     (scripts/dti-stap, "modsym")."""
-    mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_late")
-    script = (start_stap(mod, "/out/watch.txt", ready="dti_watch: watching",
-                         params="quiet=1", warm=False)
+    # A user waits a moment after staprun starts: SystemTap arms the probes
+    # after the begin probe printed (a timer fires once they are in), and
+    # SystemTap 5.1 on 6.12 took long enough for dti.ko's load to come
+    # before they were: its first load then went unseen.
+    mod = compile_for_test(stap, SCRIPTS / "dti_watch.stp", "dti_watch_late",
+                           opts=["-E", ARMED])
+    script = (start_stap(mod, "/out/watch.txt", ready="^ARMED", params="quiet=1",
+                         warm=False)
               + PRELUDE_FUNCS
               + LOAD_AND_LOG.format(ch="lt1") + """
         ctl unregister lt1
