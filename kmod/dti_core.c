@@ -70,6 +70,7 @@ static u32 dti_name_hash(const char *name)
 {
 	return full_name_hash(NULL, name, strlen(name));
 }
+
 static DEFINE_MUTEX(dti_register_lock);
 DEFINE_RAW_SPINLOCK(dti_list_lock);
 static DEFINE_PER_CPU(unsigned int, dti_list_busy);
