@@ -47,7 +47,13 @@ XEN_ELFNOTE_PHYS32_ENTRY = 18
 
 
 class NoPvhImage(Exception):
-    """The bzImage's kernel cannot be booted through a PVH entry point."""
+    """The bzImage's kernel cannot be booted through a PVH entry point.
+    `lasting`: so for good (the image's own make), not for want of a
+    tool here, which a later run may have."""
+
+    def __init__(self, message: str, lasting: bool = True):
+        super().__init__(message)
+        self.lasting = lasting
 
 
 def _payload(image: bytes) -> bytes:
@@ -63,7 +69,8 @@ def _payload(image: bytes) -> bytes:
 
 def _zstd(data: bytes) -> bytes:
     if not shutil.which("zstd"):
-        raise NoPvhImage("a zstd-packed kernel and no zstd command (apt-get install zstd)")
+        raise NoPvhImage("a zstd-packed kernel and no zstd command (apt-get install zstd)",
+                         lasting=False)
     r = subprocess.run(["zstd", "-dcq"], input=data[:-SIZE_TRAILER], capture_output=True)
     if r.returncode != 0:
         raise NoPvhImage(f"zstd: {r.stderr.decode(errors='replace').strip()}")
@@ -126,8 +133,11 @@ def unpacked(kernel: Kernel) -> Path:
         elf = _unpack(_payload(kernel.vmlinuz.read_bytes()))
         if not has_pvh_entry(elf):
             raise NoPvhImage("its kernel has no PVH entry point (CONFIG_PVH off)")
-    except (NoPvhImage, lzma.LZMAError, zlib.error, OSError, ValueError,
-            struct.error) as e:
+    except NoPvhImage as e:
+        if e.lasting:
+            none_path.write_text(f"{kernel.vmlinuz}: {e}")
+        raise NoPvhImage(f"{kernel.vmlinuz}: {e}", e.lasting) from None
+    except (lzma.LZMAError, zlib.error, OSError, ValueError, struct.error) as e:
         none_path.write_text(f"{kernel.vmlinuz}: {e}")
         raise NoPvhImage(none_path.read_text()) from None
     fd, tmp = tempfile.mkstemp(dir=cache, prefix=f".{name}.")
