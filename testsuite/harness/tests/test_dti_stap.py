@@ -204,6 +204,45 @@ def test_context_is_held_with_interrupts_off(rig):
     assert rig.run("--runtime-dir", "-r", rig.k["old"]).stdout.strip() == str(rig.runtime)
 
 
+KPROBES_C = "linux/kprobes.c"
+
+
+def test_kprobe_fix_modsym(rig):
+    """On any kernel the copy's linux/kprobes.c registers a probe on a
+    module loaded later by module:symbol, and resolves the name again
+    for a probe whose registration failed once it was resolved; turned
+    off by DTI_STAP_MODSYM_FIX=no.  A copy is made per patch text: a
+    dti-stap whose modsym patch reads otherwise makes its own."""
+    if not (STOCK / KPROBES_C).is_file():
+        pytest.skip("SystemTap 4.8's runtime is not installed")
+    stock = (STOCK / KPROBES_C).read_text()
+    if "USE_KALLSYMS_ON_EACH_SYMBOL && kp->addr == 0)\n\t return 4;" not in stock:
+        pytest.skip("the installed SystemTap runtime's kprobes.c has not the defect")
+    (rig.runtime / KPROBES_C).parent.mkdir(parents=True, exist_ok=True)
+    (rig.runtime / KPROBES_C).write_text(stock)
+    d = rig.run("--runtime-dir", "-r", rig.k["old"]).stdout.strip()
+    kp = (Path(d) / KPROBES_C).read_text()
+    assert "&& !stapkp_by_module_symbol(skp))\n\t return 4;" in kp
+    assert "if (kp->symbol_name && kp->addr && stapkp_by_module_symbol(skp))\n" \
+           "         kp->addr = NULL;" in kp
+    assert "if (krp->kp.symbol_name && krp->kp.addr && stapkp_by_module_symbol(skp))\n" \
+           "         krp->kp.addr = NULL;" in kp
+    assert "module:symbol" in (Path(d) / ".dti-fixed").read_text()
+    assert rig.run("--runtime-dir", "-r", rig.k["old"],
+                   DTI_STAP_MODSYM_FIX="no").stdout.strip() == str(rig.runtime)
+    # A dti-stap whose modsym patch differs (a later version's): a new copy.
+    script = rig.tmp / "dti-stap"
+    text = DTI_STAP.read_text()
+    marker = "+      // leaves both the address and the name set, which register_kprobe()\n"
+    assert text.count(marker) == 1
+    script.write_text(text.replace(marker, marker.replace("()\n", "() \n")))
+    script.chmod(0o755)
+    r = subprocess.run([str(script), "--runtime-dir", "-r", rig.k["old"]],
+                       env=rig.env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() not in (d, str(rig.runtime))
+
+
 RELAY_V2 = "transport/relay_v2.c"
 PRINT_FLUSH = "print_flush.c"
 # SystemTap 5.1's answer to a tail too short for a header (PR31117):
