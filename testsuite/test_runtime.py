@@ -57,7 +57,7 @@ def test_read_equals_merged(rt_guest):
         dti read mix --format ts --symbols > /out/read-sym
         dti read mix --format json > /out/read-json
         dti read mix --cpu 1 --format ts > /out/read-cpu1
-        dti read mix --min-level 2 --max-level 4 --format ts > /out/read-lvl
+        dti read mix -p crit..warning --format ts > /out/read-lvl
         dti read mix --format raw > /out/read-raw
         # wrap-around: only the newest records remain
         ctl register_sub wr 1024 4 7 0

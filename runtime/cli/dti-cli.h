@@ -57,8 +57,9 @@ int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	"                        (as merged-ts), hex, json or raw\n" \
 	"  -o, --output FILE     write the records to FILE, not standard output\n" \
 	"  -c, --cpu N           only records of CPU N\n" \
-	"      --min-level L     only records of level L or higher (0..7 or a name)\n" \
-	"      --max-level L     only records of level L or lower\n"
+	"  -p, --priority L      only records of level L and more severe, or of the\n" \
+	"                        levels L1..L2 (as journalctl -p: 0..7 or emerg,\n" \
+	"                        alert, crit, err, warning, notice, info, debug)\n"
 #define DTI_HELP_TAIL \
 	"      --kallsyms FILE   resolve callers through FILE (from the traced machine)\n" \
 	"      --lines           callers as function, source file:line and inlined\n" \
@@ -99,7 +100,7 @@ struct dti_read_opts {
 	bool follow, quiet, no_reset, symbols, strict, previous;
 	bool list;			/* dump --list */
 	int format;
-	struct dti_filter filter;	/* --cpu, --min-level, --max-level */
+	struct dti_filter filter;	/* --cpu, -p/--priority */
 	const char *kallsyms, *output;
 	const char *channel, *out_dir;	/* dump --channel, --out */
 	const char *excerpt;		/* dump --excerpt */

@@ -38,6 +38,7 @@
 	{ "cpu",       required_argument, NULL, 'c' }, \
 	{ "symbols",   no_argument,       NULL, 's' }, \
 	{ "quiet",     no_argument,       NULL, 'q' }, \
+	{ "priority",  required_argument, NULL, 'p' }, \
 	{ "min-level", required_argument, NULL, OPT_MIN }, \
 	{ "max-level", required_argument, NULL, OPT_MAX }, \
 	{ "kallsyms",  required_argument, NULL, OPT_KALLSYMS }, \
@@ -54,7 +55,7 @@ const char usage_read[] =
 	"\n"
 	"  -f, --follow          keep printing new records until interrupted\n"
 	"      --no-reset        only the records not read before\n"
-	"  -p, --previous        the records the previous boot left in persistent\n"
+	"      --previous        the records the previous boot left in persistent\n"
 	"                        channel CHANNEL (after a reset that kept RAM)\n"
 	"                        (--lines: with the previous boot's module table)\n"
 	DTI_READ_HELP;
@@ -70,13 +71,14 @@ const char usage_decode[] =
 	DTI_READ_HELP;
 
 enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET, OPT_STRICT,
-       OPT_CHANNEL, OPT_OUT, OPT_EXCERPT, OPT_LINES, OPT_RELEASE, OPT_MODULES };
+       OPT_CHANNEL, OPT_OUT, OPT_EXCERPT, OPT_LINES, OPT_RELEASE, OPT_MODULES,
+       OPT_PREVIOUS };
 
 static const struct option dti_read_opts[] = {
 	DTI_READ_OPTS,
 	{ "follow",    no_argument,       NULL, 'f' },
 	{ "no-reset",  no_argument,       NULL, OPT_NORESET },
-	{ "previous",  no_argument,       NULL, 'p' },
+	{ "previous",  no_argument,       NULL, OPT_PREVIOUS },
 	{ NULL, 0, NULL, 0 },
 };
 static const struct option dti_decode_opts[] = {
@@ -100,6 +102,38 @@ static const struct option dti_dump_opts[] = {
 };
 
 static volatile sig_atomic_t dti_stop;
+
+/* Longer than any level's name or number: a longer word is no level */
+#define DTI_LEVEL_WORD_MAX	32
+
+/*
+ * -p/--priority as journalctl reads it: "L" keeps L and every more severe
+ * level (a lower number), "L1..L2" the levels from one to the other, in
+ * either order.  false on a word that is no level.
+ */
+static bool dti_parse_priority(const char *text, struct dti_filter *filter)
+{
+	const char *dots = strstr(text, "..");
+	char first[DTI_LEVEL_WORD_MAX];
+	int a, b;
+
+	if (!dots) {
+		if (!dti_parse_rec_level(text, &b))
+			return false;
+		filter->min_level = DTI_LEVEL_EMERG;
+		filter->max_level = b;
+		return true;
+	}
+	if ((size_t)(dots - text) >= sizeof(first))
+		return false;
+	memcpy(first, text, dots - text);
+	first[dots - text] = '\0';
+	if (!dti_parse_rec_level(first, &a) || !dti_parse_rec_level(dots + 2, &b))
+		return false;
+	filter->min_level = a < b ? a : b;
+	filter->max_level = a < b ? b : a;
+	return true;
+}
 
 static void dti_on_signal(int sig)
 {
@@ -296,6 +330,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 {
 	bool is_read = !strcmp(cmd, "read"), is_dump = !strcmp(cmd, "dump");
 	bool is_con = !strcmp(cmd, "console-log");
+	bool priority = false;
+	char msg[256];
 	unsigned long v;
 	int c, ret, i, stdin_args = 0;
 
@@ -304,8 +340,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	o->filter.min_level = DTI_LEVEL_EMERG;
 	o->filter.max_level = DTI_LEVEL_MAX;
 	while ((c = dti_getopt(cmd, argc, argv,
-			       is_read ? "hfpF:o:c:sqd:" : is_dump ? "hF:o:c:qld:" :
-			       is_con ? "hF:o:c:qd:" : "hF:o:c:sqd:",
+			       is_read ? "hfF:o:c:p:sqd:" : is_dump ? "hF:o:c:p:qld:" :
+			       is_con ? "hF:o:c:p:qd:" : "hF:o:c:p:sqd:",
 			       is_read ? dti_read_opts : is_dump ? dti_dump_opts :
 			       is_con ? dti_console_opts : dti_decode_opts, &ret)) != -1) {
 		switch (c) {
@@ -329,7 +365,7 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		case OPT_NORESET:
 			o->no_reset = true;
 			break;
-		case 'p':
+		case OPT_PREVIOUS:
 			o->previous = true;
 			break;
 		case 'F':
@@ -351,13 +387,23 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		case 'q':
 			o->quiet = true;
 			break;
+		case 'p':
+			if (priority)
+				return dti_usage(cmd, true, "-p/--priority given twice");
+			priority = true;
+			if (!dti_parse_priority(optarg, &o->filter)) {
+				snprintf(msg, sizeof(msg), "-p/--priority takes LEVEL or "
+					 "LEVEL..LEVEL, not '%s' (0..7 or emerg, alert, crit, "
+					 "err, warning, notice, info, debug)", optarg);
+				return dti_usage(cmd, true, msg);
+			}
+			break;
 		case OPT_MIN:
 		case OPT_MAX:
-			if (!dti_parse_rec_level(optarg, c == OPT_MIN ?
-						 &o->filter.min_level :
-						 &o->filter.max_level))
-				return dti_usage(cmd, true, "levels are 0..7 or emerg..debug");
-			break;
+			/* numbers grow less severe: "min" kept the less severe ones */
+			return dti_usage(cmd, true, "--min-level and --max-level are gone: "
+					 "-p/--priority LEVEL keeps LEVEL and more severe, "
+					 "-p LEVEL1..LEVEL2 the levels between");
 		case OPT_KALLSYMS:
 			o->kallsyms = optarg;
 			o->symbols = true;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -342,27 +343,40 @@ const char *dti_level_name(int level)
 	return "?";
 }
 
+/* syslog's other spellings of three levels (syslog.conf(5)) */
+static const struct {
+	const char *name;
+	int level;
+} dti_level_synonyms[] = {
+	{ "panic", DTI_LEVEL_EMERG },
+	{ "error", DTI_LEVEL_ERR },
+	{ "warn",  DTI_LEVEL_WARNING },
+};
+
 int dti_level_parse(const char *text, int *level)
 {
 	char *end;
+	size_t i;
 	long v;
-	int i;
+	int l;
 
-	for (i = DTI_LEVEL_MIN; i <= DTI_LEVEL_MAX; i++) {
-		if (!strcmp(text, dti_level_name(i))) {
-			*level = i;
+	for (l = DTI_LEVEL_MIN; l <= DTI_LEVEL_MAX; l++) {
+		if (!strcasecmp(text, dti_level_name(l))) {
+			*level = l;
 			return 0;
 		}
 	}
-	if (!strcmp(text, "warn")) {
-		*level = DTI_LEVEL_WARNING;
-		return 0;
+	for (i = 0; i < sizeof(dti_level_synonyms) / sizeof(dti_level_synonyms[0]); i++) {
+		if (!strcasecmp(text, dti_level_synonyms[i].name)) {
+			*level = dti_level_synonyms[i].level;
+			return 0;
+		}
 	}
 	errno = 0;
 	v = strtol(text, &end, 10);
 	if (errno || end == text || *end || v < DTI_LEVEL_MIN || v > DTI_LEVEL_MAX)
-		return dti_fail(EINVAL, "invalid level '%s' (0..7, emerg..debug, off or destroy)",
-				text);
+		return dti_fail(EINVAL, "invalid level '%s' (0..7, emerg, alert, crit, err, "
+				"warning, notice, info, debug, off or destroy)", text);
 	*level = (int)v;
 	return 0;
 }

@@ -147,6 +147,15 @@ def make_debugfs(root, level="3"):
     return ch
 
 
+def make_levels(d):
+    """A snapshot of one CPU whose records "L0".."L7" have levels 0..7."""
+    info = SUBINFO.pack(4096, 4, 0, 8, 0, 0, b"test")
+    data = rec(0, 0, 1, info, flags=SUBBUF, level=0)
+    for level in range(8):
+        data += rec(0, level, 1000000000 + level, f"L{level}", level=level)
+    return make_snap(d, {0: data})
+
+
 @pytest.fixture
 def work(tmp_path):
     """Files the cases name: {snap}, {damaged}, {fs}, {ksyms}, {tmp}."""
@@ -164,13 +173,14 @@ def work(tmp_path):
     (tmp_path / "badmods").write_text("x 0x10 0x20 - live 1 0\nnot a line\n")
     make_snap(tmp_path / "badrel")
     (tmp_path / "badrel" / "release").write_text("a/b\n")
+    make_levels(tmp_path / "levels")
     make_vmcore(tmp_path)
     return tmp_path
 
 
 def run(args, work=None, stdin=None, stdout=subprocess.PIPE, timeout=20):
     names = {"snap": "snap", "damaged": "damaged", "fs": "fs",
-             "ksyms": "ksyms", "tmp": ".", "vmcore": "vmcore"}
+             "ksyms": "ksyms", "tmp": ".", "vmcore": "vmcore", "levels": "levels"}
     args = [a.format(**names) for a in args]
     return subprocess.run([str(DTI)] + args, cwd=work, input=stdin,
                           stdout=stdout, stderr=subprocess.PIPE,
@@ -183,6 +193,25 @@ CASES = [
     ("decode files", ["decode", "{snap}/trace1", "{snap}/trace0"], 0, "^" + MERGED + "$", "^$"),
     ("decode -- file", ["decode", "--", "{snap}/trace0"], 0, "^zero-a\n", "^$"),
     ("cpu filter", ["decode", "-c", "1", "{snap}"], 0, "^one-a\none-b\none-c\n$", "^$"),
+    ("priority err and more severe", ["decode", "-p", "err", "{levels}"], 0,
+     "^L0\nL1\nL2\nL3\n$", "^$"),
+    ("priority range", ["decode", "--priority", "warning..err", "{levels}"], 0, "^L3\nL4\n$", "^$"),
+    ("priority range either way", ["decode", "-p", "err..warning", "{levels}"], 0,
+     "^L3\nL4\n$", "^$"),
+    ("priority any case, syslog's names", ["decode", "-p", "ERROR..Panic", "{levels}"], 0,
+     "^L0\nL1\nL2\nL3\n$", "^$"),
+    ("priority number", ["decode", "-p", "6", "{levels}"], 0, "^L0\n(.|\n)*L6\n$", "^$"),
+    ("priority not a level", ["decode", "-p", "loud", "{levels}"], 129, "^$",
+     r"^dti decode: -p/--priority takes LEVEL or LEVEL\.\.LEVEL, not 'loud' \(0\.\.7 or emerg, "),
+    ("priority off is no record level", ["decode", "-p", "off", "{levels}"], 129, "^$",
+     r"^dti decode: -p/--priority takes LEVEL or LEVEL\.\.LEVEL, not 'off' "),
+    ("priority twice", ["decode", "-p", "err", "-p", "debug", "{levels}"], 129, "^$",
+     "^dti decode: -p/--priority given twice\n"),
+    ("min-level gone", ["decode", "--min-level", "3", "{levels}"], 129, "^$",
+     r"^dti decode: --min-level and --max-level are gone: -p/--priority LEVEL keeps LEVEL "
+     r"and more severe"),
+    ("previous has no -p", ["--debugfs", "{fs}", "read", "-p", "ch"], 129, "^$",
+     r"^dti read: -p/--priority takes LEVEL or LEVEL\.\.LEVEL, not 'ch' "),
     ("ts format with kallsyms", ["decode", "-F", "ts", "--kallsyms", "{ksyms}", "{snap}"], 0,
      r"^\[    1.000000000\] cpu0 L3 #0 mod_a\+0x234/0x1000 \[dti_test\]: zero-a\n", "^$"),
     ("version", ["-V"], 0, r"^dti version [0-9.]+ \(record format 1\)\n$", "^$"),
@@ -933,7 +962,7 @@ def test_read_lines(work):
     # the table of the boot that wrote them, not this boot's
     (work / "fs/dti/.modules").write_text("")
     (work / "fs/dti/.previous/ch/modules").write_text(modules_text(build_id, first))
-    p = run(["--debugfs", "{fs}", "read", "-p", "-d", str(SAMPLE), "-F", "ts", "ch"], work)
+    p = run(["--debugfs", "{fs}", "read", "--previous", "-d", str(SAMPLE), "-F", "ts", "ch"], work)
     assert p.returncode == 0 and f"lines_sample.c:{line}: zero-a".encode() in p.stdout
 
 

@@ -790,7 +790,10 @@ void dti_names_free(char **names);
 int dti_get_level(const char *name, int *level);
 /* Set the level: -2 (destroy), -1 (off) or 0..7.  Returns 0 or -1 (EINVAL ...). */
 int dti_set_level(const char *name, int level);
-/* Parse "0".."7", "emerg".."debug", "off", "destroy", "-1", "-2".  Returns 0 or -1. */
+/*
+ * Parse "0".."7", "emerg".."debug", "off", "destroy", "-1", "-2"; names in
+ * any case, and syslog's "panic", "error" and "warn".  Returns 0 or -1.
+ */
 int dti_level_parse(const char *text, int *level);
 /* Name of a level ("err", "off", ...) or "?" */
 const char *dti_level_name(int level);
