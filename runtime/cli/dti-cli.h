@@ -118,6 +118,8 @@ struct dti_read_opts {
 	bool lines_other_off;		/* the next print without lines */
 	bool modules_given;		/* --modules */
 	unsigned long refused;		/* modules of another build refused */
+	unsigned long damage_hidden;	/* damage notices past the first shown */
+	unsigned int damage_shown;	/* of the reader being read */
 	FILE *f;		/* the output */
 	struct dti_out out;
 };

@@ -423,6 +423,11 @@ static int dti_vmcore_file(struct dti_vmcore *v)
 	}
 	v->fd = fd;
 	v->file_size = st.st_size;
+	if (S_ISDIR(st.st_mode)) {
+		dti_err("%s: a directory, not a memory dump (a vmcore, an ELF core, a kdump-compressed file); 'dti decode %s' reads a snapshot directory",
+			v->path, v->path);
+		return -1;
+	}
 	memset(sig, 0, sizeof(sig));
 	memcpy(sig, MDF_SIGNATURE, strlen(MDF_SIGNATURE));
 	if (pread(fd, mdf, sizeof(mdf), 0) != (ssize_t)sizeof(mdf) ||

@@ -293,6 +293,17 @@ CASES = [
     ("dump not a dump", ["dump", "{snap}/trace0"], 1, "^$",
      "^dti: snap/trace0: not a memory dump libkdumpfile can read: "),
     ("dump missing", ["dump", "nofile"], 1, "^$", "^dti: nofile: No such file or directory\n$"),
+    ("dump a directory", ["dump", "{snap}"], 1, "^$",
+     r"^dti: snap: a directory, not a memory dump \(a vmcore, an ELF core, a kdump-compressed "
+     r"file\); 'dti decode snap' reads a snapshot directory\n$"),
+    ("decode a memory dump", ["decode", "{vmcore}"], 1, "^$",
+     r"^dti: vmcore: an ELF file \(as memory dumps are\), not DTI records: 'dti dump vmcore' "
+     r"reads the channels of a memory dump\n$"),
+    ("decode a flattened dump", ["decode", "{snap}/trace0", "vmcore.flat"], 1, "^$",
+     r"^dti: vmcore.flat: a memory dump in makedumpfile's flattened format, not DTI records: "),
+    ("decode two directories", ["decode", "{snap}", "{damaged}"], 1, "^$",
+     r"^dti: snap: a directory among 2 operands: dti decode reads one snapshot directory, "
+     r"or files\n$"),
     ("dump no operand", ["dump"], 129, "^$", "missing VMCORE"),
     ("dump excerpt and list", ["dump", "--list", "--excerpt", "x.elf", "{vmcore}"], 129, "^$",
      "--list, --out and --excerpt exclude each other"),
@@ -402,6 +413,27 @@ def test_debugfs_from_proc_mounts(tmp_path):
         pytest.skip("mounting debugfs in a mount namespace needs root")
     assert p.returncode == 1
     assert f"DTI is not loaded: {mnt}/dti does not exist" in p.stderr
+
+
+def test_damage_notices_capped(tmp_path):
+    """A ring copy with 32 bad slots: the first 20 damage notices are
+    printed, the rest counted in one line; exit status 2."""
+    data = b""
+    for slot in range(64):
+        if slot % 2:
+            data += b"\xa5" * 4096
+            continue
+        info = SUBINFO.pack(4096, 64, slot, 1, 0, 0, b"test")
+        sub = rec(0, slot, 1, info, flags=SUBBUF, level=0) + rec(0, slot, 1000 + slot, "t")
+        data += sub.ljust(4096, b"\0")
+    (tmp_path / "ring").write_bytes(data)
+    p = run(["decode", "ring"], tmp_path)
+    lines = p.stderr.decode().splitlines()
+    assert p.returncode == 2, p.stderr
+    assert len(lines) == 21 and all(x.startswith("dti: ring: ") for x in lines[:20]), lines
+    assert re.fullmatch(r"dti: (\d+) more damaged places not shown \(the first 20 are; "
+                        r"--strict stops at the first\)", lines[20]), lines
+    assert int(re.search(r"\d+", lines[20])[0]) >= 32 - 20
 
 
 def test_read_follow_until_interrupted(work):
