@@ -55,7 +55,8 @@ RT_APPEND = "noirqdebug"
 # in ktime_get_mono_fast_ns(), a static key), and QEMU 7.2's threaded TCG
 # ran the stale int3 on the other vCPU: "Oops: int3" in a test that had
 # nothing to do with it.  Every TCG guest therefore keeps the clocksource
-# it boots with.
+# it boots with, unless the caller chose the TSC's treatment itself (the
+# benchmark's tsc=reliable: no watchdog, so no switch either).
 TCG_APPEND = "tsc=unstable"
 
 
@@ -136,7 +137,8 @@ def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: 
         "-display", "none", "-monitor", "none",
         *accel, "-smp", str(smp), "-m", str(mem),
         "-kernel", str(pvh.boot_image(kernel, kaslr=kaslr)), "-initrd", str(initrd),
-        "-append", " ".join(filter(None, (BASE_APPEND, "" if kvm else TCG_APPEND,
+        "-append", " ".join(filter(None, (BASE_APPEND,
+                                          "" if kvm or "tsc=" in append else TCG_APPEND,
                                           RT_APPEND if kernel.preempt_rt else "", append))),
         "-serial", f"file:{run_dir / 'console.log'}",
         "-serial", f"file:{run_dir / 'out.log'}",

@@ -148,3 +148,23 @@ def test_installed_kernels_needs_vmlinuz_and_build(tmp_path):
             (mods / rel / "build/Makefile").write_text("")
     ks = kernel.installed_kernels(boot, mods)
     assert [k.release for k in ks] == ["6.1.0-56-amd64", "6.1.0-9-amd64"]
+
+
+def test_tcg_guests_keep_their_clocksource(tmp_path):
+    """Under TCG the guest's TSC is marked unstable at boot (no clocksource
+    switch, hence no text patching, at run time); not with KVM, and not
+    where the caller chose the TSC's treatment itself (the benchmark's
+    tsc=reliable)."""
+    try:
+        k = kernel.find_kernel()
+    except Exception as e:              # no guest kernel on this host
+        pytest.skip(f"no guest kernel: {e}")
+
+    def cmdline(**kw):
+        cmd = vm.qemu_command(k, tmp_path / "initrd", tmp_path, smp=2, mem=512, **kw)
+        return cmd[cmd.index("-append") + 1].split()
+
+    assert "tsc=unstable" in cmdline(kvm=False)
+    assert "tsc=unstable" not in cmdline(kvm=True)
+    tcg_bench = cmdline(kvm=False, append="tsc=reliable")
+    assert "tsc=reliable" in tcg_bench and "tsc=unstable" not in tcg_bench
