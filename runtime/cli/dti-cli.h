@@ -74,6 +74,9 @@ int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	"  -q, --quiet           report neither lost records nor damage on stderr\n" \
 	"\nExit status: 0, 1 failure, 2 damaged data skipped, 129 usage.\n"
 
+/* What makedumpfile's flattened format begins with (dump reads it, decode refuses it) */
+#define MDF_SIGNATURE		"makedumpfile"
+
 /* The output stream's file descriptor and the errno of its first failed write */
 struct dti_out {
 	int fd;

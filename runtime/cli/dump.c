@@ -64,8 +64,8 @@ const char usage_dump[] =
 	"A damaged channel is reported and skipped (exit status 2).  --lines uses\n"
 	"the dump's module table and its kernel's release (VMCOREINFO).\n";
 
-/* makedumpfile's flattened format (makedumpfile.h): big-endian throughout */
-#define MDF_SIGNATURE		"makedumpfile"
+/* makedumpfile's flattened format (makedumpfile.h): big-endian throughout;
+ * MDF_SIGNATURE is in dti-cli.h (decode knows such files too) */
 #define MDF_SIG_LEN		16
 #define MDF_HEADER_SIZE		4096
 #define MDF_TYPE_FLAT		1

@@ -12,6 +12,7 @@
  * descriptor (fopencookie), which keeps the errno of a failed write:
  * stdio and dti_print() only say that writing failed, not why.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -635,10 +636,10 @@ static const struct {
 	const char *magic;
 	const char *what;
 } dti_dump_files[] = {
-	{ "\x7f" "ELF", "an ELF file (as memory dumps are)" },
+	{ ELFMAG, "an ELF file (as memory dumps are)" },
 	{ "KDUMP   ", "a kdump-compressed memory dump" },
 	{ "DISKDUMP", "a diskdump memory dump" },
-	{ "makedumpfile", "a memory dump in makedumpfile's flattened format" },
+	{ MDF_SIGNATURE, "a memory dump in makedumpfile's flattened format" },
 };
 
 /*
