@@ -53,13 +53,25 @@ int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 
 /* Help of the options read, decode and dump share (read.c), in two parts */
 #define DTI_HELP_FORMAT \
-	"  -F, --format FMT      text (default: as the kernel's merged file), ts\n" \
-	"                        (as merged-ts), hex, json or raw\n" \
+	"  -F, --format FMT      text (as the kernel's merged file; the default\n" \
+	"                        but on a terminal), ts (as merged-ts: time, CPU,\n" \
+	"                        level; the default on a terminal), hex, json, raw\n" \
 	"  -o, --output FILE     write the records to FILE, not standard output\n" \
-	"  -c, --cpu N           only records of CPU N\n" \
+	"  -c, --cpu LIST        only records of these CPUs (0,2-3; repeatable)\n" \
 	"  -p, --priority L      only records of level L and more severe, or of the\n" \
 	"                        levels L1..L2 (as journalctl -p: 0..7 or emerg,\n" \
-	"                        alert, crit, err, warning, notice, info, debug)\n"
+	"                        alert, crit, err, warning, notice, info, debug)\n" \
+	"  -S, --since T         only records logged at T or later: SECONDS since\n" \
+	"                        boot (12.5), +TIME after the first record, -TIME\n" \
+	"                        before the last (a live channel's: now); TIME a\n" \
+	"                        number with an optional unit: ns us ms s min h\n" \
+	"  -U, --until T         only records logged at T or earlier (as --since)\n" \
+	"  -g, --grep REGEX      only records whose message matches REGEX (POSIX\n" \
+	"                        extended; case ignored unless it has a capital)\n" \
+	"      --case-sensitive  with --grep: case matters\n" \
+	"      --filter EXPR     only typed events for which EXPR holds: FIELD OP\n" \
+	"                        VALUE (== != < <= > >= ~glob), && || ! ( ); also\n" \
+	"                        event, level, cpu, seq (e.g. 'status!=0 && len>4096')\n"
 #define DTI_HELP_TAIL \
 	"      --kallsyms FILE   resolve callers through FILE (from the traced machine)\n" \
 	"      --lines           callers as function, source file:line and inlined\n" \
@@ -103,7 +115,8 @@ struct dti_read_opts {
 	bool follow, quiet, no_reset, symbols, strict, previous;
 	bool list;			/* dump --list */
 	int format;
-	struct dti_filter filter;	/* --cpu, -p/--priority */
+	struct dti_filter *filter;	/* -c, -p, -S, -U, -g, --filter; NULL: none */
+	bool filtered;			/* one of those was given */
 	const char *kallsyms, *output;
 	const char *channel, *out_dir;	/* dump --channel, --out */
 	const char *excerpt;		/* dump --excerpt */

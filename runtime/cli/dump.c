@@ -1373,7 +1373,7 @@ static int dti_dump_out_release(struct dti_vmcore *v, struct dti_dump *d, int n,
 static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 {
 	const struct dti_dump_mem mem = {
-		.read_phys = dti_read_phys, .read_virt = dti_read_virt,
+		.size = sizeof(mem), .read_phys = dti_read_phys, .read_virt = dti_read_virt,
 		.errmsg = dti_read_errmsg, .arg = v, .phys_end = v->phys_end,
 		.long_size = v->long_size,
 	};

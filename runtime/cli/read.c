@@ -40,6 +40,11 @@
 	{ "symbols",   no_argument,       NULL, 's' }, \
 	{ "quiet",     no_argument,       NULL, 'q' }, \
 	{ "priority",  required_argument, NULL, 'p' }, \
+	{ "since",     required_argument, NULL, 'S' }, \
+	{ "until",     required_argument, NULL, 'U' }, \
+	{ "grep",      required_argument, NULL, 'g' }, \
+	{ "case-sensitive", no_argument,  NULL, OPT_CASE }, \
+	{ "filter",    required_argument, NULL, OPT_FILTER }, \
 	{ "min-level", required_argument, NULL, OPT_MIN }, \
 	{ "max-level", required_argument, NULL, OPT_MAX }, \
 	{ "kallsyms",  required_argument, NULL, OPT_KALLSYMS }, \
@@ -73,7 +78,7 @@ const char usage_decode[] =
 
 enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET, OPT_STRICT,
        OPT_CHANNEL, OPT_OUT, OPT_EXCERPT, OPT_LINES, OPT_RELEASE, OPT_MODULES,
-       OPT_PREVIOUS };
+       OPT_PREVIOUS, OPT_CASE, OPT_FILTER };
 
 static const struct option dti_read_opts[] = {
 	DTI_READ_OPTS,
@@ -121,9 +126,7 @@ static bool dti_parse_priority(const char *text, struct dti_filter *filter)
 	if (!dots) {
 		if (!dti_parse_rec_level(text, &b))
 			return false;
-		filter->min_level = DTI_LEVEL_EMERG;
-		filter->max_level = b;
-		return true;
+		return !dti_filter_levels(filter, DTI_LEVEL_EMERG, b);
 	}
 	if ((size_t)(dots - text) >= sizeof(first))
 		return false;
@@ -131,9 +134,24 @@ static bool dti_parse_priority(const char *text, struct dti_filter *filter)
 	first[dots - text] = '\0';
 	if (!dti_parse_rec_level(first, &a) || !dti_parse_rec_level(dots + 2, &b))
 		return false;
-	filter->min_level = a < b ? a : b;
-	filter->max_level = a < b ? b : a;
-	return true;
+	return !dti_filter_levels(filter, a, b);
+}
+
+/* --since, --until: @what is the option, for the message */
+static int dti_parse_time_opt(const char *cmd, const char *what, const char *text,
+			      struct dti_filter *filter)
+{
+	enum dti_time_base base;
+	char msg[512];
+	int64_t ns;
+
+	if (dti_time_parse(text, &base, &ns) < 0 ||
+	    (what[2] == 's' ? dti_filter_since(filter, base, ns) :
+	     dti_filter_until(filter, base, ns)) < 0) {
+		snprintf(msg, sizeof(msg), "%s: %s", what, dti_errmsg());
+		return dti_usage(cmd, true, msg);
+	}
+	return -1;
 }
 
 static void dti_on_signal(int sig)
@@ -161,10 +179,7 @@ static void dti_notice(const struct dti_notice *n, void *arg)
 		}
 		return;
 	}
-	/* lost records: only those of the CPU asked for */
-	if (n->type != DTI_NOTICE_WARNING && o->filter.cpu >= 0 &&
-	    n->cpu != (unsigned int)o->filter.cpu)
-		return;
+	/* lost records: libdti tells only those of the CPUs asked for */
 	dti_warn("%s", n->message);
 }
 
@@ -340,18 +355,18 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 {
 	bool is_read = !strcmp(cmd, "read"), is_dump = !strcmp(cmd, "dump");
 	bool is_con = !strcmp(cmd, "console-log");
-	bool priority = false;
-	char msg[256];
-	unsigned long v;
+	bool priority = false, format = false, grep_case = false;
+	const char *grep = NULL;
+	char msg[512];
 	int c, ret, i, stdin_args = 0;
 
 	memset(o, 0, sizeof(*o));
-	o->filter.cpu = -1;
-	o->filter.min_level = DTI_LEVEL_EMERG;
-	o->filter.max_level = DTI_LEVEL_MAX;
+	o->filter = dti_filter_new();
+	if (!o->filter)
+		return dti_err("%s", dti_errmsg());
 	while ((c = dti_getopt(cmd, argc, argv,
-			       is_read ? "hfF:o:c:p:sqd:" : is_dump ? "hF:o:c:p:qld:" :
-			       is_con ? "hF:o:c:p:qd:" : "hF:o:c:p:sqd:",
+			       is_read ? "hfF:o:c:p:sqd:S:U:g:" : is_dump ? "hF:o:c:p:qld:S:U:g:" :
+			       is_con ? "hF:o:c:p:qd:S:U:g:" : "hF:o:c:p:sqd:S:U:g:",
 			       is_read ? dti_read_opts : is_dump ? dti_dump_opts :
 			       is_con ? dti_console_opts : dti_decode_opts, &ret)) != -1) {
 		switch (c) {
@@ -382,14 +397,38 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 			o->format = dti_format_parse(optarg);
 			if (o->format < 0)
 				return dti_usage(cmd, true, dti_errmsg());
+			format = true;
 			break;
 		case 'o':
 			o->output = optarg;
 			break;
 		case 'c':
-			if (!dti_parse_uint(optarg, &v) || v > 65535)
-				return dti_usage(cmd, true, "--cpu needs a CPU number");
-			o->filter.cpu = (int)v;
+			if (dti_filter_cpus(o->filter, optarg) < 0) {
+				snprintf(msg, sizeof(msg), "-c/--cpu: %s", dti_errmsg());
+				return dti_usage(cmd, true, msg);
+			}
+			o->filtered = true;
+			break;
+		case 'S':
+		case 'U':
+			ret = dti_parse_time_opt(cmd, c == 'S' ? "--since" : "--until", optarg,
+						 o->filter);
+			if (ret >= 0)
+				return ret;
+			o->filtered = true;
+			break;
+		case 'g':
+			grep = optarg;
+			break;
+		case OPT_CASE:
+			grep_case = true;
+			break;
+		case OPT_FILTER:
+			if (dti_filter_expr(o->filter, optarg) < 0) {
+				snprintf(msg, sizeof(msg), "--filter: %s", dti_errmsg());
+				return dti_usage(cmd, true, msg);
+			}
+			o->filtered = true;
 			break;
 		case 's':
 			o->symbols = true;
@@ -401,7 +440,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 			if (priority)
 				return dti_usage(cmd, true, "-p/--priority given twice");
 			priority = true;
-			if (!dti_parse_priority(optarg, &o->filter)) {
+			o->filtered = true;
+			if (!dti_parse_priority(optarg, o->filter)) {
 				snprintf(msg, sizeof(msg), "-p/--priority takes LEVEL or "
 					 "LEVEL..LEVEL, not '%s' (0..7 or emerg, alert, crit, "
 					 "err, warning, notice, info, debug)", optarg);
@@ -441,6 +481,15 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 			break;
 		}
 	}
+	if (grep) {
+		if (dti_filter_grep(o->filter, grep, grep_case ? DTI_GREP_CASE : 0) < 0) {
+			snprintf(msg, sizeof(msg), "-g/--grep: %s", dti_errmsg());
+			return dti_usage(cmd, true, msg);
+		}
+		o->filtered = true;
+	} else if (grep_case) {
+		return dti_usage(cmd, true, "--case-sensitive is for -g/--grep");
+	}
 	if (argc - optind < min_args)
 		return dti_usage(cmd, true, is_read ? "missing CHANNEL" :
 				 is_dump ? "missing VMCORE" : is_con ? "missing FILE" :
@@ -472,8 +521,16 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	if (!o->f) {
 		dti_ksyms_free(o->syms);
 		dti_lines_free(o->lines_l);
+		dti_filter_free(o->filter);
 		free(o->debuginfo);
 		return DTI_EXIT_FAIL;
+	}
+	/* on a terminal, as trace-cmd report and perf script: time and CPU */
+	if (!format && isatty(o->out.fd))
+		o->format = DTI_FMT_TS;
+	if (!o->filtered) {	/* none: records go the fastest way */
+		dti_filter_free(o->filter);
+		o->filter = NULL;
 	}
 	return -1;
 }
@@ -516,7 +573,7 @@ static int dti_print_all(struct dti_reader *r, struct dti_read_opts *o)
 	int ret;
 
 	while (!dti_stop) {
-		ret = dti_print_records(r, f, o->format, &o->filter, DTI_READ_BATCH);
+		ret = dti_print_records(r, f, o->format, DTI_READ_BATCH);
 		if (ret < 0)	/* a write error: dti_out_close() says why */
 			return ferror(f) ? DTI_EXIT_OK : dti_err("%s", dti_errmsg());
 		if (ret > 0)
@@ -537,6 +594,11 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 	if (!r)
 		return dti_err("%s", dti_errmsg());
 	dti_set_notice_handler(r, dti_notice, o);
+	if (dti_set_filter(r, o->filter) < 0) {
+		dti_err("%s", dti_errmsg());
+		dti_close(r);
+		return DTI_EXIT_FAIL;
+	}
 	dti_set_ksyms(r, o->syms);
 	if (o->lines_other)
 		dti_set_lines(r, o->lines_other);
@@ -586,6 +648,7 @@ int dti_read_finish(struct dti_read_opts *o, int ret)
 	dti_ksyms_free(o->syms);
 	dti_lines_free(o->lines_other);
 	dti_lines_free(o->lines_l);
+	dti_filter_free(o->filter);
 	free(o->debuginfo);
 	return ret;
 }

@@ -303,7 +303,7 @@ static int dti_scan_range(struct dti_scan *s, uint64_t start, uint64_t end)
 static struct dti_dump *dti_scan_dump(void)
 {
 	struct dti_dump_mem mem = {
-		.read_phys = dti_read_phys,
+		.size = sizeof(mem), .read_phys = dti_read_phys,
 		.read_virt = dti_read_virt,
 		.errmsg = dti_read_errmsg,
 		.phys_end = dti_phys_end(),
@@ -453,7 +453,7 @@ static int dti_show(struct dti_dump *d, int i, enum dti_format format)
 	}
 	dti_set_notice_handler(r, dti_notice, NULL);
 	do
-		ret = dti_print_records(r, fp, format, NULL, DTI_PRINT_BATCH);
+		ret = dti_print_records(r, fp, format, DTI_PRINT_BATCH);
 	while (ret == 1 && !dti_interrupted);
 	if (ret < 0 && !dti_reader_gone())
 		dti_msg("%s: %s\n", ch->name, dti_errmsg());

@@ -310,7 +310,10 @@ struct dti_dump *dti_dump_new(const struct dti_dump_mem *mem)
 	char word[8] = DTI_SCAN_PREFIX;
 	char mask[8] = { 0 };
 
-	if (!mem || !mem->read_phys)
+	if (!mem || mem->size < offsetof(struct dti_dump_mem, long_size) + sizeof(mem->long_size))
+		return dti_fail_null(EINVAL, "dti_dump_new: struct dti_dump_mem.size is %zu, "
+				     "not sizeof(struct dti_dump_mem)", mem ? mem->size : 0);
+	if (!mem->read_phys)
 		return dti_fail_null(EINVAL, "dti_dump_new: no read_phys function");
 	if (mem->long_size && mem->long_size != 4 && mem->long_size != 8)
 		return dti_fail_null(EINVAL, "dti_dump_new: long_size %u is neither 4 nor 8",
@@ -318,7 +321,9 @@ struct dti_dump *dti_dump_new(const struct dti_dump_mem *mem)
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return dti_fail_null(ENOMEM, "out of memory");
-	d->mem = *mem;
+	/* a larger struct of a later libdti.h: what this one knows of it */
+	memcpy(&d->mem, mem, mem->size < sizeof(*mem) ? mem->size : sizeof(*mem));
+	d->mem.size = sizeof(d->mem);
 	if (!d->mem.long_size)
 		d->mem.long_size = 8;
 	/* the first bytes of an aligned word, whatever the host's byte order */
@@ -2132,9 +2137,9 @@ struct dti_reader *dti_dump_open(struct dti_dump *d, unsigned int i,
 	size_t len;
 	void *recs;
 
-	if (flags & ~DTI_OPEN_STRICT)
-		return dti_fail_null(EINVAL, "dti_dump_open: flags %#x (only DTI_OPEN_STRICT)",
-				     flags);
+	if (flags & ~(DTI_OPEN_STRICT | DTI_OPEN_FORMATS))
+		return dti_fail_null(EINVAL, "dti_dump_open: flags %#x (only DTI_OPEN_STRICT "
+				     "and DTI_OPEN_FORMATS)", flags);
 	c = dti_chan_usable(d, i);
 	if (!c)
 		return NULL;

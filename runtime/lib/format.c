@@ -1183,15 +1183,6 @@ int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 	return dti_print_more(r, out, rec, format);
 }
 
-/* Whether @rec passes @filter (NULL: every record does). */
-static inline bool dti_filter_pass(const struct dti_filter *filter,
-				   const struct dti_rec *rec)
-{
-	return !filter || ((filter->cpu < 0 || rec->cpu == (unsigned int)filter->cpu) &&
-			   rec->level >= filter->min_level &&
-			   rec->level <= filter->max_level);
-}
-
 /*
  * dti_print_records() in a run (struct dti_fast): the records that
  * dti_next() would take one after another, printed as dti_print() prints
@@ -1203,11 +1194,9 @@ static inline bool dti_filter_pass(const struct dti_filter *filter,
  */
 static inline __attribute__((always_inline)) int
 dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
-	      const struct dti_filter *filter, unsigned long *left)
+	      unsigned long *left)
 {
-	const int cpu = filter ? filter->cpu : -1;
-	int min_level = filter ? filter->min_level : INT_MIN;
-	const int max_level = filter ? filter->max_level : INT_MAX;
+	int min_level = INT_MIN, max_level = INT_MAX;
 	struct dti_obuf *ob = &r->ob;
 	struct dti_stream *s = r->last;
 	struct dti_fast f = r->fast;
@@ -1221,9 +1210,12 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 	const unsigned char *q;
 	int level;
 
-	/* all of the run's records are of its CPU */
-	if (cpu >= 0 && f.cpu != (unsigned int)cpu)
-		min_level = INT_MAX;
+	if (r->filter) {
+		dti_filter_level_range(r->filter, &min_level, &max_level);
+		/* all of the run's records are of its CPU */
+		if (!dti_filter_cpu(r->filter, f.cpu))
+			min_level = INT_MAX;
+	}
 	while (n && (q = dti_fast_step(&f))) {
 		n--;
 		level = (int8_t)q[offsetof(struct dti_record, level)];
@@ -1262,9 +1254,11 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 }
 
 int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
-		      const struct dti_filter *filter, unsigned long max)
+		      unsigned long max)
 {
 	unsigned long left = max ? max : ULONG_MAX;
+	/* a filter on more than levels and CPUs looks at every record */
+	const bool runs = !r->filter || dti_filter_simple(r->filter);
 	struct dti_rec rec;
 	int ret;
 
@@ -1276,23 +1270,23 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 	if (format != DTI_FMT_RAW && r->ob.run_len && dti_ob_settle(&r->ob) < 0)
 		return dti_fail(EIO, "write error: %s", strerror(r->ob.err));
 	while (left) {
-		if (r->fast.on) {
+		if (r->fast.on && runs) {
 			/* one copy of the loop per format: the tests fold away */
 			switch (format) {
 			case DTI_FMT_TEXT:
-				ret = dti_print_run(r, out, DTI_FMT_TEXT, filter, &left);
+				ret = dti_print_run(r, out, DTI_FMT_TEXT, &left);
 				break;
 			case DTI_FMT_TS:
-				ret = dti_print_run(r, out, DTI_FMT_TS, filter, &left);
+				ret = dti_print_run(r, out, DTI_FMT_TS, &left);
 				break;
 			case DTI_FMT_HEX:
-				ret = dti_print_run(r, out, DTI_FMT_HEX, filter, &left);
+				ret = dti_print_run(r, out, DTI_FMT_HEX, &left);
 				break;
 			case DTI_FMT_JSON:
-				ret = dti_print_run(r, out, DTI_FMT_JSON, filter, &left);
+				ret = dti_print_run(r, out, DTI_FMT_JSON, &left);
 				break;
 			default:
-				ret = dti_print_run(r, out, DTI_FMT_RAW, filter, &left);
+				ret = dti_print_run(r, out, DTI_FMT_RAW, &left);
 				break;
 			}
 			if (ret < 0)
@@ -1300,11 +1294,13 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 			if (!left)
 				break;
 		}
-		ret = dti_next(r, &rec);
+		ret = dti_next_any(r, &rec);
 		if (ret <= 0)
 			return ret;
 		left--;
-		if (dti_filter_pass(filter, &rec) && dti_print(r, out, &rec, format) < 0)
+		/* formats pass every filter: raw output needs them */
+		if ((rec.flags & DTI_REC_FORMAT || !r->filter || dti_filter_match(r, &rec)) &&
+		    dti_print(r, out, &rec, format) < 0)
 			return -1;
 	}
 	return 1;

@@ -156,6 +156,7 @@ struct dti_stream {
 					 * sorted by time: merged whatever their CPU,
 					 * without sequence checks */
 	bool dead;			/* nothing more is read from it */
+	uint32_t ring_subbuf;		/* dti_stream_init_ring()'s sub-buffer size, or 0 */
 	uint64_t size;			/* MEM and FILE: bytes in the source */
 
 	/* window on the source: data[start, end) is at source offset base + start */
@@ -374,6 +375,15 @@ const struct dti_evfmt *dti_events_find(const struct dti_events *ev,
 /* @rec through @f into @buf: bytes written, or -1 if its values do not fit the layout */
 int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
 		   size_t size);
+/*
+ * Value @i of event @rec (format @f): its bytes at *@data (*@len of them
+ * for a string or byte array) and, for a number, its value in *@num
+ * (sign-extended if signed, in host order).  0, or -1 if the values do
+ * not fill the layout.
+ */
+int dti_event_value(const struct dti_evfmt *f, const struct dti_rec *rec,
+		    unsigned int i, const unsigned char **data, size_t *len,
+		    uint64_t *num);
 /* ,"event":...,"id":...,"fields":{...} of @rec into @buf: bytes, or -1 */
 int dti_event_json(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
 		   size_t size);
@@ -415,12 +425,39 @@ struct dti_reader {
 	struct dti_caller callers[DTI_CALLERS];
 	struct dti_events events;	/* formats of event types, as read */
 	bool warned_format;		/* of a format that does not hold together */
+	/* dti_set_filter(): the filter, and its times for this reader's input */
+	const struct dti_filter *filter;
+	bool first_seen;		/* the first record was seen (DTI_TIME_FIRST) */
+	uint64_t first_ts;
+	uint64_t since_ns, until_ns;	/* resolved: 0, UINT64_MAX if not set */
+	char *match_buf;		/* a record's message, for --grep */
 };
+
+/* filter.c */
+bool dti_filter_match(struct dti_reader *r, const struct dti_rec *rec);
+bool dti_filter_simple(const struct dti_filter *f);
+bool dti_filter_cpu(const struct dti_filter *f, unsigned int cpu);
+void dti_filter_level_range(const struct dti_filter *f, int *min, int *max);
+uint64_t dti_time_add(uint64_t ts, int64_t ns);
+
+/* reader.c */
+/* dti_next() with the format records, and no filter */
+int dti_next_any(struct dti_reader *r, struct dti_rec *rec);
+/* Whether @r reads a live channel (relay files) */
+bool dti_reader_live(const struct dti_reader *r);
+/*
+ * A second reader of the same input from its start, with the same flags
+ * but DTI_OPEN_FOLLOW and no notice handler: NULL (ESPIPE for an input
+ * that cannot be read twice, a pipe; ENOMEM; the errors of open()).
+ */
+struct dti_reader *dti_reader_twin(const struct dti_reader *r);
 
 int dti_stream_init_fd(struct dti_stream *s, const char *name, int fd, bool live,
 		       const struct dti_ident *hint);
 int dti_stream_init_mem(struct dti_stream *s, const char *name,
 			const void *mem, size_t len);
+int dti_stream_twin(struct dti_stream *s, const struct dti_stream *o,
+		    const struct dti_ident *hint);
 int dti_stream_init_ring(struct dti_stream *s, const char *name, void *mem,
 			 size_t len, uint32_t subbuf_size);
 int dti_stream_init_pending(struct dti_stream *s, const char *name, void *mem,

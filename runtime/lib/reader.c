@@ -96,6 +96,7 @@ void dti_close(struct dti_reader *r)
 	free(r->info);
 	free(r->stats);
 	free(r->ob.p);
+	free(r->match_buf);
 	free(r);
 }
 
@@ -180,13 +181,16 @@ static struct dti_reader *dti_open_paths(const char *const *paths,
 }
 
 struct dti_reader *dti_open_mem(const void *const *bufs, const size_t *lens,
-				unsigned int n)
+				unsigned int n, unsigned int flags)
 {
 	struct dti_reader *r;
 	char name[32];
 	unsigned int i;
 
-	r = dti_reader_alloc(n, 0);
+	if (flags & ~(DTI_OPEN_STRICT | DTI_OPEN_FORMATS))
+		return dti_fail_null(EINVAL, "dti_open_mem: flags %#x (only DTI_OPEN_STRICT "
+				     "and DTI_OPEN_FORMATS)", flags);
+	r = dti_reader_alloc(n, flags);
 	if (!r)
 		return NULL;
 	for (i = 0; i < n; i++) {
@@ -548,6 +552,10 @@ static void dti_vnotify(struct dti_reader *r, struct dti_notice *n,
 	if (n->type == DTI_NOTICE_WARNING)
 		r->n_warning++;
 	if (!r->notice)
+		return;
+	/* lost and skipped records of CPUs the filter leaves out: not told */
+	if (r->filter && (n->type == DTI_NOTICE_GAP || n->type == DTI_NOTICE_BACKWARDS ||
+			  n->type == DTI_NOTICE_SKIPPED) && !dti_filter_cpu(r->filter, n->cpu))
 		return;
 	dti_ob_flush(&r->ob);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -1076,7 +1084,7 @@ static int __attribute__((noinline)) dti_next_std(struct dti_reader *r,
  * (dti_fast_step()).  Anything else, and the end of the window,
  * sub-buffer or count, ends the run.
  */
-int dti_next(struct dti_reader *r, struct dti_rec *rec)
+int dti_next_any(struct dti_reader *r, struct dti_rec *rec)
 {
 	const unsigned char *p;
 
@@ -1084,4 +1092,63 @@ int dti_next(struct dti_reader *r, struct dti_rec *rec)
 		return dti_next_std(r, rec);
 	dti_fast_rec(&r->fast, p, rec);
 	return 1;
+}
+
+/*
+ * dti_next_any() without the format records (unless DTI_OPEN_FORMATS) and
+ * the records the filter keeps out.  A run's records are plain ones
+ * (dti_fast_setup()): never a format.
+ */
+int dti_next(struct dti_reader *r, struct dti_rec *rec)
+{
+	const unsigned char *p;
+	int ret;
+
+	if (r->fast.on && !r->filter && (p = dti_fast_step(&r->fast))) {
+		dti_fast_rec(&r->fast, p, rec);
+		return 1;
+	}
+	while ((ret = dti_next_any(r, rec)) > 0) {
+		if (rec->flags & DTI_REC_FORMAT) {
+			if (r->flags & DTI_OPEN_FORMATS)
+				return 1;
+			continue;
+		}
+		if (!r->filter || dti_filter_match(r, rec))
+			return 1;
+	}
+	return ret;
+}
+
+bool dti_reader_live(const struct dti_reader *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->s[i].live)
+			return true;
+	return false;
+}
+
+struct dti_reader *dti_reader_twin(const struct dti_reader *r)
+{
+	struct dti_reader *t;
+	unsigned int i;
+
+	t = dti_reader_alloc(r->n, r->flags & ~DTI_OPEN_FOLLOW);
+	if (!t)
+		return NULL;
+	for (i = 0; i < r->n; i++) {
+		if (dti_stream_twin(&t->s[i], &r->s[i], r->ident.set ? &r->ident : NULL) < 0) {
+			int err = errno;
+
+			t->n = i + 1;
+			dti_close(t);
+			errno = err;
+			return NULL;
+		}
+	}
+	t->ncpu = r->ncpu;
+	t->ident = r->ident;
+	return t;
 }

@@ -1005,6 +1005,7 @@ int dti_stream_init_ring(struct dti_stream *s, const char *name, void *mem,
 {
 	dti_stream_mem(s, mem, len);
 	s->mem_owned = mem;
+	s->ring_subbuf = subbuf_size;
 	if (dti_stream_setup(s, name) < 0)
 		return -1;
 	return dti_raw_setup(s, subbuf_size, UINT64_MAX, 0);
@@ -1023,6 +1024,44 @@ int dti_stream_init_pending(struct dti_stream *s, const char *name, void *mem,
 	s->mem_owned = mem;
 	s->pending = true;
 	return dti_stream_setup(s, name);
+}
+
+/*
+ * A stream over the same source as @o, from its start: memory is shared
+ * (@o's owner must outlive it), a file is opened again.  0, or -1
+ * (ESPIPE: a pipe or a live file, which cannot be read twice; ENOMEM;
+ * the errors of open()).
+ */
+int dti_stream_twin(struct dti_stream *s, const struct dti_stream *o,
+		    const struct dti_ident *hint)
+{
+	int fd, ret;
+
+	if (o->src == DTI_SRC_MEM) {
+		dti_stream_mem(s, o->data, o->size);
+		s->pending = o->pending;
+		s->ring_subbuf = o->ring_subbuf;
+		if (dti_stream_setup(s, o->name) < 0)
+			return -1;
+		if (o->pending)
+			ret = 0;
+		else if (o->ring_subbuf)
+			ret = dti_raw_setup(s, o->ring_subbuf, UINT64_MAX, 0);
+		else
+			ret = dti_detect_raw(s, NULL);
+	} else {
+		if (o->src != DTI_SRC_FILE || o->live)
+			return dti_fail(ESPIPE, "%s: a pipe or live file cannot be read twice",
+					o->name);
+		fd = open(o->name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return dti_fail(errno, "%s: %s", o->name, strerror(errno));
+		ret = dti_stream_init_fd(s, o->name, fd, false, hint);
+		s->pending = o->pending;
+	}
+	s->cpu = o->cpu;
+	s->owned = o->owned;
+	return ret;
 }
 
 void dti_stream_free(struct dti_stream *s)

@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bufs[i] = data + i * part;
 		lens[i] = i == n - 1 ? size - i * part : part;
 	}
-	r = dti_open_mem(bufs, lens, n);
+	r = dti_open_mem(bufs, lens, n, 0);
 	if (r)
 		fuzz_drain(r, false);
 	return 0;

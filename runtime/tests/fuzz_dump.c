@@ -308,7 +308,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz_mem m = { 0 };
 	struct dti_dump_mem mem = {
-		.read_phys = fuzz_read_phys, .read_virt = fuzz_read_virt, .arg = &m,
+		.size = sizeof(mem), .read_phys = fuzz_read_phys, .read_virt = fuzz_read_virt, .arg = &m,
 	};
 	const struct dti_dump_channel *ch;
 	const struct dti_module *mods;

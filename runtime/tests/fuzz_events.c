@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_put(out, &head, DTI_REC_SUBBUF, 0, 0, &sub, sizeof(sub));
 	bufs[0] = out;
 	len[0] = at;
-	r = dti_open_mem(bufs, len, 1);
+	r = dti_open_mem(bufs, len, 1, 0);
 	if (r)
 		fuzz_drain(r, false);
 	return 0;

@@ -80,7 +80,7 @@ static struct dti_dump *load_runs(struct mem *mm, size_t run, int *n)
 {
 	struct dti_mem_cfg;
 	const struct dti_dump_mem mem = {
-		.read_phys = mem_read_phys, .read_virt = mem_read_virt,
+		.size = sizeof(mem), .read_phys = mem_read_phys, .read_virt = mem_read_virt,
 		.errmsg = mem_errmsg, .arg = mm, .phys_end = mm->m->size,
 	};
 	struct dti_dump *d = dti_dump_new(&mem);
@@ -157,7 +157,7 @@ static void print_batched(struct dti_reader *r, enum dti_format fmt,
 	memset(o, 0, sizeof(*o));
 	f = open_memstream(&o->text, &o->len);
 	dti_set_notice_handler(r, fputs_notice, f);
-	while ((o->rc = dti_print_records(r, f, fmt, NULL, max)) > 0)
+	while ((o->rc = dti_print_records(r, f, fmt, max)) > 0)
 		;
 	o->damage = dti_damage_count(r);
 	o->warning = dti_warning_count(r);
@@ -653,7 +653,9 @@ static void test_stray_markers(void)
 /* A descriptor straddling two runs given in reverse order; runs given twice. */
 static void test_scan_runs(void)
 {
-	const struct dti_dump_mem mem = { .read_phys = mem_read_phys };
+	const struct dti_dump_mem mem = {
+		.size = sizeof(mem), .read_phys = mem_read_phys,
+	};
 	struct img m;
 	struct img_chan c;
 	struct mem mm = { .m = &m };

@@ -8,6 +8,7 @@
  */
 #include <byteswap.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -242,20 +243,30 @@ struct src {
 	const char *const *paths;	/* files, or */
 	int n;
 	const char *dir;		/* a directory, or */
-	const struct wbuf *mem;		/* memory */
+	const struct wbuf *mem;		/* memory, or */
+	const struct wbuf *pipes;	/* two pipes written in packets of @chunk */
+	size_t chunk;
+	int *fds;			/* their ends, for close_pipes() */
 };
 
-static struct dti_reader *src_open(const struct src *src)
+static struct dti_reader *open_pipes_flags(unsigned int n, const struct wbuf *data,
+					   size_t chunk, int *fds, unsigned int flags);
+
+/* @src opened with @flags besides the tests' own */
+static struct dti_reader *src_open(const struct src *src, unsigned int flags)
 {
 	const void *p;
 
 	if (src->dir)
-		return dti_open_dir(src->dir, open_flags);
+		return dti_open_dir(src->dir, open_flags | flags);
 	if (src->mem) {
 		p = src->mem->p;
-		return dti_open_mem(&p, &src->mem->len, 1);
+		return dti_open_mem(&p, &src->mem->len, 1,
+				    (open_flags & DTI_OPEN_STRICT) | flags);
 	}
-	return dti_open_files(src->paths, src->n, open_flags);
+	if (src->pipes)
+		return open_pipes_flags(2, src->pipes, src->chunk, src->fds, flags);
+	return dti_open_files(src->paths, src->n, open_flags | flags);
 }
 
 /* What a reader printed, notices in between as "N: ...", and how it ended */
@@ -270,20 +281,81 @@ struct printed {
 static void fputs_notice(const struct dti_notice *n, void *arg);
 static int sample_fmt(FILE *out, const struct dti_rec *rec, void *arg);
 
-static bool filter_pass(const struct dti_filter *flt, const struct dti_rec *rec)
+/*
+ * A filter of levels and CPUs as the tests state it: @cpus, the list
+ * dti_filter_cpus() parses (NULL: all), and @mask, the same as bits
+ */
+struct fspec {
+	const char *cpus;
+	uint64_t mask;
+	int from, to;
+};
+
+/* Whether @rec passes @fs, as struct fspec states it; formats always do */
+static bool filter_pass(const struct fspec *fs, const struct dti_rec *rec)
 {
-	return !flt || ((flt->cpu < 0 || rec->cpu == (unsigned int)flt->cpu) &&
-			rec->level >= flt->min_level && rec->level <= flt->max_level);
+	int lo, hi;
+
+	if (!fs || rec->flags & DTI_REC_FORMAT)
+		return true;
+	lo = fs->from < fs->to ? fs->from : fs->to;
+	hi = fs->from < fs->to ? fs->to : fs->from;
+	return (!fs->cpus || (rec->cpu < 64 && fs->mask >> rec->cpu & 1)) &&
+	       rec->level >= lo && rec->level <= hi;
 }
 
+/* fputs_notice() with the notices of lost records of CPUs a filter leaves out dropped */
+struct fnotice {
+	FILE *f;
+	const struct fspec *fs;
+};
+
+static void fputs_notice_of(const struct dti_notice *n, void *arg)
+{
+	const struct fnotice *fn = arg;
+
+	if (fn->fs && fn->fs->cpus &&
+	    (n->type == DTI_NOTICE_GAP || n->type == DTI_NOTICE_BACKWARDS ||
+	     n->type == DTI_NOTICE_SKIPPED) &&
+	    !(n->cpu < 64 && fn->fs->mask >> n->cpu & 1))
+		return;
+	fputs_notice(n, fn->f);
+}
+
+/* @fs as a libdti filter (NULL for none) */
+static struct dti_filter *filter_of(const struct fspec *fs)
+{
+	struct dti_filter *f;
+
+	if (!fs)
+		return NULL;
+	f = dti_filter_new();
+	CHECK(f && dti_filter_levels(f, fs->from, fs->to) == 0);
+	if (f && fs->cpus)
+		CHECK(dti_filter_cpus(f, fs->cpus) == 0);
+	return f;
+}
+
+/* How print_with() reads */
+enum how {
+	HOW_LOOP,	/* dti_next() of all records, filtered by filter_pass() */
+	HOW_NEXT,	/* dti_next() with the filter set on the reader */
+	HOW_BATCH,	/* dti_print_records() with the filter set on the reader */
+};
+
 /*
- * Print @r (closed after) with the loop (@max < 0) or dti_print_records()
- * in calls of @max records; with @formatter sample_fmt() installed.
+ * Print @src's records (a reader of its own) as @how says, in calls of
+ * @max records for HOW_BATCH; with @formatter sample_fmt() installed.
+ * The loops read the format records too (DTI_OPEN_FORMATS), as
+ * dti_print_records() prints them in DTI_FMT_RAW.
  */
-static void print_with(struct dti_reader *r, enum dti_format fmt,
-		       const struct dti_filter *flt, long max, bool formatter,
+static void print_with(const struct src *src, enum dti_format fmt,
+		       const struct fspec *fs, enum how how, long max, bool formatter,
 		       struct printed *o)
 {
+	struct dti_filter *flt = how == HOW_LOOP ? NULL : filter_of(fs);
+	struct dti_reader *r = src_open(src, how == HOW_BATCH ? 0 : DTI_OPEN_FORMATS);
+	struct fnotice fn;
 	FILE *f;
 	struct dti_rec rec;
 
@@ -292,26 +364,31 @@ static void print_with(struct dti_reader *r, enum dti_format fmt,
 	if (!r) {
 		o->rc = -2;
 		fclose(f);
+		dti_filter_free(flt);
 		return;
 	}
-	dti_set_notice_handler(r, fputs_notice, f);
+	fn = (struct fnotice){ f, how == HOW_LOOP ? fs : NULL };
+	dti_set_notice_handler(r, fputs_notice_of, &fn);
 	if (formatter)
 		dti_set_formatter(r, sample_fmt, &o->calls);
-	if (max < 0) {
+	CHECK(dti_set_filter(r, flt) == 0);
+	if (how == HOW_BATCH) {
+		while ((o->rc = dti_print_records(r, f, fmt, max)) > 0)
+			;
+	} else {
 		while ((o->rc = dti_next(r, &rec)) > 0)
-			if (filter_pass(flt, &rec) && dti_print(r, f, &rec, fmt) < 0) {
+			if ((how == HOW_NEXT || filter_pass(fs, &rec)) &&
+			    dti_print(r, f, &rec, fmt) < 0) {
 				o->rc = -1;
 				break;
 			}
-	} else {
-		while ((o->rc = dti_print_records(r, f, fmt, flt, max)) > 0)
-			;
 	}
 	if (o->rc < 0)
 		snprintf(o->err, sizeof(o->err), "%s", dti_errmsg());
 	o->damage = dti_damage_count(r);
 	o->warning = dti_warning_count(r);
 	dti_close(r);
+	dti_filter_free(flt);
 	fclose(f);
 }
 
@@ -322,32 +399,41 @@ static bool printed_same(const struct printed *a, const struct printed *b)
 	       a->damage == b->damage && a->warning == b->warning;
 }
 
-static const struct dti_filter batch_filters[] = {
-	{ -1, 0, 7 }, { 1, 0, 7 }, { 0, 4, 6 }, { -1, 5, 7 }, { -1, 7, 0 },
-	{ -1, -128, 127 },
+static const struct fspec batch_filters[] = {
+	{ NULL, 0, 0, 7 }, { "1", 0x2, 0, 7 }, { "0", 0x1, 4, 6 }, { NULL, 0, 5, 7 },
+	{ NULL, 0, 7, 0 }, { "0-1", 0x3, 2, 2 }, { "1,3", 0xa, 0, 7 },
 };
 static const long batch_max[] = { 0, 1, 3, 4096 };
 static unsigned long batch_checked;	/* sources compared */
 
 /*
- * dti_print_records() prints what the loop prints, notices in the same
- * places, and ends the same way, in every format, with and without a
- * filter and formatter, in calls of any number of records.
+ * dti_print_records() and dti_next() with a filter set print what the
+ * loop of every record filtered by the test prints, notices in the same
+ * places (lost records only of the CPUs the filter keeps), and end the
+ * same way, in every format, with and without a filter and formatter, in
+ * calls of any number of records.
  */
 static void batch_check(const struct src *src)
 {
 	struct printed ref, got;
 	unsigned int fmt, fi, mi;
-	const struct dti_filter *flt;
+	const struct fspec *fs;
 	bool formatter;
 
 	for (fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_RAW; fmt++) {
 		for (fi = 0; fi <= sizeof(batch_filters) / sizeof(batch_filters[0]); fi++) {
-			flt = fi ? &batch_filters[fi - 1] : NULL;
+			fs = fi ? &batch_filters[fi - 1] : NULL;
 			formatter = fi == 1 && fmt <= DTI_FMT_TS;
-			print_with(src_open(src), fmt, flt, -1, formatter, &ref);
+			print_with(src, fmt, fs, HOW_LOOP, -1, formatter, &ref);
+			print_with(src, fmt, fs, HOW_NEXT, -1, formatter, &got);
+			if (!printed_same(&ref, &got)) {
+				CHECK(!"dti_next() with a filter differs from the loop");
+				fprintf(stderr, "  format %u filter %u: rc %d/%d, %zu/%zu bytes, err '%s'/'%s'\n",
+					fmt, fi, ref.rc, got.rc, ref.len, got.len, ref.err, got.err);
+			}
+			free(got.out);
 			for (mi = 0; mi < sizeof(batch_max) / sizeof(batch_max[0]); mi++) {
-				print_with(src_open(src), fmt, flt, batch_max[mi],
+				print_with(src, fmt, fs, HOW_BATCH, batch_max[mi],
 					   formatter, &got);
 				if (!printed_same(&ref, &got)) {
 					CHECK(!"dti_print_records() differs from the loop");
@@ -400,7 +486,7 @@ static int read_mem(struct seen *s, enum dti_format fmt, const struct wbuf *b)
 {
 	const struct src src = { .mem = b };
 	const void *p = b->p;
-	int ret = drain_close(dti_open_mem(&p, &b->len, 1), s, fmt);
+	int ret = drain_close(dti_open_mem(&p, &b->len, 1, 0), s, fmt);
 
 	batch_check(&src);
 	return ret;
@@ -1481,8 +1567,8 @@ static char *print_all(struct dti_reader *r, enum dti_format fmt, size_t *size,
 }
 
 /* Open @n pipes, each written with @data[i] in packets of @chunk bytes. */
-static struct dti_reader *open_pipes(unsigned int n, const struct wbuf *data,
-				     size_t chunk, int *fds)
+static struct dti_reader *open_pipes_flags(unsigned int n, const struct wbuf *data,
+					   size_t chunk, int *fds, unsigned int flags)
 {
 	char names[4][64];
 	const char *paths[4];
@@ -1508,7 +1594,13 @@ static struct dti_reader *open_pipes(unsigned int n, const struct wbuf *data,
 		snprintf(names[i], sizeof(names[i]), "/dev/fd/%d", p[0]);
 		paths[i] = names[i];
 	}
-	return dti_open_files(paths, n, 0);
+	return dti_open_files(paths, n, flags);
+}
+
+static struct dti_reader *open_pipes(unsigned int n, const struct wbuf *data,
+				     size_t chunk, int *fds)
+{
+	return open_pipes_flags(n, data, chunk, fds, 0);
 }
 
 static void close_pipes(unsigned int n, const int *fds)
@@ -1581,7 +1673,7 @@ static void test_runs(void)
 		ref = print_all(dti_open_files(paths, 2, 0), fmt, &size, false);
 		if (fmt == DTI_FMT_RAW)
 			CHECK(size == raw_len && !memcmp(ref, raw, size));
-		out = print_all(dti_open_mem(bufs, lens, 2), fmt, &size2, false);
+		out = print_all(dti_open_mem(bufs, lens, 2, 0), fmt, &size2, false);
 		CHECK(size == size2 && !memcmp(ref, out, size));
 		free(out);
 		for (c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
@@ -1609,7 +1701,7 @@ static void test_runs(void)
 static void test_print_records(void)
 {
 	static const size_t chunks[] = { 61, 4096 };
-	static const struct dti_filter flt = { 1, 0, 6 };
+	static const struct fspec flt = { "1", 0x2, 0, 6 };
 	struct run_rec *recs = malloc(3000 * sizeof(*recs));
 	struct wbuf w[2] = { {0}, {0} };
 	const char *paths[2] = { tpath("pr0"), tpath("pr1") };
@@ -1618,6 +1710,7 @@ static void test_print_records(void)
 	unsigned long before = batch_checked;
 	unsigned int n = 0, c, fmt;
 	int fds[2], err_loop, err_batch;
+	struct src pipes = { .pipes = w, .fds = fds };
 	struct dti_rec rec;
 	struct dti_reader *r;
 	FILE *full;
@@ -1632,9 +1725,10 @@ static void test_print_records(void)
 	CHECK(batch_checked == before + 2);
 	for (fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_RAW; fmt++) {
 		for (c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
-			print_with(open_pipes(2, w, chunks[c], fds), fmt, &flt, -1, false, &ref);
+			pipes.chunk = chunks[c];
+			print_with(&pipes, fmt, &flt, HOW_LOOP, -1, false, &ref);
 			close_pipes(2, fds);
-			print_with(open_pipes(2, w, chunks[c], fds), fmt, &flt, 100, false, &got);
+			print_with(&pipes, fmt, &flt, HOW_BATCH, 100, false, &got);
 			close_pipes(2, fds);
 			CHECK(ref.rc == 0 && ref.len > 0 && printed_same(&ref, &got));
 			free(ref.out);
@@ -1652,14 +1746,14 @@ static void test_print_records(void)
 		err_loop = errno;
 		dti_close(r);
 		r = dti_open_files(paths, 2, 0);
-		CHECK(r && dti_print_records(r, full, DTI_FMT_TEXT, NULL, 0) == -1);
+		CHECK(r && dti_print_records(r, full, DTI_FMT_TEXT, 0) == -1);
 		err_batch = errno;
 		CHECK(err_loop == EIO && err_batch == EIO);
 		dti_close(r);
 		fclose(full);
 	}
 	r = dti_open_files(paths, 2, 0);
-	CHECK(r && dti_print_records(r, stdout, (enum dti_format)9, NULL, 0) == -1 &&
+	CHECK(r && dti_print_records(r, stdout, (enum dti_format)9, 0) == -1 &&
 	      errno == EINVAL);
 	dti_close(r);
 	free(recs);
@@ -1873,7 +1967,7 @@ static void test_open_dir_and_mem(void)
 	lens[0] = a.len;
 	bufs[1] = "";
 	lens[1] = 0;
-	r = dti_open_mem(bufs, lens, 2);
+	r = dti_open_mem(bufs, lens, 2, 0);
 	CHECK(r != NULL);
 	if (r) {
 		drain(r, &s, DTI_FMT_TEXT);
@@ -2168,8 +2262,13 @@ static void test_events(void)
 	wb_save(&a, "ev0");
 	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ev0") == 0);
 	CHECK_STR(s.out, EV_TEXT);
-	CHECK(s.n == 5);
+	CHECK(s.n == 4);	/* the format is no record of dti_next() ... */
 	CHECK_STR(s.notices, "");
+	open_flags = DTI_OPEN_FORMATS;	/* ... unless asked for */
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ev0") == 0);
+	open_flags = 0;
+	CHECK_STR(s.out, EV_TEXT);
+	CHECK(s.n == 5);
 	CHECK(read_files(&s, DTI_FMT_JSON, 1, "ev0") == 0);
 	CHECK(strstr(s.out, ",\"event\":\"ev\",\"id\":7,\"fields\":{\"v\":-5,\"arg1\":65535,\"x\":0,"
 		     "\"s\":\"ab\",\"h\":\"0102ab\",\"p\":\"0xffff888012345678\","
@@ -2184,7 +2283,7 @@ static void test_events(void)
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
 
-		CHECK(r && dti_print_records(r, f, DTI_FMT_RAW, NULL, 0) == 0);
+		CHECK(r && dti_print_records(r, f, DTI_FMT_RAW, 0) == 0);
 		dti_close(r);
 		fclose(f);
 		wb_put(&raw, buf, len);
@@ -2206,10 +2305,223 @@ static void test_events(void)
 	wb_save(&a, "ev1");
 	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ev1") == 0);
 	CHECK(!strncmp(s.out, "07 00 fb ff ff 00 00 00 00", 26));
-	CHECK(s.n == 4 && s.warning == 1 && s.damage == 0);
+	CHECK(s.n == 2 && s.warning == 1 && s.damage == 0);
 	CHECK(strstr(s.notices, "/ev1: event format at offset 96 does not hold together (its template, layout and field names disagree): events of its type print as hex\n"));
 	free(a.p);
 	free(raw.p);
+}
+
+/* What dti_next() returns of the files @paths through filter @f */
+static void filtered(const char *const *paths, unsigned int n, struct dti_filter *f,
+		     char *out, size_t size)
+{
+	struct dti_reader *r = dti_open_files(paths, n, 0);
+	struct dti_rec rec;
+	FILE *o;
+
+	out[0] = 0;	/* fmemopen() leaves it as it is if nothing is written */
+	o = fmemopen(out, size, "w");
+	CHECK(r && o);
+	CHECK(dti_set_filter(r, f) == 0);
+	while (r && dti_next(r, &rec) > 0)
+		fprintf(o, "%u/%d/%" PRIu64 " ", rec.cpu, rec.level, rec.ts_ns);
+	fclose(o);
+	dti_close(r);
+}
+
+/*
+ * Filters (dti_set_filter()): levels, CPU lists, times from boot, from
+ * the first and from the last record, --grep on text and on typed
+ * events, field expressions; the same through dti_print_records(); field
+ * access; and the errors of each builder, which say what is wrong where.
+ */
+static void test_filters(void)
+{
+	const char *paths[2] = { tpath("fl0"), tpath("fl1") };
+	static const unsigned char h[3] = { 1, 2, 0xab };
+	struct wbuf a = {0}, b = {0};
+	struct dti_filter *f;
+	enum dti_time_base base;
+	struct dti_field fld;
+	struct dti_reader *r;
+	struct dti_rec rec;
+	unsigned char p[512];
+	const char *name;
+	unsigned int nf;
+	char out[4096];
+	int64_t ns;
+	size_t n;
+
+	/* cpu0: text at 10, 30, 50 (levels 3, 6, 7); cpu1: events at 20, 40 */
+	wb_sub(&a, 0, 0, 4096, 4, 0, 3, DTI_SUBBUF_OPEN);
+	wb_rec(&a, 0, DTI_REC_TEXT, 3, 0, 10, "disk Error 5", 12);
+	wb_rec(&a, 0, DTI_REC_TEXT, 6, 1, 30, "link up", 7);
+	wb_rec(&a, 0, DTI_REC_TEXT, 7, 2, 50, "poll", 4);
+	wb_save(&a, "fl0");
+	wb_sub(&b, 1, 0, 4096, 4, 0, 2, DTI_SUBBUF_OPEN);
+	wb_format(&b, 1, 7, "ev", "bHIsapqI", "v,arg1,x,s,h,p,arg6,n", EV_FMT);
+	n = ev_pack(p, 7, -5, 65535, 0, "ab", h, 3, 0xffff888012345678ull, -9000000000ll, 42);
+	wb_rec(&b, 1, DTI_REC_TYPED, 4, 0, 20, p, n);
+	n = ev_pack(p, 7, 127, 0, 0xbeef, "eth0", h, 0, 0, 1, 7);
+	wb_rec(&b, 1, DTI_REC_TYPED, 6, 1, 40, p, n);
+	wb_save(&b, "fl1");
+
+	f = dti_filter_new();
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/3/10 1/4/20 0/6/30 1/6/40 0/7/50 ");
+	CHECK(dti_filter_levels(f, DTI_LEVEL_EMERG, DTI_LEVEL_WARNING) == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/3/10 1/4/20 ");
+	CHECK(dti_filter_levels(f, DTI_LEVEL_DEBUG, DTI_LEVEL_INFO) == 0);	/* either order */
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/6/30 1/6/40 0/7/50 ");
+	CHECK(dti_filter_cpus(f, "1") == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "1/6/40 ");
+	CHECK(dti_filter_cpus(f, "0,5-7") == 0);	/* adds to CPU 1 */
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/6/30 1/6/40 0/7/50 ");
+	dti_filter_free(f);
+
+	/* times: since boot, after the first record, before the last */
+	f = dti_filter_new();
+	CHECK(dti_filter_since(f, DTI_TIME_BOOT, 20) == 0 &&
+	      dti_filter_until(f, DTI_TIME_BOOT, 40) == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "1/4/20 0/6/30 1/6/40 ");
+	CHECK(dti_filter_since(f, DTI_TIME_FIRST, 15) == 0 &&
+	      dti_filter_until(f, DTI_TIME_LAST, -15) == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/6/30 ");
+	CHECK(dti_filter_until(f, DTI_TIME_LAST, 0) == 0 &&
+	      dti_filter_since(f, DTI_TIME_LAST, -10) == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "1/6/40 0/7/50 ");
+	/* a pipe cannot be read twice for its last record */
+	{
+		const struct wbuf one = { .p = (unsigned char *)"", .len = 0 };
+		int fds[2];
+
+		r = open_pipes(1, &one, 1, fds);
+		CHECK(r && dti_set_filter(r, f) == -1 && errno == ESPIPE);
+		dti_close(r);
+		close_pipes(1, fds);
+	}
+	dti_filter_free(f);
+
+	CHECK(dti_filter_since(f = dti_filter_new(), DTI_TIME_BOOT, 30) == 0 &&
+	      dti_filter_until(f, DTI_TIME_BOOT, 20) == -1 && errno == EINVAL &&
+	      strstr(dti_errmsg(), "since is after until"));
+	filtered(paths, 2, f, out, sizeof(out));	/* the until refused is not set */
+	CHECK_STR(out, "0/6/30 1/6/40 0/7/50 ");
+	dti_filter_free(f);
+	CHECK(dti_time_parse("12.5", &base, &ns) == 0 && base == DTI_TIME_BOOT &&
+	      ns == 12500000000LL);
+	CHECK(dti_time_parse("+2ms", &base, &ns) == 0 && base == DTI_TIME_FIRST && ns == 2000000);
+	CHECK(dti_time_parse("-1.5min", &base, &ns) == 0 && base == DTI_TIME_LAST &&
+	      ns == -90000000000LL);
+	CHECK(dti_time_parse("7ns", &base, &ns) == 0 && ns == 7);
+	CHECK(dti_time_parse("10 s", &base, &ns) == -1 && errno == EINVAL &&
+	      strstr(dti_errmsg(), "time \"10 s\": expected SECONDS since boot"));
+	CHECK(dti_time_parse("99999999999999999999", &base, &ns) == -1 && errno == ERANGE);
+	CHECK(dti_time_parse("10d", &base, &ns) == -1 && errno == EINVAL);
+
+	/* grep: smart case, typed events as their text, binary never */
+	f = dti_filter_new();
+	CHECK(dti_filter_grep(f, "error", 0) == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/3/10 ");
+	CHECK(dti_filter_grep(f, "error", DTI_GREP_CASE) == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "");
+	CHECK(dti_filter_grep(f, "Error", 0) == 0);	/* a capital: exact */
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/3/10 ");
+	CHECK(dti_filter_grep(f, "x 0xbeef s 'eth0'", 0) == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "1/6/40 ");
+	CHECK(dti_filter_grep(f, "a(b", 0) == -1 && errno == EINVAL &&
+	      strstr(dti_errmsg(), "\"a(b\" is no regular expression: "));
+	CHECK(dti_filter_grep(f, "x", DTI_GREP_CASE | DTI_GREP_ICASE) == -1 && errno == EINVAL);
+	dti_filter_free(f);
+
+	/* field expressions */
+	f = dti_filter_new();
+	CHECK(dti_filter_expr(f, "v < 0") == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "1/4/20 ");
+	CHECK(dti_filter_expr(f, "arg6 == -9000000000 || (s ~ \"eth*\" && x >= 0xbeef)") == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "1/4/20 1/6/40 ");
+	CHECK(dti_filter_expr(f, "p == 0xffff888012345678") == 0);	/* beyond INT64_MAX */
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "1/4/20 ");
+	CHECK(dti_filter_expr(f, "!(event == ev) && level <= notice") == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/3/10 ");
+	CHECK(dti_filter_expr(f, "n != 42 && cpu == 1") == 0);
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "1/6/40 ");
+	CHECK(dti_filter_expr(f, "nosuch == 1 || s == 1") == 0);	/* false both */
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "");
+	CHECK(dti_filter_expr(f, "n > -1") == 0);	/* unsigned field, negative value */
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "1/4/20 1/6/40 ");
+	CHECK(dti_filter_expr(f, "status != 0 &&") == -1 && errno == EINVAL &&
+	      strstr(dti_errmsg(), "expression \"status != 0 &&\": a field name was expected at column 15 (the end)"));
+	CHECK(dti_filter_expr(f, "a = = 1") == -1 &&
+	      strstr(dti_errmsg(), "a value was expected at column 5"));
+	CHECK(dti_filter_expr(f, "(a == 1") == -1 && strstr(dti_errmsg(), "')' was expected"));
+	CHECK(dti_filter_expr(f, "a == 1 b") == -1 &&
+	      strstr(dti_errmsg(), "'&&', '||' or the end was expected at column 8"));
+	CHECK(dti_filter_expr(f, "s == \"ab") == -1 && strstr(dti_errmsg(), "unterminated string"));
+	CHECK(dti_filter_expr(f, "a 1") == -1 && strstr(dti_errmsg(), "an operator"));
+	/* and through dti_print_records() */
+	CHECK(dti_filter_expr(f, "x == 0xbeef") == 0);
+	r = dti_open_files(paths, 2, 0);
+	out[0] = 0;
+	{
+		FILE *o = fmemopen(out, sizeof(out), "w");
+
+		CHECK(r && dti_set_filter(r, f) == 0 &&
+		      dti_print_records(r, o, DTI_FMT_TEXT, 0) == 0);
+		fclose(o);
+	}
+	CHECK_STR(out, "v 127/0 x 0xbeef s 'eth0' h  p 0000000000000000 1% n 7\n");
+	dti_close(r);
+	dti_filter_free(f);
+	CHECK(dti_filter_cpus(f = dti_filter_new(), "1-0") == -1 &&
+	      strstr(dti_errmsg(), "range 1-0 runs backwards"));
+	CHECK(dti_filter_cpus(f, "0,x") == -1 &&
+	      strstr(dti_errmsg(), "a CPU number was expected at \"x\""));
+	CHECK(dti_filter_cpus(f, "65536") == -1 && strstr(dti_errmsg(), "out of range"));
+	CHECK(dti_filter_cpus(f, "") == -1 && errno == EINVAL);
+	CHECK(dti_filter_levels(f, 0, 8) == -1 && errno == EINVAL);
+	dti_filter_free(f);
+
+	/* field access */
+	r = dti_open_files(paths, 2, 0);
+	CHECK(r && dti_next(r, &rec) == 1);	/* cpu0's text */
+	CHECK(dti_event_info(r, &rec, &name, &nf) == -1 && errno == ENOENT &&
+	      strstr(dti_errmsg(), "not a typed event"));
+	CHECK(dti_next(r, &rec) == 1 && dti_event_info(r, &rec, &name, &nf) == 7 &&
+	      !strcmp(name, "ev") && nf == 8);
+	CHECK(dti_event_field(r, &rec, 0, &fld) == 0 && !strcmp(fld.name, "v") &&
+	      fld.type == DTI_FIELD_INT && fld.size == 1 && fld.i == -5);
+	CHECK(dti_event_field(r, &rec, 1, &fld) == 0 && fld.type == DTI_FIELD_UINT &&
+	      fld.size == 2 && fld.u == 65535);
+	CHECK(dti_event_field_by_name(r, &rec, "s", &fld) == 0 && fld.type == DTI_FIELD_STR &&
+	      fld.len == 2 && !memcmp(fld.data, "ab", 2));
+	CHECK(dti_event_field_by_name(r, &rec, "h", &fld) == 0 && fld.type == DTI_FIELD_BYTES &&
+	      fld.len == 3 && !memcmp(fld.data, h, 3));
+	CHECK(dti_event_field_by_name(r, &rec, "p", &fld) == 0 && fld.type == DTI_FIELD_PTR &&
+	      fld.size == 8 && fld.u == 0xffff888012345678ull);
+	CHECK(dti_event_field_by_name(r, &rec, "arg6", &fld) == 0 && fld.i == -9000000000LL);
+	CHECK(dti_event_field(r, &rec, 8, &fld) == -1 && errno == ENOENT);
+	CHECK(dti_event_field_by_name(r, &rec, "nosuch", &fld) == -1 && errno == ENOENT &&
+	      strstr(dti_errmsg(), "event ev has no field nosuch"));
+	dti_close(r);
 }
 
 /*
@@ -2242,6 +2554,7 @@ static void test_event_json_utf8(void)
 static const struct unit_test tests[] = {
 	{ "merge of two CPUs by timestamp", test_merge_two_cpus },
 	{ "event types: formats learnt, events printed through them", test_events },
+	{ "filters: levels, CPU lists, times, grep, fields; field access", test_filters },
 	{ "an event's string escaped in JSON as a payload is", test_event_json_utf8 },
 	{ "equal timestamps: lower CPU first, CPU order kept", test_equal_timestamps },
 	{ "empty CPUs", test_empty_cpus },

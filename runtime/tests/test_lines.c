@@ -879,7 +879,7 @@ static char *print_all(const unsigned char *buf, size_t len, struct dti_lines *l
 		       enum dti_format fmt)
 {
 	const void *bufs[] = { buf };
-	struct dti_reader *r = dti_open_mem(bufs, &len, 1);
+	struct dti_reader *r = dti_open_mem(bufs, &len, 1, 0);
 	char *text = NULL;
 	size_t size;
 	FILE *f = open_memstream(&text, &size);
@@ -892,7 +892,7 @@ static char *print_all(const unsigned char *buf, size_t len, struct dti_lines *l
 		return NULL;
 	}
 	dti_set_lines(r, l);
-	dti_print_records(r, f, fmt, NULL, 0);
+	dti_print_records(r, f, fmt, 0);
 	dti_close(r);
 	fclose(f);
 	return text;
@@ -1049,7 +1049,7 @@ static void test_table_again(void)
 	callers[0] = moved + calls[0].koff;
 	buf = records_buffer(1, callers, 1, &len);
 	bufs[0] = buf;
-	r = buf ? dti_open_mem(bufs, &len, 1) : NULL;
+	r = buf ? dti_open_mem(bufs, &len, 1, 0) : NULL;
 	f = open_memstream(&text, &n);
 	CHECK(r && f);
 	if (!r || !f)

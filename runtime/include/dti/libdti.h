@@ -31,7 +31,14 @@
  * whole ring (not what read() returns) through a pipe is read in the
  * order of its slots, as a pipe cannot be read twice.
  *
- * The record format is defined in <linux/dti_record.h> (kmod/include/uapi).
+ * The record format is defined in <dti/dti_record.h>, a copy of dti.ko's
+ * <linux/dti_record.h> (kmod/include/uapi/linux in the source).
+ *
+ * The ABI: structs the library fills in and hands out by pointer
+ * (dti_notice, dti_dump_channel, dti_dump_summary, dti_line) only grow at
+ * their end; those the caller allocates for the library to fill
+ * (dti_rec, dti_field, dti_line) carry reserved room; the one the caller
+ * fills in (dti_dump_mem) says its size; filters are opaque.
  */
 #ifndef _DTI_LIBDTI_H
 #define _DTI_LIBDTI_H
@@ -39,7 +46,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <linux/dti_record.h>
+#include "dti_record.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -54,11 +61,13 @@ struct dti_lines;		/* opaque: source lines (see "source lines") */
  * @cpu:	CPU that logged it (for a replayed record, not the CPU whose
  *		buffer holds it, by which @seq counts)
  * @level:	level it was logged at (0..7)
- * @flags:	DTI_REC_* bits from <linux/dti_record.h>.  A DTI_REC_FORMAT
+ * @flags:	DTI_REC_* bits from <dti/dti_record.h>.  A DTI_REC_FORMAT
  *		record is the format of an event type, which the reader
- *		learns: it has no sequence number, and dti_print() prints it
- *		only as DTI_FMT_RAW; a DTI_REC_TYPED record prints through
- *		its type's format
+ *		learns: dti_next() returns none unless the reader was opened
+ *		with DTI_OPEN_FORMATS; it has no sequence number, no level
+ *		of its own, and dti_print() prints it only as DTI_FMT_RAW.
+ *		A DTI_REC_TYPED record prints through its type's format,
+ *		and its fields are read with dti_event_field()
  * @seq:	per-CPU sequence number
  * @ts_ns:	CLOCK_MONOTONIC nanoseconds
  * @caller:	kernel return address of the logging call, 0 if unknown
@@ -71,6 +80,7 @@ struct dti_lines;		/* opaque: source lines (see "source lines") */
  * @offset:	offset of the record in @source
  * @swapped:	1 if written in the other byte order (the header was
  *		converted; a binary payload is as the writer stored it)
+ * @reserved:	room for fields to come; not written by this version
  */
 struct dti_rec {
 	unsigned int cpu;
@@ -86,12 +96,14 @@ struct dti_rec {
 	const char *source;
 	uint64_t offset;
 	int swapped;
+	uint64_t reserved[6];
 };
 
 /* dti_open_*() flags */
 #define DTI_OPEN_FOLLOW	0x1	/* live source: dti_next() returns 0 when no data yet */
 #define DTI_OPEN_RESET	0x2	/* dti_open_channel(): write reset_consumed first */
 #define DTI_OPEN_STRICT	0x4	/* dti_next() fails (EBADMSG, EPROTO) at the first damage */
+#define DTI_OPEN_FORMATS 0x8	/* dti_next() returns DTI_REC_FORMAT records too */
 
 /* struct dti_notice.type */
 enum dti_notice_type {
@@ -204,11 +216,11 @@ struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
 				  unsigned int flags);
 /*
  * Read @n memory buffers, one per CPU (not copied: they must outlive the
- * reader), as dti_open_files() with flags 0 reads files.  NULL on error
- * (ENOMEM).
+ * reader), as dti_open_files() reads files; @flags: 0, DTI_OPEN_STRICT,
+ * DTI_OPEN_FORMATS.  NULL on error (ENOMEM, EINVAL: other flags).
  */
 struct dti_reader *dti_open_mem(const void *const *bufs, const size_t *lens,
-				unsigned int n);
+				unsigned int n, unsigned int flags);
 /* Close a reader; NULL is ignored. */
 void dti_close(struct dti_reader *r);
 
@@ -268,31 +280,172 @@ unsigned int dti_nr_streams(const struct dti_reader *r);
  */
 int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 	      enum dti_format format);
-/**
- * struct dti_filter - the records dti_print_records() prints
- * @cpu:	only those of this CPU (struct dti_rec.cpu); -1: of all
- * @min_level:	only those of this level or higher
- * @max_level:	only those of this level or lower
+/*
+ * Read records with dti_next() and print them with dti_print() in
+ * @format, as that loop would, byte for byte and with the notices at the
+ * same places, but faster: where the merge takes one stream's records
+ * one after another, they are formatted without a call per record.  The
+ * reader's filter (dti_set_filter()) holds; in DTI_FMT_RAW the format
+ * records are written too, whatever the filter, so that the output
+ * prints its typed events.  Reads at most @max records (0: no limit;
+ * records the filter leaves out count).  Returns 1 after @max records
+ * (call again), 0 at the end as dti_next() (with DTI_OPEN_FOLLOW: no
+ * more data for now), or -1 on the errors of dti_next() and dti_print();
+ * dti_errmsg() says which.
  */
-struct dti_filter {
-	int cpu;
-	int min_level, max_level;
+int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
+		      unsigned long max);
+/* Parse "text", "ts", "hex", "json" or "raw".  Returns the format or -1 (EINVAL). */
+int dti_format_parse(const char *name);
+
+/* ---- filters ---- */
+
+/*
+ * Which records a reader returns: a filter built with the functions
+ * below and set on readers with dti_set_filter() holds for dti_next() and
+ * dti_print_records().  Each condition set must hold; a new filter lets
+ * every record through.  Format records (DTI_REC_FORMAT) are no records
+ * here: dti_next() leaves them out whatever the filter.
+ */
+struct dti_filter;		/* opaque */
+
+/* A filter that lets every record through.  NULL on error (ENOMEM). */
+struct dti_filter *dti_filter_new(void);
+/* Free a filter (no reader may use it any more); NULL is ignored. */
+void dti_filter_free(struct dti_filter *f);
+/*
+ * Only records of the levels @from to @to (DTI_LEVEL_EMERG 0 ..
+ * DTI_LEVEL_DEBUG 7, either order): journalctl's "-p err" is
+ * dti_filter_levels(f, DTI_LEVEL_EMERG, DTI_LEVEL_ERR).  Returns 0, or -1
+ * (EINVAL: a level out of range).
+ */
+int dti_filter_levels(struct dti_filter *f, int from, int to);
+/*
+ * Only records logged by the CPUs of @list ("0", "0,2", "1-3,8"; as
+ * perf -C and the kernel's cpu lists), added to those of any call
+ * before.  Returns 0, or -1: EINVAL (dti_errmsg() says where the list
+ * is wrong), ENOMEM.
+ */
+int dti_filter_cpus(struct dti_filter *f, const char *list);
+
+/* What a time of dti_filter_since() and dti_filter_until() counts from */
+enum dti_time_base {
+	DTI_TIME_BOOT,	/* the record's clock: CLOCK_MONOTONIC nanoseconds */
+	DTI_TIME_FIRST,	/* the input's first record (the first dti_next() sees) */
+	DTI_TIME_LAST,	/* its last record (a live channel's: now), negative */
+};
+/*
+ * Only records logged at or after (since), at or before (until) @ns from
+ * @base.  A time from the last record is found when the filter is set,
+ * by reading the input once more (files, snapshots, dumps, memory; a
+ * pipe cannot be: dti_set_filter() fails with ESPIPE); for a live
+ * channel it is the time of dti_set_filter() on this machine's
+ * CLOCK_MONOTONIC, the clock of its records.  Returns 0, or -1 (EINVAL:
+ * an unknown base, a negative time since boot, a since after the until
+ * of the same base: the bound is then not set).
+ */
+int dti_filter_since(struct dti_filter *f, enum dti_time_base base, int64_t ns);
+/* The same for until: records logged at or before the time.  0, or -1 (EINVAL). */
+int dti_filter_until(struct dti_filter *f, enum dti_time_base base, int64_t ns);
+/*
+ * Parse a time as `dti --since` takes it: "12.5" (seconds since boot,
+ * DTI_TIME_BOOT), "+2s" (after the first record), "-500ms" (before the
+ * last), with a unit of ns, us, ms, s (the default), min or h.  Returns
+ * 0 and sets *@base and *@ns (negative for DTI_TIME_LAST), or -1
+ * (EINVAL, ERANGE).
+ */
+int dti_time_parse(const char *text, enum dti_time_base *base, int64_t *ns);
+
+/* dti_filter_grep() flags; neither: exact only if @regex has a capital letter */
+#define DTI_GREP_CASE	0x1	/* case matters */
+#define DTI_GREP_ICASE	0x2	/* case does not matter */
+/*
+ * Only records whose message matches the POSIX extended regular
+ * expression @regex: a text record's text, a typed event as DTI_FMT_TEXT
+ * prints it; a binary record has no message and never matches.  Replaces
+ * the expression of a call before.  Returns 0, or -1: EINVAL (flags, or
+ * no regular expression: dti_errmsg() gives regcomp()'s reason), ENOMEM.
+ */
+int dti_filter_grep(struct dti_filter *f, const char *regex, unsigned int flags);
+/*
+ * Only records for which @expr holds: comparisons of a field with a
+ * value (== != < <= > >=, and ~ for a glob on strings), joined by && and
+ * || (&& first), negated by !, grouped by parentheses, e.g.
+ * "status!=0 && (len>4096 || name~\"eth*\")".  A field is one of the
+ * record's event type (numbers compare as their type's sign says,
+ * strings as strcmp()), or, where the type has none of that name, one
+ * of every record: event (its type's name), level (a number or a level
+ * name), cpu or seq.  A comparison with a field the record does not have
+ * is false (so a record that is no typed event passes only on those
+ * four), and so is one of a string field with a number.  Replaces the
+ * expression of a call before.  Returns 0, or -1: EINVAL (dti_errmsg()
+ * says what was expected, and at which column), ENOMEM.
+ */
+int dti_filter_expr(struct dti_filter *f, const char *expr);
+/*
+ * Filter what @r returns through @f (NULL: nothing), from the next
+ * dti_next() on; @f must outlive its use, and may be set on several
+ * readers.  The notices of lost or skipped records (DTI_NOTICE_GAP,
+ * _BACKWARDS, _SKIPPED) of CPUs @f leaves out are not told.  Returns 0, or -1 as finding a time from the last record may
+ * fail (ESPIPE, the errors of open()), ENOMEM.
+ */
+int dti_set_filter(struct dti_reader *r, const struct dti_filter *f);
+
+/* ---- typed events' fields ---- */
+
+/* struct dti_field.type */
+enum dti_field_type {
+	DTI_FIELD_INT,		/* signed: @i (%d, %hhd, %lld ...) */
+	DTI_FIELD_UINT,		/* unsigned: @u (%u, %x ...) */
+	DTI_FIELD_PTR,		/* an address: @u (%px) */
+	DTI_FIELD_STR,		/* text (%s): @len bytes at @data, no NUL */
+	DTI_FIELD_BYTES,	/* bytes (%*ph): @len of them at @data */
+};
+
+/**
+ * struct dti_field - one field of a typed event (valid as the record is)
+ * @name:	its name in the event type's format
+ * @type:	what it holds
+ * @size:	bytes of a number as stored (1, 2, 4, 8); 0 for STR, BYTES
+ * @i:		INT: the value; UINT, PTR: the same bits
+ * @u:		UINT, PTR: the value; INT: the same bits
+ * @data:	STR, BYTES: the bytes, in the record; NULL otherwise
+ * @len:	STR, BYTES: their number
+ * @reserved:	zero; room for fields to come
+ */
+struct dti_field {
+	const char *name;
+	enum dti_field_type type;
+	unsigned int size;
+	int64_t i;
+	uint64_t u;
+	const void *data;
+	size_t len;
+	uint64_t reserved[4];
 };
 
 /*
- * Read records with dti_next() and print those @filter (NULL: all) lets
- * through with dti_print() in @format, as that loop would, byte for byte
- * and with the notices at the same places, but faster: where the merge
- * takes one stream's records one after another, they are formatted
- * without a call per record.  Reads at most @max records (0: no limit).
- * Returns 1 after @max records (call again), 0 at the end as dti_next()
- * (with DTI_OPEN_FOLLOW: no more data for now), or -1 on the errors of
- * dti_next() and dti_print(); dti_errmsg() says which.
+ * The event type of typed record @rec (DTI_REC_TYPED) just returned by
+ * dti_next() on @r: its name into *@name (valid while @r is open) and
+ * its number of fields into *@nfields (either may be NULL).  Returns the
+ * type's id, or -1: ENOENT (not a typed event, or its type's format was
+ * not read before it: it prints as hex).
  */
-int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
-		      const struct dti_filter *filter, unsigned long max);
-/* Parse "text", "ts", "hex", "json" or "raw".  Returns the format or -1 (EINVAL). */
-int dti_format_parse(const char *name);
+int dti_event_info(struct dti_reader *r, const struct dti_rec *rec,
+		   const char **name, unsigned int *nfields);
+/*
+ * Field @i (0 ..) of typed record @rec into @out.  Returns 0, or -1:
+ * ENOENT (as dti_event_info(), or no field @i), EBADMSG (the record's
+ * values do not fill its type's layout: it prints as hex).
+ */
+int dti_event_field(struct dti_reader *r, const struct dti_rec *rec, unsigned int i,
+		    struct dti_field *out);
+/*
+ * dti_event_field() by name.  Returns 0, or -1 as dti_event_field():
+ * ENOENT also if its type has no field @name.
+ */
+int dti_event_field_by_name(struct dti_reader *r, const struct dti_rec *rec,
+			    const char *name, struct dti_field *out);
 
 /* ---- memory dumps ---- */
 
@@ -323,6 +476,7 @@ struct dti_dump;		/* opaque: what was found in one dump */
 
 /**
  * struct dti_dump_mem - how libdti reads a dump's memory
+ * @size:	sizeof(struct dti_dump_mem), as the caller was built with
  * @read_phys:	read @len bytes at physical address @addr into @buf;
  *		0, or -1 with errno: ENODATA or EFAULT if the dump does not
  *		hold them (excluded pages, beyond its end), another errno
@@ -338,6 +492,7 @@ struct dti_dump;		/* opaque: what was found in one dump */
  * @long_size:	bytes of the dumped kernel's unsigned long (4, 8; 0 for 8)
  */
 struct dti_dump_mem {
+	size_t size;
 	int (*read_phys)(void *arg, uint64_t addr, void *buf, size_t len);
 	int (*read_virt)(void *arg, uint64_t addr, void *buf, size_t len);
 	const char *(*errmsg)(void *arg);
@@ -447,7 +602,7 @@ struct dti_dump_summary {
 
 /*
  * A new, empty dump that reads memory through @mem (copied).  NULL on
- * error (EINVAL: no read_phys, ENOMEM).
+ * error (EINVAL: no read_phys, @mem->size unset; ENOMEM).
  */
 struct dti_dump *dti_dump_new(const struct dti_dump_mem *mem);
 /*
@@ -603,6 +758,7 @@ struct dti_line_inline {
  *		innermost first, at most DTI_LINES_INLINE_MAX (the outermost
  *		ones are left out of a deeper chain)
  * @inlined:	each with the call it was inlined for
+ * @reserved:	zero; room for fields to come
  *
  * "@file:@line in @inlined[0].function, inlined at @inlined[0].file:
  * @inlined[0].line in @inlined[1].function ... in @function" is the
@@ -617,6 +773,7 @@ struct dti_line {
 	unsigned int line, column;
 	unsigned int n_inlined;
 	struct dti_line_inline inlined[DTI_LINES_INLINE_MAX];
+	uint64_t reserved[4];
 };
 
 /* dti_lines_resolve() flags */

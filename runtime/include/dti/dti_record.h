@@ -1,0 +1,1 @@
+../../../kmod/include/uapi/linux/dti_record.h
