@@ -513,6 +513,10 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	}
 	if (o->release && !o->lines)
 		return dti_usage(cmd, true, "--kernel-release is for --lines");
+	if (format && o->format == DTI_FMT_TEXT && (o->symbols || o->lines))
+		return dti_usage(cmd, true, "-F text prints no callers: --symbols, --kallsyms, "
+				 "--lines, -d and --modules are for -F ts (their default), hex "
+				 "or json");
 	if (o->lines && dti_read_lines_new(o) != DTI_EXIT_OK) {
 		dti_ksyms_free(o->syms);
 		return DTI_EXIT_FAIL;
@@ -525,8 +529,11 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		free(o->debuginfo);
 		return DTI_EXIT_FAIL;
 	}
-	/* on a terminal, as trace-cmd report and perf script: time and CPU */
-	if (!format && isatty(o->out.fd))
+	/*
+	 * On a terminal, as trace-cmd report and perf script: time and CPU;
+	 * and callers where they were asked for, which text has none of.
+	 */
+	if (!format && (isatty(o->out.fd) || o->symbols || o->lines))
 		o->format = DTI_FMT_TS;
 	if (!o->filtered) {	/* none: records go the fastest way */
 		dti_filter_free(o->filter);

@@ -248,6 +248,11 @@ CASES = [
      r"and more severe"),
     ("previous has no -p", ["--debugfs", "{fs}", "read", "-p", "ch"], 129, "^$",
      r"^dti read: -p/--priority takes LEVEL or LEVEL\.\.LEVEL, not 'ch' "),
+    ("callers asked for: ts by default", ["decode", "--kallsyms", "{ksyms}", "{snap}"], 0,
+     r"^\[    1.000000000\] cpu0 L3 #0 mod_a\+0x234/0x1000 \[dti_test\]: zero-a\n", "^$"),
+    ("text prints no callers", ["decode", "-F", "text", "--lines", "{snap}"], 129, "^$",
+     r"^dti decode: -F text prints no callers: --symbols, --kallsyms, --lines, -d and "
+     r"--modules are for -F ts \(their default\), hex or json\n"),
     ("ts format with kallsyms", ["decode", "-F", "ts", "--kallsyms", "{ksyms}", "{snap}"], 0,
      r"^\[    1.000000000\] cpu0 L3 #0 mod_a\+0x234/0x1000 \[dti_test\]: zero-a\n", "^$"),
     ("version", ["-V"], 0, r"^dti version [0-9.]+ \(record format 1\)\n$", "^$"),
@@ -344,7 +349,8 @@ CASES = [
     ("dump excerpt and list", ["dump", "--list", "--excerpt", "x.elf", "{vmcore}"], 129, "^$",
      "--list, --out and --excerpt exclude each other"),
     ("dump symbols", ["dump", "-s", "{vmcore}"], 129, "^$", "invalid option -- 's'"),
-    ("lines without a table", ["decode", "--lines", "{snap}/trace0"], 0, "^zero-a\n",
+    ("lines without a table", ["decode", "--lines", "{snap}/trace0"], 0,
+     r"^\[    1\.000000000\] cpu0 L3 #0 0xffffffffc0001234: zero-a\n",
      r"^dti: warning: callers not resolved to source lines: no module table among the files "
      r"\(a snapshot's DIR/modules, or --modules FILE\)\n$"),
     ("debuginfo file missing", ["decode", "--lines", "-d", "nofile.ko", "{snap}"], 1, "^$",
@@ -355,7 +361,8 @@ CASES = [
      "^dti: /dev/null: neither a module's file nor a directory\n$"),
     ("bad kernel release", ["decode", "--lines", "--kernel-release", "a/b", "{snap}"], 1, "^$",
      "^dti: --kernel-release: a/b: not a kernel release\n$"),
-    ("snapshot release not a release", ["decode", "--lines", "badrel"], 0, "^" + MERGED + "$",
+    ("snapshot release not a release", ["decode", "--lines", "-F", "json", "badrel"], 0,
+     r'^\{"ts_ns":1000000000,"cpu":0,(.|\n)*"text":"one-c"\}\n$',
      r"^dti: warning: badrel/release: not used \(the running kernel's release is\): a/b: "
      r"not a kernel release\ndti: warning: callers not resolved to source lines: "
      r"badrel/modules: No such file or directory\n$"),
@@ -449,6 +456,40 @@ def test_debugfs_from_proc_mounts(tmp_path):
         pytest.skip("mounting debugfs in a mount namespace needs root")
     assert p.returncode == 1
     assert f"DTI is not loaded: {mnt}/dti does not exist" in p.stderr
+
+
+def test_terminal_gets_time_and_cpu(work):
+    """On a terminal the default is -F ts (time, CPU, level, caller), as
+    trace-cmd report and perf script show; into a pipe or file it stays
+    text, what the kernel's merged file holds."""
+    import pty
+    leader, follower = pty.openpty()
+    try:
+        p = subprocess.run([str(DTI), "decode", "snap"], cwd=work, stdout=follower,
+                           stderr=subprocess.PIPE, timeout=20)
+        os.close(follower)
+        follower = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:     # EIO: the follower side is closed
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    lines = out.decode().replace("\r\n", "\n").splitlines()
+    assert lines == [f"[    1.0000000{t:02d}] cpu{c} L3 #{s} 0xffffffffc0001234: {w}"
+                     for t, c, s, w in [(0, 0, 0, "zero-a"), (1, 1, 0, "one-a"),
+                                        (10, 0, 1, "zero-b"), (11, 1, 1, "one-b"),
+                                        (20, 0, 2, "zero-c"), (21, 1, 2, "one-c")]], lines
+    piped = run(["decode", "snap"], work)
+    assert piped.stdout.decode() == MERGED
 
 
 def test_damage_notices_capped(tmp_path):
