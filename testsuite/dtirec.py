@@ -6,6 +6,7 @@ separate from runtime/libdti so that each checks the other.
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 from dataclasses import dataclass
@@ -22,6 +23,17 @@ REC_SUBBUF = 0x80
 HDR = struct.Struct("<HBBbBHIIQQQ")        # struct dti_record, 40 bytes
 SUBBUF = struct.Struct("<IIIIII32s")       # struct dti_subbuf_info, 56 bytes
 assert HDR.size == 40 and SUBBUF.size == 56
+
+
+def json_record(line: str) -> dict:
+    """One record of `dti ... -F json`.  Its 64-bit numbers (ts_ns, seq
+    and the 64-bit fields of typed events) are JSON strings there, exact
+    in jq and JavaScript; ts_ns and seq are Python ints here."""
+    obj = json.loads(line)
+    for key in ("ts_ns", "seq"):
+        if isinstance(obj.get(key), str):
+            obj[key] = int(obj[key])
+    return obj
 
 
 def record_size(payload_len: int) -> int:

@@ -31,7 +31,6 @@ each; crash ~10 s of it: loading vmlinux, then the scan, under 1 s).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -43,6 +42,7 @@ import dumpcase
 from dumpcase import from_json, from_ts
 from harness import dump
 from harness.kernel import KernelNotFound, find_kernel
+from dtirec import json_record
 
 REPO = Path(__file__).resolve().parent.parent
 EXT_DIR = REPO / "runtime" / "crash"
@@ -177,7 +177,7 @@ def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path) -> 
         decoded = run_dti(dti, "decode", snap / ch, "--format", "json")
         assert decoded == got, f"{ch}: {snap / ch} decodes to other records"
         if ch in dumpcase.LIVE:
-            recs = [from_json(json.loads(x)) for x in got.splitlines()]
+            recs = [from_json(json_record(x)) for x in got.splitlines()]
             want = [from_ts(x, binary=(ch == "mid64k")) for x in views[ch][-TAIL:]]
             assert want and set(want) <= set(recs), \
                 f"{ch}: the last records of the guest's view are not in crash's output"
@@ -188,7 +188,7 @@ def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path) -> 
     assert (out / f"{RAW_CHANNEL}.raw").read_bytes() == raw.stdout, \
         f"{RAW_CHANNEL}: crash's dti -f raw and dti dump --format raw differ"
 
-    pend = [json.loads(x) for x in (out / f"{dumpcase.PENDING}.json").read_text().splitlines()]
+    pend = [json_record(x) for x in (out / f"{dumpcase.PENDING}.json").read_text().splitlines()]
     assert len(pend) == dumpcase.PENDING_RECORDS, pend
 
 

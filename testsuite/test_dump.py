@@ -29,7 +29,6 @@ mid-write ~40 s.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -41,6 +40,7 @@ import pytest
 import dumpcase
 from dumpcase import Rec, from_json, from_ts
 from harness import dump
+from dtirec import json_record
 
 REPO = Path(__file__).resolve().parent.parent
 DTI = REPO / "runtime" / "build" / "dti"
@@ -73,7 +73,7 @@ def run_dti(*args, check: bool = True) -> subprocess.CompletedProcess:
 
 def dump_json(path: Path, channel: str) -> list[dict]:
     r = run_dti("dump", path, "--channel", channel, "--format", "json")
-    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    return [json_record(line) for line in r.stdout.splitlines() if line.strip()]
 
 
 def remove_if_passed(request, failed_before: int, paths) -> None:
@@ -197,7 +197,7 @@ def test_damaged_descriptor_skips_only_its_channel(qemu_crash, tmp_path):
     assert "wrap8k" in r.stdout + r.stderr
     assert re.search(r"^wrap8k .*\n\s+error: .*CRC mismatch", r.stdout, re.M), r.stdout
     r = run_dti("dump", bad, "--channel", "big1m", "--format", "json")
-    assert [from_json(json.loads(x)) for x in r.stdout.splitlines()] == \
+    assert [from_json(json_record(x)) for x in r.stdout.splitlines()] == \
         [from_ts(x) for x in views["big1m"]]
 
 
@@ -273,7 +273,7 @@ def test_dump_mid_write_nmi(request, kernel, build_dir, modules, dti_dump_tool):
     assert "damage" not in r.stderr.lower(), r.stderr
     per_cpu: dict[int, list[tuple[int, int]]] = {}
     for line in r.stdout.splitlines():
-        o = json.loads(line)
+        o = json_record(line)
         m = FLOOD.fullmatch(o["text"].rstrip("\n"))
         assert m and int(m[1]) == o["cpu"], f"not a whole record: {o}"
         per_cpu.setdefault(o["cpu"], []).append((o["seq"], int(m[2])))

@@ -31,12 +31,11 @@ Timings on the reference host: ~15 s per test, ~40 s with the reset,
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
 
-from dtirec import parse_merged_ts, parse_stats
+from dtirec import json_record, parse_merged_ts, parse_stats
 from guestlib import PRELUDE, persist_prelude
 from harness import dump, vm
 from harness.initramfs import DRAIN_OUTPUT
@@ -136,7 +135,7 @@ def test_events_print_as_dti_printk_after_wrapping(dti_guest, dti_tool):
     assert set(ev_lines) <= set((res.outdir / "txt.merged").read_text().splitlines())
     # dti read prints what the kernel's view prints; JSON names the fields
     assert (res.outdir / "ev.read").read_text().splitlines() == ev_lines
-    recs = [json.loads(line) for line in (res.outdir / "ev.json").read_text().splitlines()]
+    recs = [json_record(line) for line in (res.outdir / "ev.json").read_text().splitlines()]
     assert len(recs) == len(ev_lines)
     for r in recs:
         assert r["event"] in ("ints", "mixed") and r["id"] == (1 if r["event"] == "ints" else 2)
@@ -237,7 +236,7 @@ def test_dump_prints_events(request, modules, kernel, build_dir, dti_tool):
     r = subprocess.run([str(DTI_HOST), "dump", vmcore, "--channel", "dev", "-F", "json"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    recs = [json_record(line) for line in r.stdout.splitlines()]
     got = [(o["cpu"], o["seq"], o["ts_ns"], o["level"], o["text"].rstrip("\n")) for o in recs]
     assert got == want
     assert all(o["event"] in ("ints", "mixed") and o["fields"] for o in recs)

@@ -27,7 +27,6 @@ About 30 s per guest test on the reference host.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -38,6 +37,7 @@ import pytest
 
 from harness import dump, kernels, vm
 from harness.initramfs import DRAIN_OUTPUT
+from dtirec import json_record
 
 HERE = Path(__file__).resolve().parent
 LINES_SRC = HERE / "modules" / "dti_lines.c"
@@ -120,7 +120,7 @@ def check_lines(recs: list[dict]) -> None:
 
 
 def json_records(path: Path) -> list[dict]:
-    return [json.loads(ln) for ln in path.read_text().splitlines() if ln.strip()]
+    return [json_record(ln) for ln in path.read_text().splitlines() if ln.strip()]
 
 
 def test_module_table(dti_guest):
@@ -186,7 +186,7 @@ def test_live_read_lines(dti_guest, dti_tool, modules):
     r = subprocess.run([str(HOST_DTI), "decode", "--lines", "-d", str(ko), "-F", "json",
                         str(out / "snap")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    recs = [json.loads(ln) for ln in r.stdout.splitlines()]
+    recs = [json_record(ln) for ln in r.stdout.splitlines()]
     check_lines(recs)
     assert recs == json_records(out / "read.json")
     # A snapshot's files one by one read as the directory, modules included.
@@ -246,7 +246,7 @@ def test_dump_lines_and_wrong_build(request, modules, kernel, build_dir, dti_too
                         "-d", str(ko), "-F", "json"], capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stderr
-    check_lines([json.loads(ln) for ln in r.stdout.splitlines()])
+    check_lines([json_record(ln) for ln in r.stdout.splitlines()])
 
     other = rebuilt_elsewhere(tmp_path, kernel)
     want, got = build_id(ko), build_id(other)
@@ -256,7 +256,7 @@ def test_dump_lines_and_wrong_build(request, modules, kernel, build_dir, dti_too
                            capture_output=True, text=True, timeout=600)
         assert w.returncode != 0, w.stdout[-2000:]
         assert str(other) in w.stderr and want in w.stderr and got in w.stderr, w.stderr
-        recs = [json.loads(ln) for ln in w.stdout.splitlines()]
+        recs = [json_record(ln) for ln in w.stdout.splitlines()]
         assert len(recs) == 1 + 5 * ROUNDS
         assert not any(x.get("line") for x in recs), recs[:3]
     if request.session.testsfailed == failed:
@@ -338,4 +338,4 @@ def test_console_log_lines(modules, kernel, build_dir, dti_tool, tmp_path):
                         str(module_ko(modules, "dti_lines")), "-F", "json", str(log)],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    check_lines([json.loads(ln) for ln in r.stdout.splitlines()])
+    check_lines([json_record(ln) for ln in r.stdout.splitlines()])

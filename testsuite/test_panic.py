@@ -27,14 +27,13 @@ Timings on the reference host: ~25 s per boot.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from dtirec import accounting_errors, parse_stats
+from dtirec import accounting_errors, json_record, parse_stats
 from guestlib import PRELUDE
 from harness import vm
 from harness.initramfs import DRAIN_OUTPUT
@@ -65,7 +64,7 @@ def views(stdout: str) -> dict[str, list[str]]:
 def newest(lines: list[str], n: int) -> list[str]:
     """The newest `n` records of each CPU of a `dti read -F json` output,
     merged by time as the panic output merges them (ties: lower CPU)."""
-    recs = [json.loads(x) | {"_line": x} for x in lines]
+    recs = [json_record(x) | {"_line": x} for x in lines]
     keep = []
     for cpu in sorted({r["cpu"] for r in recs}):
         keep += sorted((r for r in recs if r["cpu"] == cpu), key=lambda r: r["seq"])[-n:]
@@ -166,7 +165,7 @@ def test_panic_while_every_cpu_writes(modules, kernel, build_dir, dti_tool, host
     assert [m.group(1) for m in ends] == ["fl"], "the section did not complete"
     r = console_log(log, "-F", "json", "--channel", "fl")
     assert r.returncode == 0, r.stderr
-    recs = [json.loads(x) for x in r.stdout.splitlines()]
+    recs = [json_record(x) for x in r.stdout.splitlines()]
     assert len(recs) == int(ends[0].group(2)) > 0
     by_cpu: dict[int, list[dict]] = {}
     for x in recs:
@@ -202,7 +201,7 @@ def test_panic_inside_a_write(modules, kernel, build_dir, dti_tool, host_dti, tm
     r = console_log(log, "-F", "json", "--channel", "pw")
     assert r.returncode == 0, r.stderr
     fit = (PANICIN_SUBBUF - SUBBUF_HEADER) // PW_RECORD
-    assert [json.loads(x)["text"] for x in r.stdout.splitlines()] == \
+    assert [json_record(x)["text"] for x in r.stdout.splitlines()] == \
         [f"pw {i}\n" for i in range(fit - PANICIN_N, fit)]
 
 
@@ -316,7 +315,7 @@ def test_oops_does_not_print_a_reservation_being_filled(modules, kernel, build_d
     assert texts == [f"before {i}" for i in range(5)], lines
     st = parse_stats(res.outdir.joinpath("stats").read_text())
     assert st["total"]["written"] == 6 and not accounting_errors(st), st
-    recs = [json.loads(x) for x in res.outdir.joinpath("read").read_text().splitlines()]
+    recs = [json_record(x) for x in res.outdir.joinpath("read").read_text().splitlines()]
     assert [r.get("text") for r in recs[:5]] == [f"before {i}\n" for i in range(5)], recs
     assert recs[5]["cpu"] == 1 and recs[5]["data"] == "a5" * 48, recs[5]
 

@@ -41,7 +41,6 @@ with a reset, ~90 s for the dump.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -49,7 +48,7 @@ from pathlib import Path
 
 import pytest
 
-from dtirec import parse_merged_ts
+from dtirec import json_record, parse_merged_ts
 from guestlib import persist_prelude
 from harness import dump, initramfs, kernels, vm
 
@@ -494,7 +493,7 @@ def dti_host(*args) -> subprocess.CompletedProcess:
 
 def dump_records(vmcore: Path, channel: str) -> list[tuple]:
     out = dti_host("dump", vmcore, "--channel", channel, "--format", "json").stdout
-    recs = [json.loads(line) for line in out.splitlines() if line.strip()]
+    recs = [json_record(line) for line in out.splitlines() if line.strip()]
     return [(o["cpu"], o["seq"], o["ts_ns"], o["level"], o["text"].rstrip("\n"))
             for o in recs]
 

@@ -27,13 +27,12 @@ hangs the guest and is reported as VM-LOST.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pytest
 
-from dtirec import REC_REPLAYED, accounting_errors, parse_merged_ts, parse_stats
+from dtirec import REC_REPLAYED, accounting_errors, json_record, parse_merged_ts, parse_stats
 from guestlib import PRELUDE, WARM, plain_setup, start_stap
 from harness.stap import stap_version, staprun_cmd
 
@@ -84,7 +83,7 @@ done
 
 
 def json_records(text: str) -> list[dict]:
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [json_record(line) for line in text.splitlines() if line.strip()]
 
 
 # --------------------------------------------------------------------------

@@ -7,13 +7,12 @@ compares what `dti` prints with the kernel's own merged views.
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 
 import pytest
 
-from dtirec import parse_merged_ts, parse_stats
+from dtirec import json_record, parse_merged_ts, parse_stats
 from guestlib import PRELUDE, SAMPLE
 
 
@@ -82,7 +81,7 @@ def test_read_equals_merged(rt_guest):
                for x in parse_merged_ts(out(res, "read-ts")))
     # --symbols resolves callers as the kernel's %pS does
     assert out(res, "read-sym") == out(res, "merged-ts")
-    recs = [json.loads(line) for line in out(res, "read-json").splitlines()]
+    recs = [json_record(line) for line in out(res, "read-json").splitlines()]
     kts = parse_merged_ts(out(res, "merged-ts"))
     assert [(r["ts_ns"], r["cpu"], r["seq"]) for r in recs] == \
         [(x.ts_ns, x.cpu, x.seq) for x in kts]
@@ -327,6 +326,6 @@ def test_sample_driver_events_print_everywhere(rt_guest, dti_tool):
                for r in reqs) == 1
     assert sum("state=DONE" in r and "result=0 " in r for r in reqs) == 8
     assert out(res, "formats").startswith("1 req IsQQiIs id,state,submit,latency,result,flags,arg6 ")
-    events = [json.loads(x) for x in out(res, "json").splitlines() if '"event"' in x]
+    events = [json_record(x) for x in out(res, "json").splitlines() if '"event"' in x]
     assert [e["fields"]["id"] for e in events] == list(range(9))
     assert {e["fields"]["state"] for e in events} == {"DONE", "TIMEOUT"}

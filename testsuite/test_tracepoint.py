@@ -18,13 +18,13 @@ About 20 s per test on the reference host, 40 s for perf.
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
 
 import pytest
 
+from dtirec import json_record
 from guestlib import PRELUDE
 
 TP_PAYLOAD_MAX = 256        # DTI_TP_PAYLOAD_MAX
@@ -40,7 +40,7 @@ EVENT_RE = re.compile(r"dti_record: (\S+) cpu=(\d+) log_cpu=(\d+) level=(-?\d+) 
 
 
 def records(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [json_record(line) for line in path.read_text().splitlines()]
 
 
 def events(text: str) -> list[dict]:

@@ -19,10 +19,9 @@ About 20 s per test on the reference host.
 
 from __future__ import annotations
 
-import json
 import re
 
-from dtirec import parse_stats
+from dtirec import json_record, parse_stats
 from guestlib import PRELUDE
 
 MARKS = 200                 # markers the shell loop writes
@@ -32,7 +31,7 @@ TEXT = 0x01                 # DTI_REC_TEXT
 
 
 def records(path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines()]
+    return [json_record(line) for line in path.read_text().splitlines()]
 
 
 def test_markers_among_driver_records(dti_guest, dti_tool):

@@ -438,6 +438,7 @@ static int dti_con_print(struct dti_con *c, struct dti_read_opts *o)
 				ch->len[n++] = ch->len[cpu];
 			}
 		dti_print_channel_head(o, ch->name, shown++);
+		o->chan_name = ch->name;
 		ret = dti_exit_worst(ret, dti_read_print(dti_open_mem(bufs, ch->len, n, o->strict ? DTI_OPEN_STRICT : 0), o));
 		ret = dti_exit_worst(ret, ch->damage ? DTI_EXIT_DAMAGE : DTI_EXIT_OK);
 	}

@@ -116,6 +116,7 @@ struct dti_read_opts {
 	bool list;			/* dump --list */
 	int format;
 	struct dti_filter *filter;	/* -c, -p, -S, -U, -g, --filter; NULL: none */
+	const char *chan_name;		/* the channel read next, for JSON */
 	bool filtered;			/* one of those was given */
 	const char *kallsyms, *output;
 	const char *channel, *out_dir;	/* dump --channel, --out */

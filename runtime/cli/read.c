@@ -601,7 +601,8 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 	if (!r)
 		return dti_err("%s", dti_errmsg());
 	dti_set_notice_handler(r, dti_notice, o);
-	if (dti_set_filter(r, o->filter) < 0) {
+	if (dti_set_filter(r, o->filter) < 0 ||
+	    (o->chan_name && dti_set_channel_name(r, o->chan_name) < 0)) {
 		dti_err("%s", dti_errmsg());
 		dti_close(r);
 		return DTI_EXIT_FAIL;
@@ -631,12 +632,10 @@ int dti_exit_worst(int a, int b)
 
 void dti_print_channel_head(struct dti_read_opts *o, const char *name, int shown)
 {
-	if (o->channel)
+	/* JSON records carry their channel: every line is a record */
+	if (o->channel || o->format == DTI_FMT_JSON || o->format == DTI_FMT_RAW)
 		return;
-	if (o->format == DTI_FMT_JSON)
-		fprintf(o->f, "{\"channel\":\"%s\"}\n", name);
-	else
-		fprintf(o->f, "%s==> %s <==\n", shown ? "\n" : "", name);
+	fprintf(o->f, "%s==> %s <==\n", shown ? "\n" : "", name);
 }
 
 /*
@@ -686,6 +685,7 @@ int cmd_read(int argc, char **argv)
 	sa.sa_handler = dti_on_signal;	/* no SA_RESTART: wake the sleep */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	o.chan_name = argv[optind];
 	r = o.previous ? dti_open_previous(argv[optind], flags) :
 			 dti_open_channel(argv[optind], flags);
 	if (r && o.lines_l) {

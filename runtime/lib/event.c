@@ -510,6 +510,7 @@ int dti_event_json(const struct dti_evfmt *f, const struct dti_rec *rec, char *b
 	struct dti_values v;
 	char num[32];
 	unsigned int i;
+	bool wide;
 	size_t k;
 	uint64_t x;
 
@@ -541,10 +542,16 @@ int dti_event_json(const struct dti_evfmt *f, const struct dti_rec *rec, char *b
 						   (unsigned long long)dti_value_num(f, &v, i, rec->swapped)));
 			break;
 		default:
+			/* 64-bit values as strings (protobuf's JSON mapping): exact in jq */
 			x = dti_value_num(f, &v, i, rec->swapped);
+			wide = dti_event_arg_size(f->layout[i]) == sizeof(uint64_t);
+			if (wide)
+				dti_putc(&o, '"');
 			dti_putn(&o, num, dti_arg_signed(f->layout[i]) ?
 				 snprintf(num, sizeof(num), "%lld", (long long)x) :
 				 snprintf(num, sizeof(num), "%llu", (unsigned long long)x));
+			if (wide)
+				dti_putc(&o, '"');
 		}
 	}
 	dti_putc(&o, '}');

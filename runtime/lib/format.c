@@ -571,7 +571,10 @@ static void dti_ljson(FILE *f, const char *ps, const struct dti_line *l)
 {
 	unsigned int i;
 
-	dti_fjson_str(f, ps);
+	if (strncmp(ps, "0x", 2)) {
+		fputs(",\"symbol\":", f);
+		dti_fjson_str(f, ps);
+	}
 	if (l->function) {
 		fputs(",\"function\":", f);
 		dti_fjson_str(f, l->function);
@@ -889,6 +892,19 @@ static char *dti_put_json_str(struct dti_obuf *ob, char *p,
 	return p;
 }
 
+/*
+ * The channel of the record returned last: as the caller named it, else
+ * as its sub-buffers do; or NULL
+ */
+static const char *dti_rec_channel(const struct dti_reader *r)
+{
+	if (r && r->chan_name)
+		return r->chan_name;
+	if (r && r->last && r->last->ident.set)
+		return r->last->ident.name;
+	return r && r->ident.set ? r->ident.name : NULL;
+}
+
 static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 			  const struct dti_rec *rec)
 {
@@ -896,33 +912,45 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	const struct dti_caller *c = dti_caller(r, rec->caller, rec->ts_ns, &tmp);
 	const struct dti_evfmt *f = NULL;
 	char text[DTI_EVENT_TEXT_MAX];
+	const char *name;
 	int n;
 
-	p = (char *)memcpy(p, "{\"ts_ns\":", 9) + 9;
+	/* 64-bit numbers as strings, as protobuf's JSON mapping has them: exact in jq */
+	p = (char *)memcpy(p, "{\"ts_ns\":\"", 10) + 10;
 	p = dti_put_dec(p, rec->ts_ns, 0, 0);
+	*p++ = '"';
+	name = dti_rec_channel(r);
+	if (name) {
+		p = (char *)memcpy(p, ",\"channel\":", 11) + 11;
+		p = dti_put_json_str(ob, p, (const unsigned char *)name, strlen(name));
+		if (!p || !(p = dti_ob_room(ob, p, DTI_PREFIX_MAX)))
+			return NULL;
+	}
 	p = (char *)memcpy(p, ",\"cpu\":", 7) + 7;
 	p = dti_put_dec(p, rec->cpu, 0, 0);
 	p = (char *)memcpy(p, ",\"level\":", 9) + 9;
 	p = dti_put_int(p, rec->level);
 	p = (char *)memcpy(p, ",\"seq\":", 7) + 7;
-	if (rec->flags & DTI_REC_PENDING)
+	if (rec->flags & DTI_REC_PENDING) {
 		p = (char *)memcpy(p, "null", 4) + 4;	/* none yet */
-	else
+	} else {
+		*p++ = '"';
 		p = dti_put_dec(p, rec->seq, 0, 0);
+		*p++ = '"';
+	}
 	p = (char *)memcpy(p, ",\"flags\":", 9) + 9;
 	p = dti_put_dec(p, rec->flags, 0, 0);
+	/* the address always; what it resolves to beside it */
 	p = (char *)memcpy(p, ",\"caller\":\"", 11) + 11;
+	p = dti_put_addr(p, rec->caller);
+	*p++ = '"';
 	if (c->json) {
-		/* "caller" and the fields of its source line */
-		if ((p = dti_ob_room(ob, p - 1, c->json_len)))
+		/* "symbol" and the fields of its source line */
+		if ((p = dti_ob_room(ob, p, c->json_len)))
 			p = (char *)memcpy(p, c->json, c->json_len) + c->json_len;
-	} else if (c->plain) {
-		memcpy(p, c->p, c->len);
-		p += c->len;
-		*p++ = '"';
-	} else {
-		p = dti_put_json_str(ob, p - 1, (const unsigned char *)c->p,
-				     c->len);
+	} else if (c->len > 2 && memcmp(c->p, "0x", 2)) {
+		p = (char *)memcpy(p, ",\"symbol\":", 10) + 10;
+		p = dti_put_json_str(ob, p, (const unsigned char *)c->p, c->len);
 	}
 	if (p && r && (f = dti_events_find(&r->events, rec)) &&
 	    (n = dti_event_text(f, rec, text, sizeof(text))) >= 0 &&

@@ -431,6 +431,7 @@ struct dti_reader {
 	uint64_t first_ts;
 	uint64_t since_ns, until_ns;	/* resolved: 0, UINT64_MAX if not set */
 	char *match_buf;		/* a record's message, for --grep */
+	char *chan_name;		/* dti_set_channel_name(), or NULL */
 };
 
 /* filter.c */

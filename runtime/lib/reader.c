@@ -97,6 +97,7 @@ void dti_close(struct dti_reader *r)
 	free(r->stats);
 	free(r->ob.p);
 	free(r->match_buf);
+	free(r->chan_name);
 	free(r);
 }
 
@@ -518,6 +519,17 @@ int dti_set_formatter(struct dti_reader *r, dti_formatter_fn fn, void *arg)
 {
 	r->fmt = fn;
 	r->fmt_arg = arg;
+	return 0;
+}
+
+int dti_set_channel_name(struct dti_reader *r, const char *name)
+{
+	char *copy = NULL;
+
+	if (name && !(copy = strdup(name)))
+		return dti_fail(ENOMEM, "out of memory");
+	free(r->chan_name);
+	r->chan_name = copy;
 	return 0;
 }
 

@@ -5,7 +5,7 @@
  * a file, its records printed to /dev/null.  Flags: bits 0-1 the format
  * (text, ts, json, hex), bit 2 --channel pa, bit 3 not --quiet (the
  * damage messages on stderr), bit 4 --lines (through the log's module
- * lines, with no module file found).  The command exits 0, 1 or 2, nothing
+ * lines, with no module file found; ts for text, which has no callers).  The command exits 0, 1 or 2, nothing
  * else, and leaks nothing.  Built with the whole dti command (its main()
  * renamed): cmd_console_log() uses the option parsing and printing that
  * read and decode share.
@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = fuzz_memfd(data + 1, size - 1, path, sizeof(path));
 	argv[argc++] = (char *)"console-log";
 	argv[argc++] = (char *)"-F";
-	argv[argc++] = (char *)formats[data[0] & 3];
+	/* text prints no callers: with --lines it is refused, so ts then */
+	argv[argc++] = (char *)formats[(data[0] & 3) || !(data[0] & 16) ? data[0] & 3 : 1];
 	argv[argc++] = (char *)"-o";
 	argv[argc++] = (char *)"/dev/null";
 	if (data[0] & 4) {

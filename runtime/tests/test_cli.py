@@ -253,6 +253,11 @@ CASES = [
     ("text prints no callers", ["decode", "-F", "text", "--lines", "{snap}"], 129, "^$",
      r"^dti decode: -F text prints no callers: --symbols, --kallsyms, --lines, -d and "
      r"--modules are for -F ts \(their default\), hex or json\n"),
+    ("json caller: the address and its symbol", ["decode", "-F", "json", "--kallsyms", "{ksyms}",
+                                                 "{snap}/trace0"], 0,
+     r'^\{"ts_ns":"1000000000","channel":"test","cpu":0,"level":3,"seq":"0","flags":1,'
+     r'"caller":"0xffffffffc0001234","symbol":"mod_a\+0x234/0x1000 \[dti_test\]",'
+     r'"text":"zero-a"\}\n', "^$"),
     ("ts format with kallsyms", ["decode", "-F", "ts", "--kallsyms", "{ksyms}", "{snap}"], 0,
      r"^\[    1.000000000\] cpu0 L3 #0 mod_a\+0x234/0x1000 \[dti_test\]: zero-a\n", "^$"),
     ("version", ["-V"], 0, r"^dti version [0-9.]+ \(record format 1\)\n$", "^$"),
@@ -362,7 +367,7 @@ CASES = [
     ("bad kernel release", ["decode", "--lines", "--kernel-release", "a/b", "{snap}"], 1, "^$",
      "^dti: --kernel-release: a/b: not a kernel release\n$"),
     ("snapshot release not a release", ["decode", "--lines", "-F", "json", "badrel"], 0,
-     r'^\{"ts_ns":1000000000,"cpu":0,(.|\n)*"text":"one-c"\}\n$',
+     r'^\{"ts_ns":"1000000000","channel":"test","cpu":0,(.|\n)*"text":"one-c"\}\n$',
      r"^dti: warning: badrel/release: not used \(the running kernel's release is\): a/b: "
      r"not a kernel release\ndti: warning: callers not resolved to source lines: "
      r"badrel/modules: No such file or directory\n$"),
@@ -909,7 +914,9 @@ def test_console_log_json_flags(tmp_path):
     p = run(["console-log", "-F", "json", "--channel", "ca", "log"], tmp_path)
     recs = [__import__("json").loads(x) for x in p.stdout.splitlines()]
     assert [(r["cpu"], r["seq"], r["level"], r["flags"], r["ts_ns"]) for r in recs] == \
-        [(0, 5, 3, TEXT, 2000000000), (1, 7, 4, TEXT, 2000000010), (0, 6, 3, 0, 2000000020)]
+        [(0, "5", 3, TEXT, "2000000000"), (1, "7", 4, TEXT, "2000000010"),
+         (0, "6", 3, 0, "2000000020")]
+    assert {r["channel"] for r in recs} == {"ca"}
     assert recs[1]["text"] == "tab\there\\ <b" and recs[0]["text"] == "one\n"
 
 

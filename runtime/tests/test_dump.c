@@ -392,7 +392,7 @@ static void test_pending(void)
 			     "[    0.000001000] cpu0 L3 #200 ") != NULL);
 	CHECK(strstr(o.text, "] cpu1 L4 #- 0xffffffffc0001234: p-late\n") != NULL);
 	print_chan(d, n, "drv", DTI_FMT_JSON, &o);
-	CHECK(strstr(o.text, "{\"ts_ns\":999,\"cpu\":0,\"level\":4,\"seq\":null,\"flags\":17,") != NULL);
+	CHECK(strstr(o.text, "{\"ts_ns\":\"999\",\"channel\":\"drv\",\"cpu\":0,\"level\":4,\"seq\":null,\"flags\":17,") != NULL);
 	ch = dti_dump_channel(d, find(d, n, "early"));
 	CHECK(ch->pending_records == 1 && !ch->desc_addr && !ch->nr_bufs);
 	CHECK(ch->level == DTI_DUMP_NO_LEVEL && !ch->error && !ch->damage);

@@ -952,16 +952,18 @@ static void test_print_lines(void)
 	text = print_all(buf, len, l, DTI_FMT_JSON);
 	CHECK(!dti_lines_resolve(l, SAMPLE_TEXT + calls[1].koff, 0, &ln));
 	snprintf(want, sizeof(want),
-		 "\"seq\":1,\"flags\":1,\"caller\":\"lines_outer+0x%llx/0x%llx [lines_sample]\","
+		 "\"seq\":\"1\",\"flags\":1,\"caller\":\"0x%llx\","
+		 "\"symbol\":\"lines_outer+0x%llx/0x%llx [lines_sample]\","
 		 "\"function\":\"lines_outer\",\"offset\":%llu,\"size\":%llu,"
 		 "\"module\":\"lines_sample\",\"file\":\"%s\",\"line\":%u,\"column\":%u,"
 		 "\"inlined\":[{\"function\":\"lines_helper\",\"file\":\"%s\",\"line\":%u,"
 		 "\"column\":%u}],\"text\":\"record!!\"}\n",
+		 (unsigned long long)(SAMPLE_TEXT + calls[1].koff),
 		 (unsigned long long)ln.offset, (unsigned long long)ln.size,
 		 (unsigned long long)ln.offset, (unsigned long long)ln.size, ln.file, ln.line,
 		 ln.column, ln.inlined[0].file, ln.inlined[0].line, ln.inlined[0].column);
 	CHECK(text && strstr(text, want));
-	CHECK(text && strstr(text, "\"seq\":7,\"flags\":1,\"caller\":\"0xffffffffc09ff000\",\"text\""));
+	CHECK(text && strstr(text, "\"seq\":\"7\",\"flags\":1,\"caller\":\"0xffffffffc09ff000\",\"text\""));
 	free(text);
 	/* text format: no caller at all */
 	text = print_all(buf, len, l, DTI_FMT_TEXT);

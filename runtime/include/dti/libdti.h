@@ -247,6 +247,15 @@ unsigned long dti_damage_count(const struct dti_reader *r);
 unsigned long dti_warning_count(const struct dti_reader *r);
 /* Use @fn for binary records in dti_print().  Returns 0. */
 int dti_set_formatter(struct dti_reader *r, dti_formatter_fn fn, void *arg);
+/*
+ * The channel's name as DTI_FMT_JSON gives it in "channel" on every
+ * record (copied; NULL: as the data name it: the sub-buffer headers'
+ * name, a snapshot's info, a dump descriptor's).  For inputs that do not
+ * name it (a console log's records) or name it ambiguously (a persistent
+ * region's rings of an earlier boot, "NAME@bootN").  Returns 0, or -1
+ * (ENOMEM).
+ */
+int dti_set_channel_name(struct dti_reader *r, const char *name);
 /* Resolve callers with @syms in dti_print() (NULL: print them as hex).  Returns 0. */
 int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms);
 /*
