@@ -164,8 +164,10 @@ check-kdebug: deps
 	cd testsuite && $(PYTEST) -q -k kernel_function test_scripts_load.py
 
 # The crash extension: crash needs the kernel's debuginfo to open a dump,
-# so this installs linux-image-KVER-dbg as check-kdebug does, and zlib1g-dev
-# (crash's defs.h includes zlib.h).  CI does not run it; make check skips
+# so this installs linux-image-KVER-dbg as check-kdebug does (about 860 MB),
+# and zlib1g-dev (crash's defs.h includes zlib.h).  CI runs it after make
+# check: crash loads dti.so (dlopen(RTLD_NOW): every symbol must resolve)
+# and runs its commands on a real guest's dumps.  make check skips
 # test_crash_ext.py when crash or the vmlinux is missing, and
 # DTI_CHECK_CRASH=1 turns that skip into a failure here.
 check-crash: deps

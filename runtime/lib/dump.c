@@ -2146,6 +2146,9 @@ struct dti_reader *dti_dump_open(struct dti_dump *d, unsigned int i,
 	r = dti_reader_alloc(dti_chan_streams(c), flags);
 	if (!r)
 		return NULL;
+	/* JSON's "channel": NAME@bootN for an earlier boot's rings */
+	if (dti_set_channel_name(r, c->name) < 0)
+		goto fail;
 	for (cpu = 0; c->rings && cpu < c->pub.nr_cpu_ids; cpu++) {
 		if (!c->rings[cpu].pfn)
 			continue;

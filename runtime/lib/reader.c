@@ -246,6 +246,25 @@ static enum dti_snap_kind dti_snap_kind(const char *name)
 static int dti_parse_info(const char *path, struct dti_ident *id,
 			  unsigned int *ncpu);
 
+/* Bytes of a channel's name in a snapshot's info (a dump's NAME@bootN too) */
+#define DTI_INFO_NAME_MAX	64
+
+/*
+ * The channel a snapshot's info names on its first line ("name: NAME"),
+ * into @name; false if it names none.  For JSON's "channel" where no
+ * sub-buffer header says it: a pending store's records alone, or an
+ * earlier boot's rings in a dump (dti_dump_save()).
+ */
+static bool dti_info_channel(const char *path, char name[DTI_INFO_NAME_MAX + 1])
+{
+	char *info = dti_read_file(path);
+	bool found;
+
+	found = info && sscanf(info, "name: %64s", name) == 1;
+	free(info);
+	return found;
+}
+
 /*
  * Open @n files of records, those from index @pending on a pending
  * store's, with their snapshot's @info and @stats (NULL: none): info
@@ -258,6 +277,7 @@ static struct dti_reader *dti_open_snapshot(const char *const *paths,
 					    unsigned int flags, bool live,
 					    const char *info, const char *stats)
 {
+	char name[DTI_INFO_NAME_MAX + 1];
 	struct dti_ident hint = { 0 };
 	struct dti_reader *r;
 	unsigned int ncpu;
@@ -266,7 +286,8 @@ static struct dti_reader *dti_open_snapshot(const char *const *paths,
 		dti_parse_info(info, &hint, &ncpu);
 	r = dti_open_paths(paths, n, flags, live, &hint, pending);
 	if (r && ((info && !(r->info = strdup(info))) ||
-		  (stats && !(r->stats = strdup(stats))))) {
+		  (stats && !(r->stats = strdup(stats))) ||
+		  (info && dti_info_channel(info, name) && dti_set_channel_name(r, name) < 0))) {
 		dti_close(r);
 		return dti_fail_null(ENOMEM, "out of memory");
 	}

@@ -654,7 +654,8 @@ int dti_dump_print_list(const struct dti_dump *d, FILE *out,
 /*
  * A reader of channel @i's records: its rings' sub-buffers of its
  * generation, one stream per CPU named "NAME/traceN", and its pending
- * store's records, "NAME/pending", merged by time.  @flags: 0 or
+ * store's records, "NAME/pending", merged by time; its channel's name
+ * is the dump channel's (dti_set_channel_name()).  @flags: 0 or
  * DTI_OPEN_STRICT.  The rings are copied out of the dump first: the
  * reader holds the channel's rings in memory until dti_close().  NULL on
  * error: EINVAL (a channel with an error: dti_errmsg() says it, or other
