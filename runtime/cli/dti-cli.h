@@ -69,6 +69,9 @@ int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	"  -g, --grep REGEX      only records whose message matches REGEX (POSIX\n" \
 	"                        extended; case ignored unless it has a capital)\n" \
 	"      --case-sensitive  with --grep: case matters\n" \
+	"      --report          a report, not the records: counts and rates per\n" \
+	"                        level, CPU, kind and caller, the intervals of lost\n" \
+	"                        records, the channel's accounting (as dti report)\n" \
 	"      --filter EXPR     only typed events for which EXPR holds: FIELD OP\n" \
 	"                        VALUE (== != < <= > >= ~glob), && || ! ( ); also\n" \
 	"                        event, level, cpu, seq (e.g. 'status!=0 && len>4096')\n"
@@ -117,6 +120,9 @@ struct dti_read_opts {
 	int format;
 	struct dti_filter *filter;	/* -c, -p, -S, -U, -g, --filter; NULL: none */
 	const char *chan_name;		/* the channel read next, for JSON */
+	bool report;			/* --report, dti report: a report, no records */
+	char *report_stats;		/* a snapshot's stats file for it, or NULL */
+	const char *report_live;	/* a live channel's name for its stats, or NULL */
 	bool filtered;			/* one of those was given */
 	const char *kallsyms, *output;
 	const char *channel, *out_dir;	/* dump --channel, --out */
@@ -145,6 +151,9 @@ struct dti_read_opts {
  * Parse the options and operands of read, decode or dump (@cmd), load
  * the symbols and open the output.  Returns -1 to go on, or an exit code.
  */
+void dti_read_notice(const struct dti_notice *n, void *arg);
+int dti_report_run(struct dti_reader *r, struct dti_read_opts *o);
+char *dti_read_text_file(const char *path);
 int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		   int max_args, struct dti_read_opts *o);
 /*
@@ -189,6 +198,7 @@ int cmd_reset(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_read(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_console_log(int argc, char **argv);
@@ -196,6 +206,7 @@ int cmd_write(int argc, char **argv);
 
 extern const char usage_list[], usage_level[], usage_reset[], usage_stats[];
 extern const char usage_read[], usage_decode[], usage_snapshot[], usage_dump[];
+extern const char usage_report[];
 extern const char usage_console_log[], usage_write[];
 
 #endif /* _DTI_CLI_H */

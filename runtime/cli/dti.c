@@ -29,6 +29,7 @@ const struct dti_cmd dti_cmds[] = {
 	{ "write",    cmd_write,    usage_write,    "add text records to a channel (user-space markers)" },
 	{ "snapshot", cmd_snapshot, usage_snapshot, "stop a channel, copy its per-CPU files, restore it" },
 	{ "decode",   cmd_decode,   usage_decode,   "print records from copied per-CPU files" },
+	{ "report",   cmd_report,   usage_report,   "counts, rates and lost records of copied per-CPU files" },
 	{ "dump",     cmd_dump,     usage_dump,     "print or save the channels of a kernel memory dump" },
 	{ "console-log", cmd_console_log, usage_console_log,
 	  "print the records a panic put on the console, from a saved log" },

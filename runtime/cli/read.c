@@ -45,6 +45,7 @@
 	{ "grep",      required_argument, NULL, 'g' }, \
 	{ "case-sensitive", no_argument,  NULL, OPT_CASE }, \
 	{ "filter",    required_argument, NULL, OPT_FILTER }, \
+	{ "report",    no_argument,       NULL, OPT_REPORT }, \
 	{ "min-level", required_argument, NULL, OPT_MIN }, \
 	{ "max-level", required_argument, NULL, OPT_MAX }, \
 	{ "kallsyms",  required_argument, NULL, OPT_KALLSYMS }, \
@@ -75,10 +76,21 @@ const char usage_decode[] =
 	"--lines the module table is DIR/modules (or the FILE called modules).\n"
 	"\n"
 	DTI_READ_HELP;
+const char usage_report[] =
+	"usage: dti report [options] DIR | FILE... | -\n"
+	"\nWhat the records of a snapshot or of per-CPU files say at a glance: how\n"
+	"many, over what time, at what rate, per level, CPU, kind (text, binary,\n"
+	"each event type) and caller; the intervals where records were lost\n"
+	"(sequence gaps), with the times around them; and the channel's\n"
+	"accounting (DIR/stats), which says why.  The filters hold.  For a live\n"
+	"channel, a previous boot, a dump or a console log: --report of dti\n"
+	"read, dti dump and dti console-log.\n"
+	"\n"
+	DTI_READ_HELP;
 
 enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET, OPT_STRICT,
        OPT_CHANNEL, OPT_OUT, OPT_EXCERPT, OPT_LINES, OPT_RELEASE, OPT_MODULES,
-       OPT_PREVIOUS, OPT_CASE, OPT_FILTER };
+       OPT_PREVIOUS, OPT_CASE, OPT_FILTER, OPT_REPORT };
 
 static const struct option dti_read_opts[] = {
 	DTI_READ_OPTS,
@@ -164,7 +176,7 @@ static void dti_on_signal(int sig)
  * given to decode was 261,636 lines) */
 #define DTI_DAMAGE_SHOWN_MAX	20
 
-static void dti_notice(const struct dti_notice *n, void *arg)
+void dti_read_notice(const struct dti_notice *n, void *arg)
 {
 	struct dti_read_opts *o = arg;
 
@@ -423,6 +435,9 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		case OPT_CASE:
 			grep_case = true;
 			break;
+		case OPT_REPORT:
+			o->report = true;
+			break;
 		case OPT_FILTER:
 			if (dti_filter_expr(o->filter, optarg) < 0) {
 				snprintf(msg, sizeof(msg), "--filter: %s", dti_errmsg());
@@ -481,6 +496,11 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 			break;
 		}
 	}
+	if (!strcmp(cmd, "report"))
+		o->report = true;
+	if (o->report && (o->follow || format))
+		return dti_usage(cmd, true, "a report is text, of the records there are: "
+				 "no --follow, no -F");
 	if (grep) {
 		if (dti_filter_grep(o->filter, grep, grep_case ? DTI_GREP_CASE : 0) < 0) {
 			snprintf(msg, sizeof(msg), "-g/--grep: %s", dti_errmsg());
@@ -600,7 +620,7 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 
 	if (!r)
 		return dti_err("%s", dti_errmsg());
-	dti_set_notice_handler(r, dti_notice, o);
+	dti_set_notice_handler(r, dti_read_notice, o);
 	if (dti_set_filter(r, o->filter) < 0 ||
 	    (o->chan_name && dti_set_channel_name(r, o->chan_name) < 0)) {
 		dti_err("%s", dti_errmsg());
@@ -614,7 +634,7 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 		dti_set_lines(r, o->lines_l);
 	o->damage_shown = 0;
 	o->damage_hidden = 0;
-	ret = dti_print_all(r, o);
+	ret = o->report ? dti_report_run(r, o) : dti_print_all(r, o);
 	damage = dti_damage_count(r) > 0;
 	dti_close(r);	/* writes what dti_print() still holds */
 	if (o->damage_hidden)
@@ -655,6 +675,7 @@ int dti_read_finish(struct dti_read_opts *o, int ret)
 	dti_lines_free(o->lines_other);
 	dti_lines_free(o->lines_l);
 	dti_filter_free(o->filter);
+	free(o->report_stats);
 	free(o->debuginfo);
 	return ret;
 }
@@ -686,6 +707,8 @@ int cmd_read(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	o.chan_name = argv[optind];
+	if (!o.previous)
+		o.report_live = argv[optind];
 	r = o.previous ? dti_open_previous(argv[optind], flags) :
 			 dti_open_channel(argv[optind], flags);
 	if (r && o.lines_l) {
@@ -749,6 +772,55 @@ static int dti_decode_check(char **args, unsigned int n)
 }
 
 /* Open the operands of decode: one directory, or files with '-' for stdin. */
+/* A whole file as a NUL-terminated string to free(), or NULL */
+char *dti_read_text_file(const char *path)
+{
+	char *text = NULL;
+	size_t size = 0, n;
+	FILE *f = fopen(path, "r");
+	char buf[4096];
+
+	if (!f)
+		return NULL;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		char *t = realloc(text, size + n + 1);
+
+		if (!t) {
+			free(text);
+			fclose(f);
+			return NULL;
+		}
+		text = t;
+		memcpy(text + size, buf, n);
+		size += n;
+		text[size] = 0;
+	}
+	fclose(f);
+	return text ? text : strdup("");
+}
+
+/* --report: the snapshot's stats among the operands (DIR/stats, or a file called stats) */
+static void dti_decode_report_stats(struct dti_read_opts *o, char **args, unsigned int n)
+{
+	const char *base;
+	struct stat st;
+	unsigned int i;
+
+	if (n == 1 && stat(args[0], &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (asprintf(&o->report_stats, "%s/stats", args[0]) >= 0 &&
+		    access(o->report_stats, R_OK)) {
+			free(o->report_stats);
+			o->report_stats = NULL;
+		}
+		return;
+	}
+	for (i = 0; i < n && !o->report_stats; i++) {
+		base = strrchr(args[i], '/');
+		if (!strcmp(base ? base + 1 : args[i], "stats"))
+			o->report_stats = strdup(args[i]);
+	}
+}
+
 static struct dti_reader *dti_decode_open(char **args, unsigned int n,
 					  unsigned int flags)
 {
@@ -831,10 +903,10 @@ static int dti_decode_lines(struct dti_read_opts *o, char **args, unsigned int n
 				    "no module table among the files (a snapshot's DIR/modules, or --modules FILE)");
 }
 
-int cmd_decode(int argc, char **argv)
+static int dti_decode_cmd(const char *cmd, int argc, char **argv)
 {
 	struct dti_read_opts o;
-	int ret = dti_read_parse("decode", argc, argv, 1, 0, &o);
+	int ret = dti_read_parse(cmd, argc, argv, 1, 0, &o);
 
 	if (ret >= 0)
 		return ret;
@@ -843,6 +915,18 @@ int cmd_decode(int argc, char **argv)
 		ret = dti_decode_lines(&o, argv + optind, argc - optind);
 	if (ret != DTI_EXIT_OK)
 		return dti_read_finish(&o, ret);
+	if (o.report)
+		dti_decode_report_stats(&o, argv + optind, argc - optind);
 	return dti_read_run(dti_decode_open(argv + optind, argc - optind,
 					    o.strict ? DTI_OPEN_STRICT : 0), &o);
+}
+
+int cmd_decode(int argc, char **argv)
+{
+	return dti_decode_cmd("decode", argc, argv);
+}
+
+int cmd_report(int argc, char **argv)
+{
+	return dti_decode_cmd("report", argc, argv);
 }

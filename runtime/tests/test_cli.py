@@ -11,6 +11,7 @@ DTI_BUILD names the build directory (default runtime/build).
 Every exit code a case in CASES expects must be documented in the EXIT
 STATUS section of dti.1, and every documented code expected by a case.
 """
+import json
 import os
 import re
 import select
@@ -126,6 +127,7 @@ def make_vmcore(d):
 
 
 TEXTS = {0: ["zero-a", "zero-b", "zero-c"], 1: ["one-a", "one-b", "one-c"]}
+LEVELS = ["emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"]
 MERGED = "zero-a\none-a\nzero-b\none-b\nzero-c\none-c\n"
 
 
@@ -495,6 +497,46 @@ def test_terminal_gets_time_and_cpu(work):
                                         (20, 0, 2, "zero-c"), (21, 1, 2, "one-c")]], lines
     piped = run(["decode", "snap"], work)
     assert piped.stdout.decode() == MERGED
+
+
+def test_report_counts(tmp_path):
+    """dti report: the counts per level, CPU and kind, the interval of
+    lost records with the times around it, and the snapshot's accounting,
+    each equal to what is counted from the records (dti decode -F json)."""
+    info = SUBINFO.pack(4096, 4, 0, 5, 0, 0, b"test")
+    cpu0 = rec(0, 0, 1, info, flags=SUBBUF, level=0)
+    for i, level in enumerate([3, 3, 4, 6, 7]):
+        cpu0 += rec(0, i, 2_000_000_000 + 100 * i, f"c0 {i}", level=level)
+    info = SUBINFO.pack(4096, 4, 0, 3, 0, 0, b"test")
+    cpu1 = rec(1, 0, 1, info, flags=SUBBUF, level=0)
+    # seq 2..4 lost on cpu1, between the records at 2.000000050 and 2.000000250
+    for seq, ts in [(0, 10), (1, 50), (5, 250)]:
+        cpu1 += rec(1, seq, 2_000_000_000 + ts, bytes([seq, 1, 2]), flags=0, level=6)
+    snap = make_snap(tmp_path / "snap", {0: cpu0, 1: cpu1})
+    (snap / "stats").write_text("cpu written overwritten discarded\n0 5 0 0\n1 6 0 3\n"
+                                "total 11 0 3\n")
+    p = run(["report", "snap"], tmp_path)
+    out = p.stdout.decode()
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    recs = [json.loads(x) for x in run(["decode", "-F", "json", "snap"], tmp_path)
+            .stdout.decode().splitlines()]
+    assert len(recs) == 8
+    assert out.startswith("records: 8 from 2.000000000 to 2.000000400 s (0.000 s), ")
+    assert "\nlost: 3 records in 1 intervals (sequence gaps)\n" in out
+    for level, n in [("err", 2), ("warning", 1), ("info", 4), ("debug", 1)]:
+        assert n == sum(1 for r in recs if r["level"] == LEVELS.index(level))
+        assert re.search(rf"\n{level} +{n}\n", out), out
+    assert re.search(r"\n0 +5 +\S+ 2\.000000000 2\.000000400 +0\n", out), out
+    assert re.search(r"\n1 +3 +\S+ 2\.000000010 2\.000000250 +3\n", out), out
+    assert re.search(r"\ntext +5\nbinary +3\n", out), out
+    assert "\ncpu1   2..4 (3)  2.000000050 .. 2.000000250\n" in out, out
+    assert out.endswith("accounting (snap/stats):\ncpu written overwritten discarded\n"
+                        "0 5 0 0\n1 6 0 3\ntotal 11 0 3\n"), out
+    # the filters hold; read, dump and console-log take --report
+    p = run(["decode", "--report", "-p", "warning", "snap"], tmp_path)
+    assert p.stdout.decode().startswith("records: 3 from"), p.stdout
+    p = run(["report", "-F", "json", "snap"], tmp_path)
+    assert p.returncode == 129 and b"a report is text" in p.stderr
 
 
 def test_damage_notices_capped(tmp_path):
