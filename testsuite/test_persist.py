@@ -201,6 +201,9 @@ def check_survived(digests, status, previous):
 AGAIN = rf"""
 for c in pa pb h_persist; do
     say "READ $c $(dti read --previous $c | md5sum | cut -c1-32) $(md5sum < {PREV}/$c/merged | cut -c1-32)"
+    # the report and a filter, against the kernel's view counted with grep
+    say "PREV-REPORT $c $(dti read --previous $c --report | sed -n 's/^records: \([0-9]*\) .*/\1/p') $(grep -c '' {PREV}/$c/merged-ts)"
+    say "PREV-FILTER $c $(dti read --previous $c -p warning -c 1 | grep -c '') $(grep -c '] cpu1 L[0-4] ' {PREV}/$c/merged-ts)"
 done
 if dti read --previous plain 2> /tmp/err; then say "READ-PLAIN accepted"; fi
 say "READ-PLAIN $(cat /tmp/err)"
@@ -219,6 +222,13 @@ def test_records_survive_sysrq_reset(modules, kernel, build_dir, dti_tool):
     reads = re.findall(r"^@@READ (\S+) (\w+) (\w+)$", res.stdout, re.M)
     assert sorted(c for c, _, _ in reads) == ["h_persist", "pa", "pb"], reads
     assert all(a == b for _, a, b in reads), reads
+    # the previous boot's report and filters count what its view shows
+    for what in ("PREV-REPORT", "PREV-FILTER"):
+        counts = re.findall(rf"^@@{what} (\S+) (\d+) (\d+)$", res.stdout, re.M)
+        assert sorted(c for c, _, _ in counts) == ["h_persist", "pa", "pb"], res.stdout[-3000:]
+        assert all(a == b for _, a, b in counts), (what, counts)
+    assert any(int(a) > 0 for c, a, _ in re.findall(r"^@@PREV-REPORT (\S+) (\d+) (\d+)$",
+                                                      res.stdout, re.M)), res.stdout[-3000:]
     assert "no records of channel plain from a previous boot" in res.stdout, res.stdout[-2000:]
     assert "READ-PLAIN accepted" not in res.stdout
     assert digests[1]["pa-after"] == digests[0]["pa"]
@@ -515,6 +525,14 @@ def test_dump_finds_the_region(request, modules, kernel, build_dir, dti_tool, tm
     for ch in ("pa", "pa@boot1", "pb@boot1"):
         assert ch in names, listing
         assert dump_records(vmcore, ch) == views[ch], ch
+        # the report and a filter of the dump count what the view shows
+        report = dti_host("dump", vmcore, "--channel", ch, "--report").stdout
+        assert report.startswith(f"records: {len(views[ch])} "), report[:300]
+        cpu1 = dti_host("dump", vmcore, "--channel", ch, "-c", "1", "-p", "warning",
+                        "-F", "json").stdout.splitlines()
+        assert [(o["cpu"], o["seq"]) for o in map(json_record, cpu1)] == \
+            [(v[0], v[1]) for v in views[ch] if v[0] == 1 and v[3] <= 4], ch
+        assert {json_record(x)["channel"] for x in cpu1} <= {ch}
     assert re.search(r"^pa +\d+ \(debug\) +buffers,persist ", listing, re.M), listing
     for ch, boot in (("pa", 2), ("pa@boot1", 1), ("pb@boot1", 1)):
         assert re.search(rf"^{ch} .*\n(  .*\n)*  rings written by boot {boot}, in the "
