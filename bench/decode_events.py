@@ -1,0 +1,125 @@
+#!/usr/bin/python3
+"""dti decode's rate on typed events beside text records (issue 42).
+
+Writes two snapshots of one CPU each, N records in 64 KiB sub-buffers:
+text records of what a driver logs ("dev 3 irq 17 status 0x0 len 4096",
+about 40 bytes), and the same values as typed events of one type
+("dev %u irq %u status %#x len %u", four u32), whose format record opens
+every sub-buffer as dti.ko writes it.  Then times `dti decode -q -F FMT`
+of each (best of --reps, page cache warm, output to /dev/null) and
+prints records per second:
+
+    text records, -F text / -F json
+    typed events, -F text / -F json
+
+and the goal's ratio, typed JSON over text: >= 0.5.  Usage:
+    bench/decode_events.py [--records N] [--reps R] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DTI = REPO / "runtime" / "build" / "dti"
+sys.path.insert(0, str(REPO / "testsuite"))
+from dtirec import HDR, SUBBUF  # noqa: E402  (the record format's structs)
+
+MAGIC, VERSION = 0xD71A, 1
+TEXT, FORMAT, TYPED, SUBBUF_FLAG = 0x01, 0x20, 0x40, 0x80
+SUBBUF_SIZE = 65536
+CALLER = 0xffffffffc0001234
+EV_ID = 1
+EV_NAME = b"xfer"
+EV_LAYOUT = b"IIII"                     # four u32
+EV_FIELDS = b"dev,irq,status,len"
+EV_FMT = b"dev %u irq %u status %#x len %u"
+EVFMT = struct.Struct("<HBBHH")         # struct dti_event_format
+
+
+def record(seq: int, ts: int, payload: bytes, flags: int, level: int = 6) -> bytes:
+    raw = HDR.pack(MAGIC, VERSION, flags, level, HDR.size, 0, len(payload), 0, seq, ts,
+                   CALLER) + payload
+    return raw + bytes(-len(raw) % 8)
+
+
+def snapshot(path: Path, n: int, typed: bool) -> None:
+    """trace0 of @n records in sub-buffers of SUBBUF_SIZE, each opened by its
+    header (and, for events, the type's format, which its count includes,
+    as dti.ko does)."""
+    fmt = EVFMT.pack(EV_ID, len(EV_LAYOUT), len(EV_NAME), len(EV_FIELDS), len(EV_FMT)) + \
+        EV_NAME + EV_LAYOUT + EV_FIELDS + EV_FMT
+    out, sub, count, sub_no = bytearray(), bytearray(), 0, 0
+
+    def close_sub():
+        """As read() returns a sub-buffer: its header and records, no padding"""
+        nonlocal sub, count, sub_no
+        info = SUBBUF.pack(SUBBUF_SIZE, 4, 0, count + typed, 1, 0, b"bench")
+        head = record(0, 1, info, SUBBUF_FLAG, level=0)
+        out.extend(head + (record(0, 1, fmt, FORMAT, level=0) if typed else b"") + sub)
+        sub, count, sub_no = bytearray(), 0, sub_no + 1
+
+    room = SUBBUF_SIZE - HDR.size - SUBBUF.size - 8 - (HDR.size + len(fmt) + 8)
+    for i in range(n):
+        vals = (i % 8, 17 + i % 3, 0 if i % 10 else 0x40, 512 << (i % 4))
+        if typed:
+            rec = record(i, 1_000_000_000 + 100 * i, struct.pack("<HIIII", EV_ID, *vals), TYPED)
+        else:
+            text = (EV_FMT.decode().replace("%#x", "%s") %
+                    (vals[0], vals[1], hex(vals[2]), vals[3])).encode()
+            rec = record(i, 1_000_000_000 + 100 * i, text, TEXT)
+        if len(sub) + len(rec) > room:
+            close_sub()
+        sub += rec
+        count += 1
+    if count:
+        close_sub()
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "trace0").write_bytes(bytes(out))
+
+
+def best(cmd: list[str], reps: int) -> float:
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--json", type=Path, help="write the figures here too")
+    args = ap.parse_args()
+    res = {"records": args.records, "reps": args.reps, "rates": {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in ("text", "typed"):
+            snapshot(Path(tmp) / kind, args.records, kind == "typed")
+            for fmt in ("text", "json"):
+                cmd = [str(DTI), "decode", "-q", "-F", fmt, str(Path(tmp) / kind)]
+                # every record comes out (a line each), or the figure means nothing
+                lines = subprocess.run(cmd, capture_output=True, check=True).stdout.count(b"\n")
+                if lines != args.records:
+                    raise SystemExit(f"{kind} -F {fmt}: {lines} lines, {args.records} records")
+                s = best(cmd, args.reps)
+                res["rates"][f"{kind}/{fmt}"] = args.records / s
+                print(f"{kind:5} records, -F {fmt:4}: {args.records / s / 1e6:6.2f} M records/s "
+                      f"({s * 1e9 / args.records:5.0f} ns per record)")
+    ratio = res["rates"]["typed/json"] / res["rates"]["text/text"]
+    res["typed_json_over_text"] = ratio
+    print(f"typed JSON / text records as text: {ratio:.2f} (goal >= 0.5)")
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
