@@ -259,7 +259,8 @@ def debs(deb_dir) -> dict[str, Path]:
     out = deb_dir / "out"
     run(["make", "-C", str(REPO), "deb", f"DEB_DIR={out}"])
     found = {p.name.split("_")[0]: p for p in out.glob("*.deb")}
-    assert set(found) >= {"dti-dkms", "dti", "libdti0", "libdti-dev", "dti-systemtap"}
+    assert set(found) >= {"dti-dkms", "dti", "libdti0", "libdti-dev", "dti-systemtap",
+                          "python3-dti"}
     return found
 
 
@@ -351,6 +352,25 @@ def test_libdti_dev_builds_a_program(chroot):
                    "$(pkg-config --cflags --libs libdti) && ldd /tmp/uselib && /tmp/uselib")
     assert re.search(r"libdti.so.0 => \S*/lib/\S+/libdti.so.0 ", r.stdout), r.stdout
     assert r.stdout.splitlines()[-1] == "err"
+    # libdti.a, with the libraries its Libs.private names (elfutils)
+    r = chroot.run("cc -Wall -Werror -o /tmp/uselib-static /tmp/uselib.c "
+                   "$(pkg-config --cflags libdti) -l:libdti.a $(pkg-config --static --libs libdti) "
+                   "&& ldd /tmp/uselib-static && /tmp/uselib-static")
+    assert "libdti.so" not in r.stdout and r.stdout.splitlines()[-1] == "err", \
+        r.stdout + r.stderr
+
+
+def test_python_binding_reads_through_libdti(chroot):
+    """python3-dti imports and calls the installed libdti.so.0: a missing
+    snapshot is an error with libdti's errno and message."""
+    chroot.path("/tmp/usepy.py").write_text(
+        "import errno, dti\n"
+        "try:\n    dti.load('/tmp/no-such-snapshot')\n"
+        "except dti.DTIError as e:\n"
+        "    assert e.errno == errno.ENOENT and 'no-such-snapshot' in str(e), e\n"
+        "    print('refused:', e)\n")
+    r = chroot.run("python3 /tmp/usepy.py")
+    assert r.stdout.startswith("refused: "), r.stdout + r.stderr
 
 
 def test_stap_uses_the_installed_tapset(chroot, kernel, stap):
