@@ -32,6 +32,7 @@ each; crash ~10 s of it: loading vmlinux, then the scan, under 1 s).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -144,8 +145,13 @@ def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path) -> 
     out = work / "out"
     snap = work / "snap"
     out.mkdir()
-    commands = [f"extend {EXT}", f"dti > {out}/list", f"help dti > {out}/help",
+    live = dumpcase.LIVE[0]
+    commands = [f"extend {EXT}", f"dti > {out}/list", f"dti -l > {out}/list-l",
+                f"help dti > {out}/help",
                 *(f"dti -c {ch} -f json > {out}/{ch}.json" for ch in CHANNELS),
+                f"dti -c {live} -f ts > {out}/{live}.ts",
+                f"dti -c {live} -f json -p warning -C 0 > {out}/{live}.p.json",
+                f"dti -c {live} -f json -S -1ms -e cpu==1 > {out}/{live}.s.json",
                 f"dti -c {RAW_CHANNEL} -f raw > {out}/{RAW_CHANNEL}.raw",
                 f"dti -c {dumpcase.UNREGISTERED}", f"dti -d {snap}"]
     stdout = run_crash(crash, vmlinux, vmcore, commands, work)
@@ -156,7 +162,17 @@ def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path) -> 
     assert "DTI" in (out / "help").read_text()
 
     listing = (out / "list").read_text()
+    assert (out / "list-l").read_text() == listing
     names = listed_names(listing)
+    # dti dump's filters, the same records; callers through crash's symbols
+    assert (out / f"{live}.p.json").read_text() == run_dti(
+        dti, "dump", vmcore, "--channel", live, "-F", "json", "-p", "warning", "-c", "0")
+    assert (out / f"{live}.s.json").read_text() == run_dti(
+        dti, "dump", vmcore, "--channel", live, "-F", "json", "-S", "-1ms",
+        "--filter", "cpu==1")
+    ts = (out / f"{live}.ts").read_text().splitlines()
+    assert ts and all(re.match(r"\[ *\d+\.\d{9}\] cpu\d+ L\d #\S+ [A-Za-z_.][\w.]*\+0x[0-9a-f]+"
+                               r"( \[\w+\])?: ", x) for x in ts), ts[:3]
     assert set(CHANNELS) <= names, listing
     assert dumpcase.UNREGISTERED not in names, listing
     # The last line says how much memory was scanned: what crash can read

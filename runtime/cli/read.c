@@ -121,34 +121,6 @@ static const struct option dti_dump_opts[] = {
 
 static volatile sig_atomic_t dti_stop;
 
-/* Longer than any level's name or number: a longer word is no level */
-#define DTI_LEVEL_WORD_MAX	32
-
-/*
- * -p/--priority as journalctl reads it: "L" keeps L and every more severe
- * level (a lower number), "L1..L2" the levels from one to the other, in
- * either order.  false on a word that is no level.
- */
-static bool dti_parse_priority(const char *text, struct dti_filter *filter)
-{
-	const char *dots = strstr(text, "..");
-	char first[DTI_LEVEL_WORD_MAX];
-	int a, b;
-
-	if (!dots) {
-		if (!dti_parse_rec_level(text, &b))
-			return false;
-		return !dti_filter_levels(filter, DTI_LEVEL_EMERG, b);
-	}
-	if ((size_t)(dots - text) >= sizeof(first))
-		return false;
-	memcpy(first, text, dots - text);
-	first[dots - text] = '\0';
-	if (!dti_parse_rec_level(first, &a) || !dti_parse_rec_level(dots + 2, &b))
-		return false;
-	return !dti_filter_levels(filter, a, b);
-}
-
 /* --since, --until: @what is the option, for the message */
 static int dti_parse_time_opt(const char *cmd, const char *what, const char *text,
 			      struct dti_filter *filter)
@@ -456,7 +428,7 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 				return dti_usage(cmd, true, "-p/--priority given twice");
 			priority = true;
 			o->filtered = true;
-			if (!dti_parse_priority(optarg, o->filter)) {
+			if (dti_filter_priority(o->filter, optarg) < 0) {
 				snprintf(msg, sizeof(msg), "-p/--priority takes LEVEL or "
 					 "LEVEL..LEVEL, not '%s' (0..7 or emerg, alert, crit, "
 					 "err, warning, notice, info, debug)", optarg);

@@ -437,8 +437,30 @@ static int dti_reader_gone(void)
 	return errno == EIO && !fstat(fileno(fp), &st) && S_ISFIFO(st.st_mode);
 }
 
-/* Print channel @i's records merged by time.  0 or -1 (said why). */
-static int dti_show(struct dti_dump *d, int i, enum dti_format format)
+/*
+ * A caller through crash's own symbol table, as %pS prints it: the
+ * kernel's symbols and those of the modules crash loaded (mod -S).
+ */
+static int dti_crash_symbol(uint64_t addr, char *buf, size_t size, void *arg)
+{
+	char mod[BUFSIZE];
+	struct syment *sp;
+	ulong offset = 0;
+
+	(void)arg;
+	sp = value_search(addr, &offset);
+	if (!sp)
+		return -1;
+	if (is_module_address(addr, mod))
+		snprintf(buf, size, "%s+0x%lx [%s]", sp->name, offset, mod);
+	else
+		snprintf(buf, size, "%s+0x%lx", sp->name, offset);
+	return 0;
+}
+
+/* Print channel @i's records merged by time through @filter (NULL: all).  0 or -1 (said why). */
+static int dti_show(struct dti_dump *d, int i, enum dti_format format,
+		    const struct dti_filter *filter)
 {
 	const struct dti_dump_channel *ch = dti_dump_channel(d, i);
 	struct dti_reader *r;
@@ -451,6 +473,12 @@ static int dti_show(struct dti_dump *d, int i, enum dti_format format)
 		dti_msg("%s: %s\n", ch->name, dti_errmsg());
 		return -1;
 	}
+	if (dti_set_filter(r, filter) < 0) {
+		dti_msg("%s: %s\n", ch->name, dti_errmsg());
+		dti_close(r);
+		return -1;
+	}
+	dti_set_symbolizer(r, dti_crash_symbol, NULL);
 	dti_set_notice_handler(r, dti_notice, NULL);
 	do
 		ret = dti_print_records(r, fp, format, DTI_PRINT_BATCH);
@@ -504,14 +532,50 @@ static void dti_save_all(struct dti_dump *d, int only, const char *dir)
 		dti_msg("interrupted\n");
 }
 
+/* Filter option -@c @arg into *@f, made on first use: 0, or -1 (said why) */
+static int dti_filter_opt(struct dti_filter **f, int c, const char *arg)
+{
+	enum dti_time_base base;
+	int64_t ns;
+	int ret;
+
+	if (!*f && !(*f = dti_filter_new())) {
+		__error(INFO, "%s\n", dti_errmsg());
+		return -1;
+	}
+	switch (c) {
+	case 'p':
+		ret = dti_filter_priority(*f, arg);
+		break;
+	case 'C':
+		ret = dti_filter_cpus(*f, arg);
+		break;
+	case 'S':
+	case 'U':
+		ret = dti_time_parse(arg, &base, &ns);
+		if (!ret)
+			ret = c == 'S' ? dti_filter_since(*f, base, ns) : dti_filter_until(*f, base, ns);
+		break;
+	case 'g':
+		ret = dti_filter_grep(*f, arg, 0);
+		break;
+	default:
+		ret = dti_filter_expr(*f, arg);
+	}
+	if (ret < 0)
+		__error(INFO, "-%c: %s\n", c, dti_errmsg());
+	return ret;
+}
+
 static void cmd_dti(void)
 {
 	const char *name = NULL, *dir = NULL;
 	enum dti_format format = DTI_FMT_TEXT;	/* as dti dump */
+	struct dti_filter *filter = NULL;
 	struct dti_dump *d;
-	int c, f, i = -1, rescan = 0;
+	int c, f, i = -1, rescan = 0, list = 0;
 
-	while ((c = getopt(argcnt, args, "c:f:d:r")) != EOF) {
+	while ((c = getopt(argcnt, args, "c:f:d:rlp:C:S:U:g:e:")) != EOF) {
 		switch (c) {
 		case 'c':
 			name = optarg;
@@ -532,13 +596,35 @@ static void cmd_dti(void)
 		case 'r':
 			rescan = 1;
 			break;
+		case 'l':
+			list = 1;
+			break;
+		case 'p':
+		case 'C':
+		case 'S':
+		case 'U':
+		case 'g':
+		case 'e':
+			if (dti_filter_opt(&filter, c, optarg) < 0)
+				argerrs++;
+			break;
 		default:
 			argerrs++;
 			break;
 		}
 	}
-	if (argerrs || args[optind])
+	if (!argerrs && list && (name || dir)) {
+		__error(INFO, "-l lists the channels: not with -c or -d\n");
+		argerrs++;
+	}
+	if (!argerrs && filter && !name) {
+		__error(INFO, "-p, -C, -S, -U, -g and -e filter the records of -c channel\n");
+		argerrs++;
+	}
+	if (argerrs || args[optind]) {
+		dti_filter_free(filter);
 		cmd_usage(pc->curcmd, SYNOPSIS);	/* does not return */
+	}
 
 	dti_hold_signals();
 	d = dti_get_dump(rescan);
@@ -552,24 +638,26 @@ static void cmd_dti(void)
 	if (dir)
 		dti_save_all(d, i, dir);
 	else if (name)
-		dti_show(d, i, format);
+		dti_show(d, i, format, filter);
 	else
 		dti_list(d);
 out:
+	dti_filter_free(filter);
 	dti_release_signals();
 }
 
 static char *help_dti[] = {
 	"dti",
 	"DTI (Driver Tracing Interface) channels in the dump",
-	"[-r] [-c channel [-f text|ts|hex|json|raw]] [-d dir]",
+	"[-r] [-l] [-c channel [-f text|ts|hex|json|raw] [-p level[..level]] [-C cpus]\n"
+	"      [-S time] [-U time] [-g regex] [-e expr]] [-d dir]",
 	"  Finds the channels of dti.ko in the dump through their dump descriptors",
 	"  (no debuginfo for DTI is needed) and reads their per-CPU ring buffers",
 	"  with libdti, as \"dti dump\" does: both print the same records.  The",
 	"  dump's physical memory is scanned once per session, at the first dti",
 	"  command; Ctrl-C stops the scan or a print.",
 	"",
-	"  With no option, lists the channels as \"dti dump --list\" does: name,",
+	"  With no option or -l, lists the channels as \"dti dump --list\" does: name,",
 	"  level at the time of the dump, flags, generation of the buffers,",
 	"  sub-buffers per CPU x their size, CPUs whose ring can be read (of all),",
 	"  records in those rings and records waiting in a handle's pending store;",
@@ -585,9 +673,17 @@ static char *help_dti[] = {
 	"                read; dir is created if need be, dir/channel must not exist",
 	"                or be empty.",
 	"    -r          scan the dump again.",
+	"    -p level    only records of this level and more severe, or of the",
+	"                levels level..level (as dti dump -p, journalctl -p).",
+	"    -C cpus     only records of these CPUs: 0,2-3 (as dti dump -c).",
+	"    -S, -U time only records logged since, until time: seconds since boot,",
+	"                +time after the first record, -time before the last (-S -5s).",
+	"    -g regex    only records whose message matches regex (dti dump -g).",
+	"    -e expr     only events whose fields satisfy expr: 'status!=0 && len>4096'",
+	"                (dti dump --filter).",
 	"",
-	"  Callers are printed as addresses, as \"dti dump\" prints them; crash's",
-	"  \"sym ADDRESS\" resolves one (module symbols too, from the dump's kallsyms).",
+	"  Callers (-f ts, hex, json) are resolved through crash's own symbol table,",
+	"  module symbols included (mod -S), as func+0x1c [module].",
 	"\nEXAMPLE",
 	"  List the channels, then print one and save it:\n",
 	"    crash> extend dti.so",

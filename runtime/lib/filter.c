@@ -117,6 +117,34 @@ int dti_filter_levels(struct dti_filter *f, int from, int to)
 	return 0;
 }
 
+/* Longer than any level's name or number: a longer word is no level */
+#define DTI_LEVEL_WORD_MAX	32
+
+/* A record's level (0..7) named by the @n bytes at @text: 0, or -1 */
+static int dti_rec_level(const char *text, size_t n, int *level)
+{
+	char word[DTI_LEVEL_WORD_MAX];
+
+	if (n >= sizeof(word))
+		return -1;
+	memcpy(word, text, n);
+	word[n] = 0;
+	return dti_level_parse(word, level) == 0 && *level >= DTI_LEVEL_EMERG ? 0 : -1;
+}
+
+int dti_filter_priority(struct dti_filter *f, const char *text)
+{
+	const char *dots = strstr(text, "..");
+	int a = DTI_LEVEL_EMERG, b;
+
+	if (dots ? dti_rec_level(text, dots - text, &a) < 0 ||
+		   dti_rec_level(dots + 2, strlen(dots + 2), &b) < 0 :
+		   dti_rec_level(text, strlen(text), &b) < 0)
+		return dti_fail(EINVAL, "priority \"%s\": LEVEL or LEVEL..LEVEL, a level 0..7 or "
+				"emerg, alert, crit, err, warning, notice, info, debug", text);
+	return dti_filter_levels(f, a, b);
+}
+
 /* A CPU number at *@p, advanced past it: 0, or -1 (EINVAL, message for @list) */
 static int dti_cpu_num(const char **p, const char *list, unsigned long *cpu)
 {

@@ -482,7 +482,11 @@ static bool dti_json_plain(const char *s, size_t len)
 /* @addr as it prints without source lines: %pS with symbols, else hex */
 static void dti_caller_plain(struct dti_reader *r, struct dti_caller *c, uint64_t addr)
 {
-	if (r && r->ksyms) {
+	if (r && r->symbolizer &&
+	    !r->symbolizer(addr, c->text, sizeof(c->text), r->symbolizer_arg) && c->text[0]) {
+		c->text[sizeof(c->text) - 1] = 0;
+		c->len = strlen(c->text);
+	} else if (r && r->ksyms) {
 		dti_ksyms_format(r->ksyms, addr, c->text, sizeof(c->text));
 		c->len = strlen(c->text);
 	} else {

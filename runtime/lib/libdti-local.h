@@ -409,6 +409,8 @@ struct dti_reader {
 	dti_formatter_fn fmt;
 	void *fmt_arg;
 	struct dti_ksyms *ksyms;
+	dti_symbol_fn symbolizer;	/* dti_set_symbolizer() */
+	void *symbolizer_arg;
 	struct dti_lines *lines;	/* dti_set_lines(), and its callers */
 	struct dti_cache lcache;	/* of struct dti_lcaller */
 	unsigned long lines_gen;	/* dti_lines_gen() they were made at */

@@ -554,6 +554,15 @@ int dti_set_channel_name(struct dti_reader *r, const char *name)
 	return 0;
 }
 
+int dti_set_symbolizer(struct dti_reader *r, dti_symbol_fn fn, void *arg)
+{
+	r->symbolizer = fn;
+	r->symbolizer_arg = arg;
+	memset(r->callers, 0, sizeof(r->callers));	/* made again through it */
+	dti_cache_free(&r->lcache);
+	return 0;
+}
+
 int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms)
 {
 	r->ksyms = syms;

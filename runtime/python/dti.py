@@ -73,6 +73,7 @@ def _library(path: str | None = None) -> ctypes.CDLL:
         "dti_filter_new": (vp, []),
         "dti_filter_free": (None, [vp]),
         "dti_filter_levels": (i, [vp, i, i]),
+        "dti_filter_priority": (i, [vp, cp]),
         "dti_filter_cpus": (i, [vp, cp]),
         "dti_filter_since": (i, [vp, i, ctypes.c_int64]),
         "dti_filter_until": (i, [vp, i, ctypes.c_int64]),
@@ -110,8 +111,8 @@ class Reader:
     """Records of one channel merged by time (libdti's struct dti_reader).
 
     Open with Reader.dir(), .files(), .channel() or .previous(); the keyword
-    filters are those of `dti read`: cpus="0,2-3", priority=(0, 3) (levels
-    from, to), since/until as `dti --since` takes them ("12.5", "+2s",
+    filters are those of `dti read`: cpus="0,2-3", priority="err" or
+    "warning..err" (as dti -p) or (0, 3) (levels from, to), since/until as `dti --since` takes them ("12.5", "+2s",
     "-500ms"), grep="regex", expr="status != 0 && len > 4096".
     """
 
@@ -165,7 +166,9 @@ class Reader:
             if ret < 0:
                 raise _fail(lib, what)
 
-        if priority is not None:
+        if isinstance(priority, str):       # "err", "warning..err", as dti -p
+            check(lib.dti_filter_priority(f, priority.encode()), "priority")
+        elif priority is not None:
             lo, hi = priority if isinstance(priority, tuple) else (0, priority)
             check(lib.dti_filter_levels(f, _level(lo), _level(hi)), "priority")
         if cpus is not None:

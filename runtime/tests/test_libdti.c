@@ -2521,6 +2521,17 @@ static void test_filters(void)
 	CHECK(dti_filter_cpus(f, "65536") == -1 && strstr(dti_errmsg(), "out of range"));
 	CHECK(dti_filter_cpus(f, "") == -1 && errno == EINVAL);
 	CHECK(dti_filter_levels(f, 0, 8) == -1 && errno == EINVAL);
+	CHECK(dti_filter_priority(f, "off") == -1 && errno == EINVAL &&
+	      strstr(dti_errmsg(), "priority \"off\": LEVEL or LEVEL..LEVEL"));
+	CHECK(dti_filter_priority(f, "loud..err") == -1 && dti_filter_priority(f, "err..") == -1);
+	dti_filter_free(f);
+	f = dti_filter_new();
+	CHECK(dti_filter_priority(f, "WARNING") == 0);	/* and more severe */
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/3/10 1/4/20 ");
+	CHECK(dti_filter_priority(f, "debug..6") == 0);	/* a range, either order */
+	filtered(paths, 2, f, out, sizeof(out));
+	CHECK_STR(out, "0/6/30 1/6/40 0/7/50 ");
 	dti_filter_free(f);
 
 	/* field access */

@@ -256,6 +256,19 @@ int dti_set_formatter(struct dti_reader *r, dti_formatter_fn fn, void *arg);
  * (ENOMEM).
  */
 int dti_set_channel_name(struct dti_reader *r, const char *name);
+/*
+ * dti_symbol_fn - write the symbol at @addr into @buf, as %pS does
+ * ("func+0x1c/0x80 [mod]", or "func+0x1c"), NUL-terminated within @size
+ * Return: 0, or -1 if no symbol covers @addr (the caller prints as an
+ * address).
+ */
+typedef int (*dti_symbol_fn)(uint64_t addr, char *buf, size_t size, void *arg);
+/*
+ * Resolve callers in dti_print() through @fn (NULL: not), before the
+ * symbols of dti_set_ksyms(): for a program with a symbol table of its
+ * own (crash's).  Callers are resolved once each and kept.  Returns 0.
+ */
+int dti_set_symbolizer(struct dti_reader *r, dti_symbol_fn fn, void *arg);
 /* Resolve callers with @syms in dti_print() (NULL: print them as hex).  Returns 0. */
 int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms);
 /*
@@ -329,6 +342,14 @@ void dti_filter_free(struct dti_filter *f);
  * (EINVAL: a level out of range).
  */
 int dti_filter_levels(struct dti_filter *f, int from, int to);
+/*
+ * dti_filter_levels() as journalctl -p reads @text: "LEVEL" keeps LEVEL
+ * and the more severe ones, "LEVEL..LEVEL" the levels from one to the
+ * other (either order); a level is 0..7 or its name in any case
+ * (dti_level_parse()).  Returns 0, or -1 (EINVAL: dti_errmsg() says what
+ * a priority is).
+ */
+int dti_filter_priority(struct dti_filter *f, const char *text);
 /*
  * Only records logged by the CPUs of @list ("0", "0,2", "1-3,8"; as
  * perf -C and the kernel's cpu lists), added to those of any call
