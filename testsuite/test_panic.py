@@ -294,7 +294,13 @@ ctl printk hr 6 5 1 process before
 echo "dti-test: oops while reserved" > /dev/kmsg
 taskset -c 0 sh -c "echo holdres hr 1 4000 48 oops > $T" || true
 echo "dti-test: done" > /dev/kmsg
-sleep 5
+# the commit comes 4 s of the guest's time after the reservation: wait for
+# it (at most 120 s: a loaded host's TCG guest takes longer than 4 s)
+i=0
+while [ "$(awk '$1 == "total" { print $2 }' $D/hr/stats)" != 6 ] && [ $i -lt 1200 ]; do
+    sleep 0.1
+    i=$((i + 1))
+done
 cat $D/hr/stats > /out/stats
 dti read -F json hr > /out/read
 """
