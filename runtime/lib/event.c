@@ -11,6 +11,12 @@
  * with as many field names, and an event only prints through it if its
  * values fill the layout exactly.  Otherwise the event prints as the
  * binary record it is (hex).
+ *
+ * Speed: a template is parsed once, when its format is learnt, into the
+ * text between its conversions and the conversions themselves, and the
+ * JSON around an event's values is made then too; an event's values are
+ * found once for its text and its JSON (dti_event_values()), and numbers
+ * are written digit by digit in place, without printf.
  */
 #include <byteswap.h>
 #include <ctype.h>
@@ -24,15 +30,14 @@
 /* Bytes of a conversion specification, '%' to the conversion character */
 #define DTI_SPEC_MAX	24
 
-/* What a conversion of a template is */
-struct dti_conv {
-	char arg;		/* DTI_ARG_*, 0 for %% */
-	char conv;		/* d i u x X s p h(ex) */
-	char hexsep;		/* %*ph: ' ', ':', '-' or 0 */
-	bool left, plus, space, special, zero;
-	int width, prec;	/* -1 if not given */
-	size_t len;		/* bytes of the specification */
-};
+#define DTI_DEC_ROW(d) d "0" d "1" d "2" d "3" d "4" d "5" d "6" d "7" d "8" d "9"
+/* "00" "01" ... "99": two decimal digits at a time */
+static const char dti_dec2[] =
+	DTI_DEC_ROW("0") DTI_DEC_ROW("1") DTI_DEC_ROW("2") DTI_DEC_ROW("3")
+	DTI_DEC_ROW("4") DTI_DEC_ROW("5") DTI_DEC_ROW("6") DTI_DEC_ROW("7")
+	DTI_DEC_ROW("8") DTI_DEC_ROW("9");
+
+static const char dti_hexdig[2][17] = { "0123456789abcdef", "0123456789ABCDEF" };
 
 static bool dti_arg_signed(char arg)
 {
@@ -222,6 +227,64 @@ static int dti_evfmt_parse(const unsigned char *p, size_t len, bool swapped,
 	return q == fields + h.fields_len ? 0 : -1;
 }
 
+/* Whether JSON takes @c in a string as it is (dti_json_chars()): printable ASCII */
+static bool dti_json_plain(char c)
+{
+	return c >= ' ' && c <= '~' && c != '"' && c != '\\';
+}
+
+/*
+ * What printing an event through @f needs, made once: the template's
+ * conversions parsed and the text around them, and the JSON around the
+ * values.  @f holds together (dti_evfmt_parse()).
+ */
+static void dti_evfmt_prepare(struct dti_evfmt *f)
+{
+	const char *p = f->fmt, *end = f->fmt + f->fmt_len, *lit = p;
+	char *q = f->lit, *lim = f->head + sizeof(f->head);
+	unsigned int i = 0;
+	struct dti_conv c;
+	size_t done, k;
+
+	f->plain = true;
+	while ((p = memchr(p, '%', end - p))) {
+		memcpy(q, lit, p - lit);
+		q += p - lit;
+		dti_conv_parse(p, end, f->long_size, &c);
+		p += c.len;
+		lit = p;
+		if (!c.arg) {
+			*q++ = '%';
+			continue;
+		}
+		c.size = dti_event_arg_size(c.arg);
+		c.is_signed = dti_arg_signed(c.arg);
+		f->plain &= c.arg != DTI_ARG_STR;
+		f->lit_len[i] = q - f->lit;
+		f->conv[i++] = c;
+	}
+	memcpy(q, lit, end - lit);
+	q += end - lit;
+	f->lit_len[i] = q - f->lit;
+	for (k = 0; k < f->lit_len[i]; k++)
+		f->plain &= dti_json_plain(f->lit[k]);
+	/* the pieces' ends into their lengths */
+	for (; i > 0; i--)
+		f->lit_len[i] -= f->lit_len[i - 1];
+
+	/* the name is graphic ASCII: escaped, it takes twice its bytes at most */
+	_Static_assert(sizeof(",\"event\":\"\",\"id\":65535,\"fields\":{") + 2 * DTI_NAME_MAX +
+		       DTI_JSON_STEP <= DTI_EVENT_HEAD_MAX, "an event's JSON head fits");
+	q = (char *)memcpy(f->head, ",\"event\":\"", 10) + 10;
+	q = dti_json_chars(q, lim, (const unsigned char *)f->name, strlen(f->name), &done);
+	q += snprintf(q, lim - q, "\",\"id\":%u,\"fields\":{", f->id);
+	f->head_len = q - f->head;
+	_Static_assert(sizeof(f->fields[0]) + 4 <= DTI_EVENT_KEY_MAX, "a field's key fits");
+	for (i = 0; i < f->nargs; i++)
+		f->key_len[i] = snprintf(f->key[i], sizeof(f->key[i]), "%s\"%s\":",
+					 i ? "," : "", f->fields[i]);
+}
+
 int dti_events_learn(struct dti_events *ev, const void *payload, size_t len,
 		     bool swapped)
 {
@@ -240,6 +303,7 @@ int dti_events_learn(struct dti_events *ev, const void *payload, size_t len,
 		ev->f = n;
 		ev->cap = ev->cap ? 2 * ev->cap : 8;
 	}
+	dti_evfmt_prepare(&f);
 	ev->f[ev->n++] = f;
 	return 0;
 }
@@ -267,22 +331,17 @@ const struct dti_evfmt *dti_events_find(const struct dti_events *ev,
 	return NULL;
 }
 
-/* The values of an event, checked against the layout */
-struct dti_values {
-	const unsigned char *p[DTI_EVENT_ARGS_MAX];	/* each value's bytes */
-	uint16_t n[DTI_EVENT_ARGS_MAX];			/* strings, arrays: their length */
-};
-
-static int dti_values(const struct dti_evfmt *f, const struct dti_rec *rec,
-		      struct dti_values *v)
+int dti_event_values(const struct dti_evfmt *f, const struct dti_rec *rec,
+		     struct dti_values *v)
 {
 	const unsigned char *p = rec->payload;
 	size_t pos = sizeof(uint16_t), size;
 	uint16_t n;
 	unsigned int i;
 
+	v->swapped = rec->swapped;
 	for (i = 0; i < f->nargs; i++) {
-		size = dti_event_arg_size(f->layout[i]);
+		size = f->conv[i].size;
 		if (!size) {
 			if (rec->len - pos < sizeof(n))
 				return -1;
@@ -304,33 +363,33 @@ static int dti_values(const struct dti_evfmt *f, const struct dti_rec *rec,
 }
 
 /* Value @i of @v as a 64-bit number, sign-extended if its kind is signed */
-static uint64_t dti_value_num(const struct dti_evfmt *f, const struct dti_values *v,
-			      unsigned int i, bool swapped)
+static inline uint64_t dti_value_num(const struct dti_evfmt *f,
+				     const struct dti_values *v, unsigned int i)
 {
-	unsigned int size = dti_event_arg_size(f->layout[i]);
+	bool is_signed = f->conv[i].is_signed;
 	uint64_t x = 0;
 	uint8_t b;
 	uint16_t h;
 	uint32_t w;
 
-	switch (size) {
+	switch (f->conv[i].size) {
 	case 1:
 		memcpy(&b, v->p[i], 1);
-		x = dti_arg_signed(f->layout[i]) ? (uint64_t)(int64_t)(int8_t)b : b;
+		x = is_signed ? (uint64_t)(int64_t)(int8_t)b : b;
 		break;
 	case 2:
 		memcpy(&h, v->p[i], 2);
-		h = swapped ? bswap_16(h) : h;
-		x = dti_arg_signed(f->layout[i]) ? (uint64_t)(int64_t)(int16_t)h : h;
+		h = v->swapped ? bswap_16(h) : h;
+		x = is_signed ? (uint64_t)(int64_t)(int16_t)h : h;
 		break;
 	case 4:
 		memcpy(&w, v->p[i], 4);
-		w = swapped ? bswap_32(w) : w;
-		x = dti_arg_signed(f->layout[i]) ? (uint64_t)(int64_t)(int32_t)w : w;
+		w = v->swapped ? bswap_32(w) : w;
+		x = is_signed ? (uint64_t)(int64_t)(int32_t)w : w;
 		break;
 	default:
 		memcpy(&x, v->p[i], 8);
-		x = swapped ? bswap_64(x) : x;
+		x = v->swapped ? bswap_64(x) : x;
 	}
 	return x;
 }
@@ -341,13 +400,13 @@ int dti_event_value(const struct dti_evfmt *f, const struct dti_rec *rec,
 {
 	struct dti_values v;
 
-	if (i >= f->nargs || dti_values(f, rec, &v) < 0)
+	if (i >= f->nargs || dti_event_values(f, rec, &v) < 0)
 		return -1;
 	*data = v.p[i];
 	*len = v.n[i];
 	*num = 0;
 	if (f->layout[i] != DTI_ARG_STR && f->layout[i] != DTI_ARG_HEX)
-		*num = dti_value_num(f, &v, i, rec->swapped);
+		*num = dti_value_num(f, &v, i);
 	return 0;
 }
 
@@ -362,26 +421,120 @@ static void dti_putc(struct dti_out *o, char c)
 		*o->p++ = c;
 }
 
-static void dti_putn(struct dti_out *o, const char *s, size_t n)
+/*
+ * As many of @n bytes as there is room for.  Most pieces of an event are
+ * a few bytes: up to 16 go as two copies of a fixed size, which overlap,
+ * not as a call.
+ */
+static inline void dti_putn(struct dti_out *o, const char *s, size_t n)
 {
-	while (n--)
-		dti_putc(o, *s++);
+	char *p = o->p;
+
+	if (n > (size_t)(o->end - p))
+		n = o->end - p;
+	o->p += n;
+	if (n >= 8 && n <= 16) {
+		memcpy(p, s, 8);
+		memcpy(p + n - 8, s + n - 8, 8);
+	} else if (n >= 4 && n < 8) {
+		memcpy(p, s, 4);
+		memcpy(p + n - 4, s + n - 4, 4);
+	} else if (n > 16) {
+		memcpy(p, s, n);
+	} else {
+		while (n--)
+			*p++ = *s++;
+	}
+}
+
+static void dti_pad(struct dti_out *o, char c, int n)
+{
+	for (; n > 0; n--)
+		dti_putc(o, c);
+}
+
+/*
+ * Where @n bytes made one by one go: the output if it has room, else
+ * @tmp, from which dti_made() copies what fits.  Made in place, they are
+ * not copied: a copy would load them while their stores are on the way,
+ * and wait for them.
+ */
+static inline char *dti_make(struct dti_out *o, char *tmp, size_t n)
+{
+	return (size_t)(o->end - o->p) >= n ? o->p : tmp;
+}
+
+static inline void dti_made(struct dti_out *o, const char *at, size_t n)
+{
+	if (at == o->p)
+		o->p += n;
+	else
+		dti_putn(o, at, n);
+}
+
+/* Most digits of a 64-bit number (20 in decimal) */
+#define DTI_DIGITS_MAX	20
+
+/* Digits of @num in @base (10 or 16) */
+static inline unsigned int dti_ndigits(uint64_t num, unsigned int base)
+{
+	static const uint64_t pow10[DTI_DIGITS_MAX] = {
+		1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000,
+		1000000000, 10000000000ull, 100000000000ull, 1000000000000ull,
+		10000000000000ull, 100000000000000ull, 1000000000000000ull,
+		10000000000000000ull, 100000000000000000ull,
+		1000000000000000000ull, 10000000000000000000ull,
+	};
+	uint64_t v = num | 1;		/* 0 has a digit, as 1 has */
+	unsigned int bits = 64 - __builtin_clzll(v), n;
+
+	if (base == 16)
+		return (bits + 3) / 4;
+	n = bits * 1233 >> 12;		/* log10 of 2^bits, 1233 / 4096 */
+	return n + (v >= pow10[n]);
+}
+
+/*
+ * @num as @n digits in @base (10 or 16, upper case if @upper): in hex the
+ * low @n of them, leading zeros so; in decimal @n is dti_ndigits()'s.
+ * Decimal two at a time, in 32 bits once the number fits: a division by
+ * a constant is a multiply, a cheaper one so.
+ */
+static inline void dti_put_digits(struct dti_out *o, uint64_t num, unsigned int base,
+				  bool upper, unsigned int n)
+{
+	char tmp[DTI_DIGITS_MAX], *at = dti_make(o, tmp, n), *end = at + n;
+	const char *digits = dti_hexdig[upper];
+	uint32_t w;
+
+	if (base == 16) {
+		for (; end > at; num >>= 4)
+			*--end = digits[num & 15];
+	} else {
+		for (; num > UINT32_MAX; num /= 100)
+			end = memcpy(end - 2, dti_dec2 + 2 * (num % 100), 2);
+		for (w = num; w >= 100; w /= 100)
+			end = memcpy(end - 2, dti_dec2 + 2 * (w % 100), 2);
+		if (w >= 10)
+			memcpy(end - 2, dti_dec2 + 2 * w, 2);
+		else
+			end[-1] = '0' + w;
+	}
+	dti_made(o, at, n);
 }
 
 /*
  * A number as the kernel's printf prints it (lib/vsprintf.c): unlike
  * C's, "%#x" of 0 is "0x0", and a precision does not turn the 0 flag off.
  */
-static void dti_number(struct dti_out *o, uint64_t num, const struct dti_conv *c,
-		       bool is_signed)
+static void dti_number(struct dti_out *o, uint64_t num, const struct dti_conv *c)
 {
-	const char *digits = c->conv == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
-	unsigned int base = c->conv == 'x' || c->conv == 'X' ? 16 : 10;
-	bool zero = c->zero && !c->left;
-	int width = c->width < 0 ? 0 : c->width, prec = c->prec, i = 0;
-	char tmp[24], sign = 0;
+	unsigned int base = c->conv == 'x' || c->conv == 'X' ? 16 : 10, n;
+	bool zero = c->zero && !c->left, prefix = c->special && base == 16;
+	int width = c->width < 0 ? 0 : c->width, prec = c->prec;
+	char sign = 0;
 
-	if (is_signed) {
+	if (c->is_signed) {
 		if ((int64_t)num < 0) {
 			sign = '-';
 			num = -num;
@@ -393,33 +546,29 @@ static void dti_number(struct dti_out *o, uint64_t num, const struct dti_conv *c
 		if (sign)
 			width--;
 	}
-	if (c->special && base == 16)
+	if (prefix)
 		width -= 2;
-	do {
-		tmp[i++] = digits[num % base];
-		num /= base;
-	} while (num);
-	if (i > prec)
-		prec = i;
+	n = dti_ndigits(num, base);
+	if ((int)n > prec)
+		prec = n;
 	width -= prec;
-	if (!zero && !c->left)
-		for (; width > 0; width--)
-			dti_putc(o, ' ');
+	if (!zero && !c->left) {
+		dti_pad(o, ' ', width);
+		width = 0;
+	}
 	if (sign)
 		dti_putc(o, sign);
-	if (c->special && base == 16) {
+	if (prefix) {
 		dti_putc(o, '0');
-		dti_putc(o, c->conv == 'X' ? 'X' : 'x');
+		dti_putc(o, c->conv);
 	}
-	if (!c->left)
-		for (; width > 0; width--)
-			dti_putc(o, zero ? '0' : ' ');
-	for (; prec > i; prec--)
-		dti_putc(o, '0');
-	while (i > 0)
-		dti_putc(o, tmp[--i]);
-	for (; width > 0; width--)
-		dti_putc(o, ' ');
+	if (!c->left) {
+		dti_pad(o, zero ? '0' : ' ', width);
+		width = 0;
+	}
+	dti_pad(o, '0', prec - n);
+	dti_put_digits(o, num, base, c->conv == 'X', n);
+	dti_pad(o, ' ', width);
 }
 
 static void dti_string(struct dti_out *o, const unsigned char *s, size_t n,
@@ -428,64 +577,65 @@ static void dti_string(struct dti_out *o, const unsigned char *s, size_t n,
 	size_t len = c->prec >= 0 && (size_t)c->prec < n ? (size_t)c->prec : n;
 	int pad = c->width > (int)len ? c->width - (int)len : 0;
 
-	if (!c->left)
-		for (; pad > 0; pad--)
-			dti_putc(o, ' ');
+	if (!c->left) {
+		dti_pad(o, ' ', pad);
+		pad = 0;
+	}
 	dti_putn(o, (const char *)s, len);
-	for (; pad > 0; pad--)
-		dti_putc(o, ' ');
+	dti_pad(o, ' ', pad);
 }
 
+/* @n bytes (at most DTI_EVENT_HEX_MAX) in hex, @sep between them if not 0 */
 static void dti_hexbytes(struct dti_out *o, const unsigned char *s, size_t n, char sep)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
+	size_t len = n ? 2 * n + (sep ? n - 1 : 0) : 0, i;
+	char tmp[3 * DTI_EVENT_HEX_MAX], *at = dti_make(o, tmp, len), *q = at;
 
 	for (i = 0; i < n; i++) {
 		if (i && sep)
-			dti_putc(o, sep);
-		dti_putc(o, hex[s[i] >> 4]);
-		dti_putc(o, hex[s[i] & 15]);
+			*q++ = sep;
+		*q++ = dti_hexdig[0][s[i] >> 4];
+		*q++ = dti_hexdig[0][s[i] & 15];
 	}
+	dti_made(o, at, len);
+}
+
+/* Hex digits of the kernel's %px: all of a 64-bit value's */
+#define DTI_PTR_DIGITS	16
+
+size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v,
+		       char *buf, size_t size)
+{
+	struct dti_out o = { buf, buf + size };
+	const char *lit = f->lit;
+	const struct dti_conv *c;
+	unsigned int i;
+
+	for (i = 0; i < f->nargs; i++) {
+		dti_putn(&o, lit, f->lit_len[i]);
+		lit += f->lit_len[i];
+		c = &f->conv[i];
+		if (c->arg == DTI_ARG_PTR)
+			dti_put_digits(&o, dti_value_num(f, v, i), 16, false, DTI_PTR_DIGITS);
+		else if (c->arg == DTI_ARG_STR)
+			dti_string(&o, v->p[i], v->n[i], c);
+		else if (c->arg == DTI_ARG_HEX)
+			dti_hexbytes(&o, v->p[i], v->n[i], c->hexsep);
+		else
+			dti_number(&o, dti_value_num(f, v, i), c);
+	}
+	dti_putn(&o, lit, f->lit_len[i]);
+	return o.p - buf;
 }
 
 int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
 		   size_t size)
 {
-	const char *p = f->fmt, *end = f->fmt + f->fmt_len, *lit = p;
-	struct dti_out o = { buf, buf + size };
 	struct dti_values v;
-	struct dti_conv c;
-	unsigned int i = 0;
-	char ptr[17];
 
-	if (dti_values(f, rec, &v) < 0)
+	if (dti_event_values(f, rec, &v) < 0)
 		return -1;
-	while ((p = memchr(p, '%', end - p))) {
-		dti_putn(&o, lit, p - lit);
-		dti_conv_parse(p, end, f->long_size, &c);	/* parsed when learnt */
-		p += c.len;
-		lit = p;
-		if (!c.arg) {
-			dti_putc(&o, '%');
-			continue;
-		}
-		if (c.arg == DTI_ARG_PTR) {
-			snprintf(ptr, sizeof(ptr), "%016llx",
-				 (unsigned long long)dti_value_num(f, &v, i, rec->swapped));
-			dti_putn(&o, ptr, 16);
-		} else if (c.arg == DTI_ARG_STR) {
-			dti_string(&o, v.p[i], v.n[i], &c);
-		} else if (c.arg == DTI_ARG_HEX) {
-			dti_hexbytes(&o, v.p[i], v.n[i], c.hexsep);
-		} else {
-			dti_number(&o, dti_value_num(f, &v, i, rec->swapped), &c,
-				   c.conv == 'd' || c.conv == 'i');
-		}
-		i++;
-	}
-	dti_putn(&o, lit, end - lit);
-	return o.p - buf;
+	return dti_event_print(f, &v, buf, size);
 }
 
 /*
@@ -502,56 +652,52 @@ static void dti_json_str(struct dti_out *o, const unsigned char *s, size_t n)
 	dti_putc(o, '"');
 }
 
-int dti_event_json(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
-		   size_t size)
+/*
+ * Number value @i of @v as JSON: 64-bit values as strings (protobuf's
+ * JSON mapping), exact in jq
+ */
+static void dti_json_num(struct dti_out *o, const struct dti_evfmt *f,
+			 const struct dti_values *v, unsigned int i)
 {
-	static const char hex[] = "0123456789abcdef";
-	struct dti_out o = { buf, buf + size };
-	struct dti_values v;
-	char num[32];
-	unsigned int i;
-	bool wide;
-	size_t k;
-	uint64_t x;
+	bool wide = f->conv[i].size == sizeof(uint64_t);
+	uint64_t x = dti_value_num(f, v, i);
 
-	if (dti_values(f, rec, &v) < 0)
-		return -1;
-	dti_putn(&o, ",\"event\":", 9);
-	dti_json_str(&o, (const unsigned char *)f->name, strlen(f->name));
-	dti_putn(&o, num, snprintf(num, sizeof(num), ",\"id\":%u,\"fields\":{", f->id));
+	if (wide)
+		dti_putc(o, '"');
+	if (f->conv[i].is_signed && (int64_t)x < 0) {
+		dti_putc(o, '-');
+		x = -x;
+	}
+	dti_put_digits(o, x, 10, false, dti_ndigits(x, 10));
+	if (wide)
+		dti_putc(o, '"');
+}
+
+size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v,
+		      char *buf, size_t size)
+{
+	struct dti_out o = { buf, buf + size };
+	unsigned int i;
+
+	dti_putn(&o, f->head, f->head_len);
 	for (i = 0; i < f->nargs; i++) {
-		if (i)
-			dti_putc(&o, ',');
-		dti_putc(&o, '"');
-		dti_putn(&o, f->fields[i], strlen(f->fields[i]));
-		dti_putn(&o, "\":", 2);
+		dti_putn(&o, f->key[i], f->key_len[i]);
 		switch (f->layout[i]) {
 		case DTI_ARG_STR:
-			dti_json_str(&o, v.p[i], v.n[i]);
+			dti_json_str(&o, v->p[i], v->n[i]);
 			break;
 		case DTI_ARG_HEX:
 			dti_putc(&o, '"');
-			for (k = 0; k < v.n[i]; k++) {
-				dti_putc(&o, hex[v.p[i][k] >> 4]);
-				dti_putc(&o, hex[v.p[i][k] & 15]);
-			}
+			dti_hexbytes(&o, v->p[i], v->n[i], 0);
 			dti_putc(&o, '"');
 			break;
 		case DTI_ARG_PTR:
-			dti_putn(&o, num, snprintf(num, sizeof(num), "\"0x%016llx\"",
-						   (unsigned long long)dti_value_num(f, &v, i, rec->swapped)));
+			dti_putn(&o, "\"0x", 3);
+			dti_put_digits(&o, dti_value_num(f, v, i), 16, false, DTI_PTR_DIGITS);
+			dti_putc(&o, '"');
 			break;
 		default:
-			/* 64-bit values as strings (protobuf's JSON mapping): exact in jq */
-			x = dti_value_num(f, &v, i, rec->swapped);
-			wide = dti_event_arg_size(f->layout[i]) == sizeof(uint64_t);
-			if (wide)
-				dti_putc(&o, '"');
-			dti_putn(&o, num, dti_arg_signed(f->layout[i]) ?
-				 snprintf(num, sizeof(num), "%lld", (long long)x) :
-				 snprintf(num, sizeof(num), "%llu", (unsigned long long)x));
-			if (wide)
-				dti_putc(&o, '"');
+			dti_json_num(&o, f, v, i);
 		}
 	}
 	dti_putc(&o, '}');

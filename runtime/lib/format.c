@@ -916,8 +916,9 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	const struct dti_caller *c = dti_caller(r, rec->caller, rec->ts_ns, &tmp);
 	const struct dti_evfmt *f = NULL;
 	char text[DTI_EVENT_TEXT_MAX];
+	struct dti_values v;
 	const char *name;
-	int n;
+	size_t n;
 
 	/* 64-bit numbers as strings, as protobuf's JSON mapping has them: exact in jq */
 	p = (char *)memcpy(p, "{\"ts_ns\":\"", 10) + 10;
@@ -956,12 +957,22 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 		p = (char *)memcpy(p, ",\"symbol\":", 10) + 10;
 		p = dti_put_json_str(ob, p, (const unsigned char *)c->p, c->len);
 	}
+	/* an event's values are found once, for its fields and its text */
 	if (p && r && (f = dti_events_find(&r->events, rec)) &&
-	    (n = dti_event_text(f, rec, text, sizeof(text))) >= 0 &&
+	    dti_event_values(f, rec, &v) == 0 &&
 	    (p = dti_ob_room(ob, p, DTI_EVENT_JSON_MAX))) {
-		p += dti_event_json(f, rec, p, DTI_EVENT_JSON_MAX);
-		p = dti_put_json_str(ob, (char *)memcpy(p, ",\"text\":", 8) + 8,
-				     (const unsigned char *)text, n);
+		p += dti_event_json(f, &v, p, DTI_EVENT_JSON_MAX);
+		if (f->plain && (p = dti_ob_room(ob, p, sizeof(",\"text\":\"\"") +
+						   DTI_EVENT_TEXT_MAX))) {
+			/* its text needs no escape: printed in place */
+			p = (char *)memcpy(p, ",\"text\":\"", 9) + 9;
+			p += dti_event_print(f, &v, p, DTI_EVENT_TEXT_MAX);
+			*p++ = '"';
+		} else if (p) {
+			n = dti_event_print(f, &v, text, sizeof(text));
+			p = dti_put_json_str(ob, (char *)memcpy(p, ",\"text\":", 8) + 8,
+					     (const unsigned char *)text, n);
+		}
 	} else if (p && rec->flags & DTI_REC_TEXT) {
 		p = dti_put_json_str(ob, (char *)memcpy(p, ",\"text\":", 8) + 8,
 				     rec->payload, rec->len);

@@ -332,6 +332,27 @@ struct dti_fast {
 	const unsigned char *p;		/* the record returned last */
 };
 
+/*
+ * A conversion of a template, as dti.ko parses it (dti_event.c): parsed
+ * once, when its format is learnt, not again for every event.
+ */
+struct dti_conv {
+	char arg;		/* DTI_ARG_*, 0 for %% */
+	char conv;		/* d i u x X s p h(ex) */
+	char hexsep;		/* %*ph: ' ', ':', '-' or 0 */
+	bool left, plus, space, special, zero;
+	int width, prec;	/* -1 if not given */
+	size_t len;		/* bytes of the specification */
+	/* of its value, set when learnt: dti_event_arg_size(), signed or not */
+	uint8_t size;
+	bool is_signed;
+};
+
+/* Bytes of an event's JSON before its fields: ,"event":"<name>","id":<id>,"fields":{ */
+#define DTI_EVENT_HEAD_MAX	128
+/* Bytes of a field's JSON key: ,"<name>": */
+#define DTI_EVENT_KEY_MAX	40
+
 /**
  * struct dti_evfmt - an event type's format, as found in the data
  * @id:		the type's id
@@ -342,6 +363,14 @@ struct dti_fast {
  * @layout:	DTI_ARG_* per value
  * @fields:	the values' names
  * @fmt:	the template, @fmt_len bytes (not NUL-terminated)
+ *
+ * What printing an event needs, made when the format is learnt:
+ * @conv:	value i's conversion
+ * @lit:	the template's text around its conversions, %% as %
+ * @lit_len:	bytes of @lit before conversion i; [@nargs]: after the last
+ * @plain:	prints as text that JSON takes as it is (no %s, nothing to escape)
+ * @head:	its JSON before the fields, @head_len bytes
+ * @key:	field i's JSON key (after a comma from the second on), @key_len bytes
  */
 struct dti_evfmt {
 	uint16_t id;
@@ -353,6 +382,24 @@ struct dti_evfmt {
 	char fields[DTI_EVENT_ARGS_MAX][32];
 	char fmt[DTI_EVENT_FMT_MAX + 1];
 	size_t fmt_len;
+	struct dti_conv conv[DTI_EVENT_ARGS_MAX];
+	char lit[DTI_EVENT_FMT_MAX];
+	uint16_t lit_len[DTI_EVENT_ARGS_MAX + 1];
+	bool plain;
+	char head[DTI_EVENT_HEAD_MAX];
+	size_t head_len;
+	char key[DTI_EVENT_ARGS_MAX][DTI_EVENT_KEY_MAX];
+	uint8_t key_len[DTI_EVENT_ARGS_MAX];
+};
+
+/*
+ * The values of an event, checked against its format's layout: each
+ * value's bytes, and the length of a string or byte array
+ */
+struct dti_values {
+	const unsigned char *p[DTI_EVENT_ARGS_MAX];
+	uint16_t n[DTI_EVENT_ARGS_MAX];
+	bool swapped;
 };
 
 /* The formats a reader has learnt: the first of each id */
@@ -384,9 +431,18 @@ int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *b
 int dti_event_value(const struct dti_evfmt *f, const struct dti_rec *rec,
 		    unsigned int i, const unsigned char **data, size_t *len,
 		    uint64_t *num);
-/* ,"event":...,"id":...,"fields":{...} of @rec into @buf: bytes, or -1 */
-int dti_event_json(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
-		   size_t size);
+/*
+ * The values of @rec (format @f) into @v, once for all of a record's
+ * printing: 0, or -1 if they do not fill the layout.
+ */
+int dti_event_values(const struct dti_evfmt *f, const struct dti_rec *rec,
+		     struct dti_values *v);
+/* Values @v through @f's template into @buf: bytes written */
+size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v,
+		       char *buf, size_t size);
+/* ,"event":...,"id":...,"fields":{...} of values @v into @buf: bytes written */
+size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v,
+		      char *buf, size_t size);
 
 struct dti_reader {
 	struct dti_stream *s;
