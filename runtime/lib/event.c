@@ -394,20 +394,15 @@ static inline uint64_t dti_value_num(const struct dti_evfmt *f,
 	return x;
 }
 
-int dti_event_value(const struct dti_evfmt *f, const struct dti_rec *rec,
-		    unsigned int i, const unsigned char **data, size_t *len,
-		    uint64_t *num)
+void dti_event_value(const struct dti_evfmt *f, const struct dti_values *v,
+		     unsigned int i, const unsigned char **data, size_t *len,
+		     uint64_t *num)
 {
-	struct dti_values v;
-
-	if (i >= f->nargs || dti_event_values(f, rec, &v) < 0)
-		return -1;
-	*data = v.p[i];
-	*len = v.n[i];
+	*data = v->p[i];
+	*len = v->n[i];
 	*num = 0;
 	if (f->layout[i] != DTI_ARG_STR && f->layout[i] != DTI_ARG_HEX)
-		*num = dti_value_num(f, &v, i);
-	return 0;
+		*num = dti_value_num(f, v, i);
 }
 
 /* Output of the formatting functions: a buffer that is never overrun */

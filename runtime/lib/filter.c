@@ -66,9 +66,7 @@ struct dti_filter {
 	struct dti_time_bound since, until;
 	bool has_grep;
 	regex_t grep;
-	char *grep_text;
 	struct dti_node *expr;
-	char *expr_text;
 };
 
 struct dti_filter *dti_filter_new(void)
@@ -100,9 +98,7 @@ void dti_filter_free(struct dti_filter *f)
 	free(f->cpus);
 	if (f->has_grep)
 		regfree(&f->grep);
-	free(f->grep_text);
 	dti_node_free(f->expr);
-	free(f->expr_text);
 	free(f);
 }
 
@@ -267,14 +263,14 @@ int dti_time_parse(const char *text, enum dti_time_base *base, int64_t *ns)
 {
 	const char *p = text, *frac = NULL;
 	int64_t whole = 0, unit = 1000000000, part = 0, scale;
-	unsigned int i, digits = 0;
+	unsigned int i;
 
 	*base = *p == '+' ? DTI_TIME_FIRST : *p == '-' ? DTI_TIME_LAST : DTI_TIME_BOOT;
 	if (*base != DTI_TIME_BOOT)
 		p++;
 	if (!isdigit((unsigned char)*p))
 		goto bad;
-	for (; isdigit((unsigned char)*p); p++, digits++) {
+	for (; isdigit((unsigned char)*p); p++) {
 		if (whole > (INT64_MAX - 9) / 10)
 			goto range;
 		whole = whole * 10 + (*p - '0');
@@ -316,7 +312,6 @@ int dti_filter_grep(struct dti_filter *f, const char *regex, unsigned int flags)
 	bool icase = true;
 	const char *p;
 	char msg[256];
-	char *copy;
 
 	if (flags & ~(DTI_GREP_CASE | DTI_GREP_ICASE) ||
 	    (flags & DTI_GREP_CASE && flags & DTI_GREP_ICASE))
@@ -331,9 +326,6 @@ int dti_filter_grep(struct dti_filter *f, const char *regex, unsigned int flags)
 	}
 	if (icase)
 		cflags |= REG_ICASE;
-	copy = strdup(regex);
-	if (!copy)
-		return dti_fail(ENOMEM, "out of memory");
 	if (f->has_grep)
 		regfree(&f->grep);
 	f->has_grep = false;
@@ -341,12 +333,9 @@ int dti_filter_grep(struct dti_filter *f, const char *regex, unsigned int flags)
 	if (rc) {
 		regerror(rc, &f->grep, msg, sizeof(msg));
 		regfree(&f->grep);
-		free(copy);
 		return dti_fail(EINVAL, "\"%s\" is no regular expression: %s", regex, msg);
 	}
 	f->has_grep = true;
-	free(f->grep_text);
-	f->grep_text = copy;
 	return 0;
 }
 
@@ -554,7 +543,6 @@ int dti_filter_expr(struct dti_filter *f, const char *expr)
 {
 	struct dti_parse ps = { .text = expr, .p = expr };
 	struct dti_node *n;
-	char *copy;
 
 	n = dti_parse_or(&ps);
 	if (!n)
@@ -565,22 +553,26 @@ int dti_filter_expr(struct dti_filter *f, const char *expr)
 		dti_node_free(n);
 		return -1;
 	}
-	copy = strdup(expr);
-	if (!copy) {
-		dti_node_free(n);
-		return dti_fail(ENOMEM, "out of memory");
-	}
 	dti_node_free(f->expr);
-	free(f->expr_text);
 	f->expr = n;
-	f->expr_text = copy;
 	return 0;
 }
 
 /* ---- matching ---- */
 
-static int dti_field_of(const struct dti_evfmt *ev, const struct dti_rec *rec,
-			unsigned int i, struct dti_field *out);
+/*
+ * What matching a record needs of its event type, found once per record:
+ * its format (NULL if none is known), and its values if they fill the
+ * layout (@have)
+ */
+struct dti_match {
+	const struct dti_evfmt *ev;
+	struct dti_values v;
+	bool have;
+};
+
+static void dti_field_of(const struct dti_evfmt *ev, const struct dti_values *v,
+			 unsigned int i, struct dti_field *out);
 
 /* Index of field @name of @ev, or -1 */
 static int dti_evfmt_field(const struct dti_evfmt *ev, const char *name)
@@ -627,22 +619,18 @@ static bool dti_cmp_str(const struct dti_node *n, const void *s, size_t len)
 	return dti_cmp_num(n->op, c, 0, true);
 }
 
-static bool dti_match_cmp(struct dti_reader *r, const struct dti_node *n,
+static bool dti_match_cmp(const struct dti_match *m, const struct dti_node *n,
 			  const struct dti_rec *rec)
 {
-	const struct dti_evfmt *ev = NULL;
 	struct dti_field fld;
 	bool is_signed = false;
-	int i = -1;
+	int i = m->ev ? dti_evfmt_field(m->ev, n->field) : -1;
 	int64_t v;
 
-	if (rec->flags & DTI_REC_TYPED)
-		ev = dti_events_find(&r->events, rec);
-	if (ev)
-		i = dti_evfmt_field(ev, n->field);
 	if (i >= 0) {
-		if (dti_field_of(ev, rec, i, &fld) < 0)
+		if (!m->have)	/* values that do not fill the layout: no field */
 			return false;
+		dti_field_of(m->ev, &m->v, i, &fld);
 		if (fld.type == DTI_FIELD_STR)
 			return dti_cmp_str(n, fld.data, fld.len);
 		if (fld.type == DTI_FIELD_BYTES || !n->is_num || n->op == DTI_OP_GLOB)
@@ -650,7 +638,7 @@ static bool dti_match_cmp(struct dti_reader *r, const struct dti_node *n,
 		is_signed = fld.type == DTI_FIELD_INT;
 		v = is_signed ? fld.i : (int64_t)fld.u;
 	} else if (!strcmp(n->field, "event")) {
-		return ev && dti_cmp_str(n, ev->name, strlen(ev->name));
+		return m->ev && dti_cmp_str(n, m->ev->name, strlen(m->ev->name));
 	} else if (!strcmp(n->field, "level") || !strcmp(n->field, "cpu") ||
 		   !strcmp(n->field, "seq")) {
 		if (!n->is_num || n->op == DTI_OP_GLOB)
@@ -667,36 +655,32 @@ static bool dti_match_cmp(struct dti_reader *r, const struct dti_node *n,
 	return dti_cmp_num(n->op, v, n->num, is_signed);
 }
 
-static bool dti_match_node(struct dti_reader *r, const struct dti_node *n,
+static bool dti_match_node(const struct dti_match *m, const struct dti_node *n,
 			   const struct dti_rec *rec)
 {
 	switch (n->kind) {
 	case DTI_NODE_AND:
-		return dti_match_node(r, n->l, rec) && dti_match_node(r, n->r, rec);
+		return dti_match_node(m, n->l, rec) && dti_match_node(m, n->r, rec);
 	case DTI_NODE_OR:
-		return dti_match_node(r, n->l, rec) || dti_match_node(r, n->r, rec);
+		return dti_match_node(m, n->l, rec) || dti_match_node(m, n->r, rec);
 	case DTI_NODE_NOT:
-		return !dti_match_node(r, n->l, rec);
+		return !dti_match_node(m, n->l, rec);
 	default:
-		return dti_match_cmp(r, n, rec);
+		return dti_match_cmp(m, n, rec);
 	}
 }
 
 /* The message of @rec as DTI_FMT_TEXT prints it, NUL-terminated; NULL if binary */
-static const char *dti_rec_message(struct dti_reader *r, const struct dti_rec *rec)
+static const char *dti_rec_message(struct dti_reader *r, const struct dti_match *m,
+				   const struct dti_rec *rec)
 {
-	const struct dti_evfmt *ev;
 	size_t len;
-	int n;
 
 	if (rec->flags & DTI_REC_TYPED) {
-		ev = dti_events_find(&r->events, rec);
-		if (!ev)
+		if (!m->have)	/* it prints as the binary record it is */
 			return NULL;
-		n = dti_event_text(ev, rec, r->match_buf, DTI_EVENT_TEXT_MAX);
-		if (n < 0)
-			return NULL;
-		r->match_buf[n < DTI_EVENT_TEXT_MAX ? n : DTI_EVENT_TEXT_MAX - 1] = 0;
+		len = dti_event_print(m->ev, &m->v, r->match_buf, DTI_EVENT_TEXT_MAX);
+		r->match_buf[len < DTI_EVENT_TEXT_MAX ? len : DTI_EVENT_TEXT_MAX - 1] = 0;
 		return r->match_buf;
 	}
 	if (!(rec->flags & DTI_REC_TEXT))
@@ -710,29 +694,30 @@ static const char *dti_rec_message(struct dti_reader *r, const struct dti_rec *r
 bool dti_filter_match(struct dti_reader *r, const struct dti_rec *rec)
 {
 	const struct dti_filter *f = r->filter;
+	struct dti_match m = { 0 };
 	const char *msg;
 
 	if (!r->first_seen) {
 		r->first_seen = true;
-		r->first_ts = rec->ts_ns;
 		if (f->since.set && f->since.base == DTI_TIME_FIRST)
 			r->since_ns = dti_time_add(rec->ts_ns, f->since.ns);
 		if (f->until.set && f->until.base == DTI_TIME_FIRST)
 			r->until_ns = dti_time_add(rec->ts_ns, f->until.ns);
 	}
-	if (rec->level < f->min_level || rec->level > f->max_level)
+	if (rec->level < f->min_level || rec->level > f->max_level ||
+	    !dti_filter_cpu(f, rec->cpu) ||
+	    rec->ts_ns < r->since_ns || rec->ts_ns > r->until_ns)
 		return false;
-	if (f->cpus && (rec->cpu >= DTI_CPU_LIMIT ||
-			!(f->cpus[rec->cpu / 64] >> (rec->cpu % 64) & 1)))
-		return false;
-	if (rec->ts_ns < r->since_ns || rec->ts_ns > r->until_ns)
-		return false;
+	if ((f->has_grep || f->expr) && rec->flags & DTI_REC_TYPED) {
+		m.ev = dti_events_find(&r->events, rec);
+		m.have = m.ev && dti_event_values(m.ev, rec, &m.v) == 0;
+	}
 	if (f->has_grep) {
-		msg = dti_rec_message(r, rec);
+		msg = dti_rec_message(r, &m, rec);
 		if (!msg || regexec(&f->grep, msg, 0, NULL, 0))
 			return false;
 	}
-	return !f->expr || dti_match_node(r, f->expr, rec);
+	return !f->expr || dti_match_node(&m, f->expr, rec);
 }
 
 /* @ts + @ns, held within 0..UINT64_MAX */
@@ -820,16 +805,14 @@ int dti_set_filter(struct dti_reader *r, const struct dti_filter *f)
 
 /* ---- typed events' fields ---- */
 
-static int dti_field_of(const struct dti_evfmt *ev, const struct dti_rec *rec,
-			unsigned int i, struct dti_field *out)
+static void dti_field_of(const struct dti_evfmt *ev, const struct dti_values *v,
+			 unsigned int i, struct dti_field *out)
 {
 	const unsigned char *data;
 	uint64_t u;
 	size_t len;
 
-	if (dti_event_value(ev, rec, i, &data, &len, &u) < 0)
-		return dti_fail(EBADMSG, "%s, offset %" PRIu64 ": the values of event %s do not "
-				"fill its layout", rec->source, rec->offset, ev->name);
+	dti_event_value(ev, v, i, &data, &len, &u);
 	memset(out, 0, sizeof(*out));
 	out->name = ev->fields[i];
 	out->size = dti_event_arg_size(ev->layout[i]);
@@ -856,6 +839,18 @@ static int dti_field_of(const struct dti_evfmt *ev, const struct dti_rec *rec,
 		out->u = u;
 		out->i = (int64_t)u;
 	}
+}
+
+/* Field @i of typed record @rec (format @ev) into @out: 0, or -1 (EBADMSG) */
+static int dti_rec_field(const struct dti_evfmt *ev, const struct dti_rec *rec,
+			 unsigned int i, struct dti_field *out)
+{
+	struct dti_values v;
+
+	if (dti_event_values(ev, rec, &v) < 0)
+		return dti_fail(EBADMSG, "%s, offset %" PRIu64 ": the values of event %s do not "
+				"fill its layout", rec->source, rec->offset, ev->name);
+	dti_field_of(ev, &v, i, out);
 	return 0;
 }
 
@@ -898,7 +893,7 @@ int dti_event_field(struct dti_reader *r, const struct dti_rec *rec, unsigned in
 	if (i >= ev->nargs)
 		return dti_fail(ENOENT, "event %s has %u fields, not %u", ev->name, ev->nargs,
 				i + 1);
-	return dti_field_of(ev, rec, i, out);
+	return dti_rec_field(ev, rec, i, out);
 }
 
 int dti_event_field_by_name(struct dti_reader *r, const struct dti_rec *rec,
@@ -912,5 +907,5 @@ int dti_event_field_by_name(struct dti_reader *r, const struct dti_rec *rec,
 	i = dti_evfmt_field(ev, name);
 	if (i < 0)
 		return dti_fail(ENOENT, "event %s has no field %s", ev->name, name);
-	return dti_field_of(ev, rec, i, out);
+	return dti_rec_field(ev, rec, i, out);
 }

@@ -423,14 +423,13 @@ const struct dti_evfmt *dti_events_find(const struct dti_events *ev,
 int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
 		   size_t size);
 /*
- * Value @i of event @rec (format @f): its bytes at *@data (*@len of them
- * for a string or byte array) and, for a number, its value in *@num
- * (sign-extended if signed, in host order).  0, or -1 if the values do
- * not fill the layout.
+ * Value @i (< @f->nargs) of values @v of format @f: its bytes at *@data
+ * (*@len of them for a string or byte array) and, for a number, its value
+ * in *@num (sign-extended if signed, in host order)
  */
-int dti_event_value(const struct dti_evfmt *f, const struct dti_rec *rec,
-		    unsigned int i, const unsigned char **data, size_t *len,
-		    uint64_t *num);
+void dti_event_value(const struct dti_evfmt *f, const struct dti_values *v,
+		     unsigned int i, const unsigned char **data, size_t *len,
+		     uint64_t *num);
 /*
  * The values of @rec (format @f) into @v, once for all of a record's
  * printing: 0, or -1 if they do not fill the layout.
@@ -486,7 +485,6 @@ struct dti_reader {
 	/* dti_set_filter(): the filter, and its times for this reader's input */
 	const struct dti_filter *filter;
 	bool first_seen;		/* the first record was seen (DTI_TIME_FIRST) */
-	uint64_t first_ts;
 	uint64_t since_ns, until_ns;	/* resolved: 0, UINT64_MAX if not set */
 	char *match_buf;		/* a record's message, for --grep */
 	char *chan_name;		/* dti_set_channel_name(), or NULL */
