@@ -243,27 +243,11 @@ static enum dti_snap_kind dti_snap_kind(const char *name)
 	return strcmp(name, "stats") ? DTI_SNAP_OTHER : DTI_SNAP_STATS;
 }
 
-static int dti_parse_info(const char *path, struct dti_ident *id,
-			  unsigned int *ncpu);
-
 /* Bytes of a channel's name in a snapshot's info (a dump's NAME@bootN too) */
 #define DTI_INFO_NAME_MAX	64
 
-/*
- * The channel a snapshot's info names on its first line ("name: NAME"),
- * into @name; false if it names none.  For JSON's "channel" where no
- * sub-buffer header says it: a pending store's records alone, or an
- * earlier boot's rings in a dump (dti_dump_save()).
- */
-static bool dti_info_channel(const char *path, char name[DTI_INFO_NAME_MAX + 1])
-{
-	char *info = dti_read_file(path);
-	bool found;
-
-	found = info && sscanf(info, "name: %64s", name) == 1;
-	free(info);
-	return found;
-}
+static int dti_parse_info(const char *path, struct dti_ident *id,
+			  unsigned int *ncpu, char *chan);
 
 /*
  * Open @n files of records, those from index @pending on a pending
@@ -277,17 +261,17 @@ static struct dti_reader *dti_open_snapshot(const char *const *paths,
 					    unsigned int flags, bool live,
 					    const char *info, const char *stats)
 {
-	char name[DTI_INFO_NAME_MAX + 1];
+	char name[DTI_INFO_NAME_MAX + 1] = "";
 	struct dti_ident hint = { 0 };
 	struct dti_reader *r;
 	unsigned int ncpu;
 
 	if (info)
-		dti_parse_info(info, &hint, &ncpu);
+		dti_parse_info(info, &hint, &ncpu, name);
 	r = dti_open_paths(paths, n, flags, live, &hint, pending);
 	if (r && ((info && !(r->info = strdup(info))) ||
 		  (stats && !(r->stats = strdup(stats))) ||
-		  (info && dti_info_channel(info, name) && dti_set_channel_name(r, name) < 0))) {
+		  (name[0] && dti_set_channel_name(r, name) < 0))) {
 		dti_close(r);
 		return dti_fail_null(ENOMEM, "out of memory");
 	}
@@ -743,11 +727,15 @@ static uint32_t dti_info_num(const char *info, const char *key)
 
 /*
  * A snapshot's info: the channel, and (from dti_dump_save()) the number
- * of CPUs of the machine in *@ncpu (0 if not there).  Returns -1 if there
- * is no such file, 0 if it holds none of the fields, 1 if it does.
+ * of CPUs of the machine in *@ncpu (0 if not there); into @chan (NULL:
+ * not wanted; DTI_INFO_NAME_MAX + 1 bytes) the name its first line gives,
+ * also where no geometry follows (a pending store's records alone, an
+ * earlier boot's rings in a dump: dti_dump_save()), for JSON's
+ * "channel".  Returns -1 if there is no such file, 0 if it holds none of
+ * the fields, 1 if it does.
  */
 static int dti_parse_info(const char *path, struct dti_ident *id,
-			  unsigned int *ncpu)
+			  unsigned int *ncpu, char *chan)
 {
 	char *info = dti_read_file(path), *p;
 	unsigned long n;
@@ -757,6 +745,9 @@ static int dti_parse_info(const char *path, struct dti_ident *id,
 	if (!info)
 		return -1;
 	p = strstr(info, "name: ");
+	_Static_assert(DTI_INFO_NAME_MAX == 64, "the width of the sscanf() below");
+	if (chan && (p != info || sscanf(p, "name: %64s", chan) != 1))
+		chan[0] = 0;
 	id->subbuf_size = dti_info_num(info, "\nsubbuf_size: ");
 	id->n_subbufs = dti_info_num(info, "\nn_subbufs: ");
 	if (p == info && id->subbuf_size && id->n_subbufs &&
@@ -833,7 +824,7 @@ static void dti_check_snapshot(struct dti_reader *r)
 	unsigned int i, ncpu;
 
 	if (r->info) {
-		if (!dti_parse_info(r->info, &r->ident, &ncpu))
+		if (!dti_parse_info(r->info, &r->ident, &ncpu, NULL))
 			dti_warn_file(r, r->info, "%s: not read: no name, subbuf_size or n_subbufs line in it (not a snapshot's info file?)",
 				      r->info);
 		if (ncpu)
