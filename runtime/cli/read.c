@@ -121,8 +121,8 @@ static const struct option dti_dump_opts[] = {
 
 static volatile sig_atomic_t dti_stop;
 
-/* --since, --until: @what is the option, for the message */
-static int dti_parse_time_opt(const char *cmd, const char *what, const char *text,
+/* -S/--since (@since), -U/--until: -1 to go on, or an exit code */
+static int dti_parse_time_opt(const char *cmd, bool since, const char *text,
 			      struct dti_filter *filter)
 {
 	enum dti_time_base base;
@@ -130,9 +130,9 @@ static int dti_parse_time_opt(const char *cmd, const char *what, const char *tex
 	int64_t ns;
 
 	if (dti_time_parse(text, &base, &ns) < 0 ||
-	    (what[2] == 's' ? dti_filter_since(filter, base, ns) :
+	    (since ? dti_filter_since(filter, base, ns) :
 	     dti_filter_until(filter, base, ns)) < 0) {
-		snprintf(msg, sizeof(msg), "%s: %s", what, dti_errmsg());
+		snprintf(msg, sizeof(msg), "%s: %s", since ? "--since" : "--until", dti_errmsg());
 		return dti_usage(cmd, true, msg);
 	}
 	return -1;
@@ -395,8 +395,7 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 			break;
 		case 'S':
 		case 'U':
-			ret = dti_parse_time_opt(cmd, c == 'S' ? "--since" : "--until", optarg,
-						 o->filter);
+			ret = dti_parse_time_opt(cmd, c == 'S', optarg, o->filter);
 			if (ret >= 0)
 				return ret;
 			o->filtered = true;

@@ -27,6 +27,8 @@
 
 struct dti_rcpu {
 	uint64_t n, first_ts, last_ts, lost;
+	bool gap_open;			/* gaps from gap_from on wait for its next record */
+	size_t gap_from;
 };
 
 /* Bytes of a kind's name: "event " and an event type's name, or the like */
@@ -159,6 +161,10 @@ static void dti_report_notice(const struct dti_notice *n, void *arg)
 		return;
 	}
 	rep->gaps = g;
+	if (c && !c->gap_open) {
+		c->gap_open = true;
+		c->gap_from = rep->n_gaps;
+	}
 	rep->gaps[rep->n_gaps++] = (struct dti_rgap){
 		.cpu = n->cpu, .from_seq = n->from_seq, .to_seq = n->to_seq,
 		.count = n->count, .ts_before = c && c->n ? c->last_ts : 0, .open = true,
@@ -184,13 +190,15 @@ static void dti_report_add(struct dti_report *rep, struct dti_reader *r,
 			c->first_ts = rec->ts_ns;
 		c->last_ts = rec->ts_ns;
 	}
-	/* gaps of this CPU told before this record end at it */
-	for (i = rep->n_gaps; i-- > 0;) {
+	/* gaps of this CPU told since its last record end at it */
+	for (i = c && c->gap_open ? c->gap_from : rep->n_gaps; i < rep->n_gaps; i++) {
 		if (!rep->gaps[i].open || rep->gaps[i].cpu != rec->cpu)
 			continue;
 		rep->gaps[i].open = false;
 		rep->gaps[i].ts_after = rec->ts_ns;
 	}
+	if (c)
+		c->gap_open = false;
 	if (rec->flags & DTI_REC_TYPED)
 		snprintf(kind, sizeof(kind), "event %s",
 			 dti_event_info(r, rec, &name, NULL) >= 0 ? name : "(no format)");
