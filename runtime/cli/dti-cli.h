@@ -55,7 +55,8 @@ int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 #define DTI_HELP_FORMAT \
 	"  -F, --format FMT      text (as the kernel's merged file; the default\n" \
 	"                        but on a terminal), ts (as merged-ts: time, CPU,\n" \
-	"                        level; the default on a terminal), hex, json, raw\n" \
+	"                        level; the default on a terminal), hex, json, raw;\n" \
+	"                        ctf: a CTF 1.8 trace into directory -o DIR\n" \
 	"  -o, --output FILE     write the records to FILE, not standard output\n" \
 	"  -c, --cpu LIST        only records of these CPUs (0,2-3; repeatable)\n" \
 	"  -p, --priority L      only records of level L and more severe, or of the\n" \
@@ -124,6 +125,8 @@ struct dti_read_opts {
 	char *report_stats;		/* a snapshot's stats file for it, or NULL */
 	const char *report_live;	/* a live channel's name for its stats, or NULL */
 	bool filtered;			/* one of those was given */
+	bool ctf;			/* -F ctf, dti export: a CTF trace into output */
+	bool ctf_per_channel;		/* ... each channel's into output/NAME */
 	const char *kallsyms, *output;
 	const char *channel, *out_dir;	/* dump --channel, --out */
 	const char *excerpt;		/* dump --excerpt */
@@ -153,6 +156,18 @@ struct dti_read_opts {
  */
 void dti_read_notice(const struct dti_notice *n, void *arg);
 int dti_report_run(struct dti_reader *r, struct dti_read_opts *o);
+/*
+ * -F ctf: write what @r returns as a CTF trace (export.c), notices on
+ * stderr.  DTI_EXIT_OK or DTI_EXIT_FAIL (message printed).
+ */
+int dti_export_run(struct dti_reader *r, struct dti_read_opts *o);
+/*
+ * The options of @cmd (@format: -F was given) checked for -F ctf and
+ * dti export (export.c).  Returns -1 to go on, or an exit code.
+ */
+int dti_read_parse_ctf(const char *cmd, bool format, struct dti_read_opts *o);
+/* decode, report and export (@cmd): their operands read as decode reads them */
+int dti_decode_cmd(const char *cmd, int argc, char **argv);
 char *dti_read_text_file(const char *path);
 int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		   int max_args, struct dti_read_opts *o);
@@ -199,6 +214,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_read(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_console_log(int argc, char **argv);
@@ -206,7 +222,7 @@ int cmd_write(int argc, char **argv);
 
 extern const char usage_list[], usage_level[], usage_reset[], usage_stats[];
 extern const char usage_read[], usage_decode[], usage_snapshot[], usage_dump[];
-extern const char usage_report[];
+extern const char usage_report[], usage_export[];
 extern const char usage_console_log[], usage_write[];
 
 #endif /* _DTI_CLI_H */

@@ -4,6 +4,8 @@
  * and trace-cmd; each lives in the file of its family:
  *   ctl.c       list, level, reset, stats
  *   read.c      read, decode
+ *   report.c    report (and --report)
+ *   export.c    export (and -F ctf), through ctf.c
  *   snapshot.c  snapshot
  *   dump.c      dump
  *   console.c   console-log
@@ -30,6 +32,7 @@ const struct dti_cmd dti_cmds[] = {
 	{ "snapshot", cmd_snapshot, usage_snapshot, "stop a channel, copy its per-CPU files, restore it" },
 	{ "decode",   cmd_decode,   usage_decode,   "print records from copied per-CPU files" },
 	{ "report",   cmd_report,   usage_report,   "counts, rates and lost records of copied per-CPU files" },
+	{ "export",   cmd_export,   usage_export,   "write copied per-CPU files as a CTF trace (babeltrace2)" },
 	{ "dump",     cmd_dump,     usage_dump,     "print or save the channels of a kernel memory dump" },
 	{ "console-log", cmd_console_log, usage_console_log,
 	  "print the records a panic put on the console, from a saved log" },

@@ -338,7 +338,7 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		   int max_args, struct dti_read_opts *o)
 {
 	bool is_read = !strcmp(cmd, "read"), is_dump = !strcmp(cmd, "dump");
-	bool is_con = !strcmp(cmd, "console-log");
+	bool is_con = !strcmp(cmd, "console-log"), is_export = !strcmp(cmd, "export");
 	bool priority = false, format = false, grep_case = false;
 	const char *grep = NULL;
 	char msg[512];
@@ -378,7 +378,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 			o->previous = true;
 			break;
 		case 'F':
-			o->format = dti_format_parse(optarg);
+			o->ctf = !strcmp(optarg, "ctf");	/* export.c's, not dti_print()'s */
+			o->format = o->ctf ? DTI_FMT_RAW : dti_format_parse(optarg);
 			if (o->format < 0)
 				return dti_usage(cmd, true, dti_errmsg());
 			format = true;
@@ -469,6 +470,9 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	}
 	if (!strcmp(cmd, "report"))
 		o->report = true;
+	ret = dti_read_parse_ctf(cmd, format, o);
+	if (ret >= 0)
+		return ret;
 	if (o->report && (o->follow || format))
 		return dti_usage(cmd, true, "a report is text, of the records there are: "
 				 "no --follow, no -F");
@@ -481,14 +485,16 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	} else if (grep_case) {
 		return dti_usage(cmd, true, "--case-sensitive is for -g/--grep");
 	}
-	if (argc - optind < min_args)
-		return dti_usage(cmd, true, is_read ? "missing CHANNEL" :
+	if (argc - optind < min_args + is_export)
+		return dti_usage(cmd, true, is_read ? "missing CHANNEL" : is_export ? "missing DIR or input" :
 				 is_dump ? "missing VMCORE" : is_con ? "missing FILE" :
 				 "missing DIR or FILE");
 	if (o->previous && (o->follow || o->no_reset))
 		return dti_usage(cmd, true, "--previous reads records that no longer change: no --follow or --no-reset");
 	if (o->list + !!o->out_dir + !!o->excerpt > 1)
 		return dti_usage(cmd, true, "--list, --out and --excerpt exclude each other");
+	if (is_export)
+		o->output = argv[optind++];	/* DIR, then what decode reads */
 	if (max_args && argc - optind > max_args)
 		return dti_usage(cmd, true, "too many arguments");
 	for (i = optind; !is_read && !is_dump && !is_con && i < argc; i++)
@@ -512,7 +518,7 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		dti_ksyms_free(o->syms);
 		return DTI_EXIT_FAIL;
 	}
-	o->f = dti_out_open(&o->out, o->output);
+	o->f = dti_out_open(&o->out, o->ctf ? NULL : o->output);
 	if (!o->f) {
 		dti_ksyms_free(o->syms);
 		dti_lines_free(o->lines_l);
@@ -605,7 +611,8 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 		dti_set_lines(r, o->lines_l);
 	o->damage_shown = 0;
 	o->damage_hidden = 0;
-	ret = o->report ? dti_report_run(r, o) : dti_print_all(r, o);
+	ret = o->report ? dti_report_run(r, o) : o->ctf ? dti_export_run(r, o) :
+	      dti_print_all(r, o);
 	damage = dti_damage_count(r) > 0;
 	dti_close(r);	/* writes what dti_print() still holds */
 	if (o->damage_hidden)
@@ -624,7 +631,7 @@ int dti_exit_worst(int a, int b)
 void dti_print_channel_head(struct dti_read_opts *o, const char *name, int shown)
 {
 	/* JSON records carry their channel: every line is a record */
-	if (o->channel || o->format == DTI_FMT_JSON || o->format == DTI_FMT_RAW)
+	if (o->channel || o->format == DTI_FMT_JSON || o->format == DTI_FMT_RAW || o->ctf)
 		return;
 	fprintf(o->f, "%s==> %s <==\n", shown ? "\n" : "", name);
 }
@@ -874,7 +881,7 @@ static int dti_decode_lines(struct dti_read_opts *o, char **args, unsigned int n
 				    "no module table among the files (a snapshot's DIR/modules, or --modules FILE)");
 }
 
-static int dti_decode_cmd(const char *cmd, int argc, char **argv)
+int dti_decode_cmd(const char *cmd, int argc, char **argv)
 {
 	struct dti_read_opts o;
 	int ret = dti_read_parse(cmd, argc, argv, 1, 0, &o);

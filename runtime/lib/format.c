@@ -909,6 +909,15 @@ static const char *dti_rec_channel(const struct dti_reader *r)
 	return r && r->ident.set ? r->ident.name : NULL;
 }
 
+const char *dti_channel_name(const struct dti_reader *r)
+{
+	const char *name = dti_rec_channel(r);
+
+	if (!name)
+		errno = ENOENT;
+	return name;
+}
+
 static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 			  const struct dti_rec *rec)
 {

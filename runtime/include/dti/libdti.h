@@ -257,6 +257,14 @@ int dti_set_formatter(struct dti_reader *r, dti_formatter_fn fn, void *arg);
  */
 int dti_set_channel_name(struct dti_reader *r, const char *name);
 /*
+ * The name of the channel of the record dti_next() returned last (before
+ * the first, of the first stream that names one), as DTI_FMT_JSON gives
+ * it in "channel": dti_set_channel_name()'s, else the data's.  Valid
+ * until the next dti_next() or dti_set_channel_name().  NULL if the
+ * data does not name it (ENOENT).
+ */
+const char *dti_channel_name(const struct dti_reader *r);
+/*
  * dti_symbol_fn - write the symbol at @addr into @buf, as %pS does
  * ("func+0x1c/0x80 [mod]", or "func+0x1c"), NUL-terminated within @size
  * Return: 0, or -1 if no symbol covers @addr (the caller prints as an
