@@ -283,8 +283,8 @@ static int dti_ctf_packet_empty(struct dti_ctf *c, unsigned int cpu, uint64_t ts
 
 /*
  * The losses told since CPU @cpu's last packet, before its event at @ts
- * (UINT64_MAX: at the end): its packet is closed, and the next carries
- * them.  0 or -1 (printed).
+ * (UINT64_MAX: before another loss, or at the end): its packet is
+ * closed, and the next carries them.  0 or -1 (printed).
  */
 static int dti_ctf_flush_lost(struct dti_ctf *c, unsigned int cpu, uint64_t ts)
 {
@@ -310,8 +310,12 @@ void dti_ctf_discarded(struct dti_ctf *c, unsigned int stream, uint64_t count)
 {
 	struct dti_ctf_stream *s = dti_ctf_stream(c, stream);
 
-	if (s)
-		s->pending += count;
+	if (!s || c->failed)
+		return;
+	/* a loss with no event of the stream since the last: a packet apart */
+	if (s->pending)
+		dti_ctf_flush_lost(c, stream, UINT64_MAX);
+	s->pending += count;
 }
 
 int dti_ctf_event(struct dti_ctf *c, unsigned int stream, unsigned int id, uint64_t ts_ns,

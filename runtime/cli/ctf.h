@@ -79,7 +79,8 @@ void dti_ctf_put_bytes(struct dti_ctf *c, const void *p, uint32_t len);
 /*
  * @count records of CPU @stream were lost before its next event: that
  * event starts a packet whose events_discarded counts them, so that a
- * reader reports them between the events around the loss.
+ * reader reports them between the events around the loss; two losses
+ * with no event between them are told apart, by a packet of no event.
  */
 void dti_ctf_discarded(struct dti_ctf *c, unsigned int stream, uint64_t count);
 /*

@@ -937,6 +937,7 @@ static int dti_dump_print(struct dti_dump *d, int n, struct dti_read_opts *o)
 	}
 	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
 		dti_print_channel_head(o, ch->name, shown++);
+		o->chan_name = ch->name;	/* as dti_dump_open() names it */
 		/*
 		 * The dump's module table for the dumped boot's channels (told
 		 * once if there is none); for an earlier boot's rings in a
