@@ -260,8 +260,8 @@ int dti_set_channel_name(struct dti_reader *r, const char *name);
  * The name of the channel of the record dti_next() returned last (before
  * the first, of the first stream that names one), as DTI_FMT_JSON gives
  * it in "channel": dti_set_channel_name()'s, else the data's.  Valid
- * until the next dti_next() or dti_set_channel_name().  NULL if the
- * data does not name it (ENOENT).
+ * until the next dti_next() or dti_set_channel_name().  Returns the
+ * name, or NULL if the data do not name it (ENOENT).
  */
 const char *dti_channel_name(const struct dti_reader *r);
 /*
