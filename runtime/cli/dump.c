@@ -89,17 +89,6 @@ const char usage_dump[] =
 /* Runs of pages that cannot be read reported one by one, at most */
 #define DTI_UNREAD_SHOWN	3
 
-/*
- * Bytes an excerpt holds, within one page: @len at @paddr, and if they
- * were read at a kernel virtual address, the address of their page
- * (else DTI_NO_VADDR).
- */
-struct dti_xpage {
-	uint64_t paddr, vaddr;
-	uint32_t len;
-};
-#define DTI_NO_VADDR		0
-
 /* A run of memory an ELF dump keeps in its file (vaddr 0: none said) */
 struct dti_seg {
 	uint64_t paddr, vaddr, off, size;
@@ -120,11 +109,6 @@ struct dti_vmcore {
 	unsigned int unread_runs;	/* runs of them */
 	char err[512];			/* libkdumpfile's last error */
 	bool quiet;			/* --quiet: no warnings */
-	/* --excerpt: the pages read while recording */
-	bool recording;
-	struct dti_xpage *xp;
-	size_t n_xp, cap_xp;
-	const char *xp_lost;		/* why bytes read were not noted */
 	/* progress on a terminal */
 	bool progress;
 	uint64_t total, done;
@@ -150,40 +134,28 @@ static int dti_kdump_read(struct dti_vmcore *v, kdump_addrspace_t as,
 	return -1;
 }
 
-static void dti_excerpt_add(struct dti_vmcore *v, uint64_t paddr, uint64_t vaddr,
-			    uint32_t len)
-{
-	struct dti_xpage *xp;
-	size_t cap;
-
-	if (v->n_xp == v->cap_xp) {
-		cap = v->cap_xp ? 2 * v->cap_xp : 64;
-		xp = reallocarray(v->xp, cap, sizeof(*xp));
-		if (!xp) {
-			v->xp_lost = "out of memory";
-			return;
-		}
-		v->xp = xp;
-		v->cap_xp = cap;
-	}
-	v->xp[v->n_xp++] = (struct dti_xpage){
-		.paddr = paddr, .vaddr = vaddr, .len = len,
-	};
-}
-
 /*
- * The physical address of kernel virtual address @addr: through the
- * dumped kernel's page tables, or else (an excerpt, which has none) the
- * ELF segment that said it holds @addr.  0, or -1.
+ * The physical address of kernel virtual address @addr, for an excerpt:
+ * through the dumped kernel's page tables, or else (an excerpt, which has
+ * none) the ELF segment that said it holds @addr.  0, or -1.
  */
-static int dti_vtop(struct dti_vmcore *v, addrxlat_ctx_t *axctx, addrxlat_sys_t *axsys,
-		    uint64_t addr, uint64_t *paddr)
+static int dti_vtop(void *arg, uint64_t addr, uint64_t *paddr)
 {
+	struct dti_vmcore *v = arg;
 	addrxlat_fulladdr_t fa = { .addr = addr, .as = ADDRXLAT_KVADDR };
+	addrxlat_ctx_t *axctx = NULL;
+	addrxlat_sys_t *axsys = NULL;
 	unsigned int i;
+	int ret = -1;
 
-	if (addrxlat_fulladdr_conv(&fa, ADDRXLAT_MACHPHYSADDR, axctx, axsys) ==
-	    ADDRXLAT_OK) {
+	if (kdump_get_addrxlat(v->ctx, &axctx, &axsys) == KDUMP_OK) {
+		ret = addrxlat_fulladdr_conv(&fa, ADDRXLAT_MACHPHYSADDR, axctx, axsys) ==
+		      ADDRXLAT_OK ? 0 : -1;
+		addrxlat_ctx_decref(axctx);
+		addrxlat_sys_decref(axsys);
+	}
+	kdump_clear_err(v->ctx);
+	if (!ret) {
 		*paddr = fa.addr;
 		return 0;
 	}
@@ -194,40 +166,6 @@ static int dti_vtop(struct dti_vmcore *v, addrxlat_ctx_t *axctx, addrxlat_sys_t 
 			return 0;
 		}
 	return -1;
-}
-
-/*
- * Note [@addr, @addr + @len), just read, for the excerpt, a page at a
- * time; virtual addresses (@virt) with the physical ones they are at.
- */
-static void dti_excerpt_note(struct dti_vmcore *v, uint64_t addr, size_t len,
-			     bool virt)
-{
-	const uint64_t ps = v->page_size;
-	addrxlat_ctx_t *axctx = NULL;
-	addrxlat_sys_t *axsys = NULL;
-	uint64_t end = addr + len, k, paddr;
-
-	if (virt && kdump_get_addrxlat(v->ctx, &axctx, &axsys) != KDUMP_OK) {
-		kdump_clear_err(v->ctx);
-		v->xp_lost = "libkdumpfile has no address translation";
-		return;
-	}
-	for (; addr < end; addr += k) {
-		k = ps - addr % ps < end - addr ? ps - addr % ps : end - addr;
-		if (!virt) {
-			dti_excerpt_add(v, addr, DTI_NO_VADDR, k);
-			continue;
-		}
-		if (dti_vtop(v, axctx, axsys, addr, &paddr) == 0)
-			dti_excerpt_add(v, paddr, addr - addr % ps, k);
-		else
-			v->xp_lost = "a kernel virtual address read has no physical address";
-	}
-	if (virt) {
-		addrxlat_ctx_decref(axctx);
-		addrxlat_sys_decref(axsys);
-	}
 }
 
 /*
@@ -268,8 +206,6 @@ static int dti_read_phys(void *arg, uint64_t addr, void *buf, size_t len)
 	if ((!v->n_segs || dti_elf_read(v, addr, buf, len) < 0) &&
 	    dti_kdump_read(v, KDUMP_MACHPHYSADDR, addr, buf, len) < 0)
 		return -1;
-	if (v->recording)
-		dti_excerpt_note(v, addr, len, false);
 	return 0;
 }
 
@@ -277,11 +213,7 @@ static int dti_read_virt(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	struct dti_vmcore *v = arg;
 
-	if (dti_kdump_read(v, KDUMP_KVADDR, addr, buf, len) < 0)
-		return -1;
-	if (v->recording)
-		dti_excerpt_note(v, addr, len, true);
-	return 0;
+	return dti_kdump_read(v, KDUMP_KVADDR, addr, buf, len);
 }
 
 static const char *dti_read_errmsg(void *arg)
@@ -599,7 +531,6 @@ static void dti_vmcore_close(struct dti_vmcore *v)
 	if (v->fd >= 0)
 		close(v->fd);
 	free(v->segs);
-	free(v->xp);
 }
 
 /* ---- scanning ---- */
@@ -998,315 +929,53 @@ static const struct {
 	{ KDUMP_ARCH_IA64, EM_IA_64 }, { KDUMP_ARCH_ALPHA, EM_ALPHA },
 };
 
-/* The note an ELF dump keeps VMCOREINFO in, as the kernel writes it */
-#define DTI_VMCOREINFO_NOTE	"VMCOREINFO"
-#define DTI_NOTE_ALIGN		4
-#define DTI_ALIGN(x, a)		(((x) + (a) - 1) / (a) * (a))
-
-/* The same swap converts both ways */
-#define ELF_PUT(v, big)		ELF_GET(v, big)
-
-/* One page of an excerpt: its frame, virtual address, and bytes noted */
-struct dti_xframe {
-	uint64_t pfn, vaddr;
-	size_t first, n;		/* in dti_vmcore.xp */
-};
-
-static int dti_xpage_cmp(const void *a, const void *b)
-{
-	const struct dti_xpage *x = a, *y = b;
-
-	return x->paddr != y->paddr ? (x->paddr < y->paddr ? -1 : 1) : 0;
-}
-
-/* Sort the noted bytes and group them by page into @fr; the count of pages */
-static size_t dti_excerpt_frames(struct dti_vmcore *v, struct dti_xframe *fr)
-{
-	const uint64_t ps = v->page_size;
-	size_t i, n = 0;
-
-	qsort(v->xp, v->n_xp, sizeof(*v->xp), dti_xpage_cmp);
-	for (i = 0; i < v->n_xp; i++) {
-		if (!n || fr[n - 1].pfn != v->xp[i].paddr / ps)
-			fr[n++] = (struct dti_xframe){
-				.pfn = v->xp[i].paddr / ps, .vaddr = DTI_NO_VADDR, .first = i,
-			};
-		fr[n - 1].n++;
-		if (v->xp[i].vaddr != DTI_NO_VADDR)
-			fr[n - 1].vaddr = v->xp[i].vaddr;
-	}
-	return n;
-}
-
-/* Whether page @b goes on the segment that ends with page @a */
-static bool dti_xframe_follows(const struct dti_xframe *a, const struct dti_xframe *b,
-			       uint64_t ps)
-{
-	return b->pfn == a->pfn + 1 &&
-	       (a->vaddr == DTI_NO_VADDR ? b->vaddr == DTI_NO_VADDR :
-		b->vaddr == a->vaddr + ps);
-}
-
-static int dti_write_all(int fd, const void *buf, size_t len)
-{
-	ssize_t n;
-
-	for (; len; len -= n, buf = (const char *)buf + n) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			n = 0;
-		else if (n < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /*
- * Write the ELF header, a VMCOREINFO note (@info, if not NULL) and a
- * PT_LOAD per run of the @n pages in @fr, in the dumped machine's byte
- * order, to @fd, up to @data_off.  0, or -1 (errno).
+ * Write an excerpt of @v holding what the channels of @d (n of them), or
+ * the one --channel names, are read from (dti_dump_excerpt()), with the
+ * dump's machine, byte order and VMCOREINFO.  A channel with an error
+ * is reported and left out: nothing of it can be read.  Returns the exit
+ * code.
  */
-static int dti_excerpt_headers(struct dti_vmcore *v, int fd, const struct dti_xframe *fr,
-			       size_t n, const char *info, uint16_t machine, bool big,
-			       uint64_t *data_off)
+static int dti_dump_excerpt_write(struct dti_vmcore *v, struct dti_dump *d, int n,
+				  struct dti_read_opts *o)
 {
-	const uint64_t ps = v->page_size;
-	size_t i, nseg = 0, name_len = strlen(DTI_VMCOREINFO_NOTE) + 1;
-	size_t info_len = info ? strlen(info) : 0, note_len = 0, hdr_len;
-	uint64_t off, at;
-	Elf64_Ehdr eh = { 0 };
-	Elf64_Phdr ph;
-	Elf64_Nhdr nh;
-	char *hdr;
-	int ret;
-
-	for (i = 0; i < n; i++)
-		nseg += !i || !dti_xframe_follows(&fr[i - 1], &fr[i], ps);
-	if (info)
-		note_len = sizeof(nh) + DTI_ALIGN(name_len, DTI_NOTE_ALIGN) +
-			   DTI_ALIGN(info_len, DTI_NOTE_ALIGN);
-	off = sizeof(eh) + (nseg + !!info) * sizeof(ph);
-	*data_off = DTI_ALIGN(off + note_len, ps);
-	hdr_len = *data_off;
-	hdr = calloc(1, hdr_len);
-	if (!hdr)
-		return -1;
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = big ? ELFDATA2MSB : ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ELF_PUT((uint16_t)ET_CORE, big);
-	eh.e_machine = ELF_PUT(machine, big);
-	eh.e_version = ELF_PUT((uint32_t)EV_CURRENT, big);
-	eh.e_phoff = ELF_PUT((uint64_t)sizeof(eh), big);
-	eh.e_ehsize = ELF_PUT((uint16_t)sizeof(eh), big);
-	eh.e_phentsize = ELF_PUT((uint16_t)sizeof(ph), big);
-	eh.e_phnum = ELF_PUT((uint16_t)(nseg + !!info), big);
-	memcpy(hdr, &eh, sizeof(eh));
-	at = sizeof(eh);
-	if (info) {
-		ph = (Elf64_Phdr){
-			.p_type = ELF_PUT((uint32_t)PT_NOTE, big),
-			.p_offset = ELF_PUT(off, big),
-			.p_filesz = ELF_PUT((uint64_t)note_len, big),
-		};
-		memcpy(hdr + at, &ph, sizeof(ph));
-		at += sizeof(ph);
-		nh = (Elf64_Nhdr){
-			.n_namesz = ELF_PUT((uint32_t)name_len, big),
-			.n_descsz = ELF_PUT((uint32_t)info_len, big),
-		};
-		memcpy(hdr + off, &nh, sizeof(nh));
-		memcpy(hdr + off + sizeof(nh), DTI_VMCOREINFO_NOTE, name_len);
-		memcpy(hdr + off + sizeof(nh) + DTI_ALIGN(name_len, DTI_NOTE_ALIGN), info,
-		       info_len);
-	}
-	for (i = 0, off = *data_off; i < n; i++) {
-		if (i && dti_xframe_follows(&fr[i - 1], &fr[i], ps)) {
-			ph.p_filesz = ph.p_memsz = ELF_PUT(ELF_GET(ph.p_filesz, big) + ps, big);
-		} else {
-			if (i) {
-				memcpy(hdr + at, &ph, sizeof(ph));
-				at += sizeof(ph);
-			}
-			ph = (Elf64_Phdr){
-				.p_type = ELF_PUT((uint32_t)PT_LOAD, big),
-				.p_flags = ELF_PUT((uint32_t)(PF_R | PF_W | PF_X), big),
-				.p_offset = ELF_PUT(off, big),
-				.p_vaddr = ELF_PUT(fr[i].vaddr, big),
-				.p_paddr = ELF_PUT(fr[i].pfn * ps, big),
-				.p_filesz = ELF_PUT(ps, big),
-				.p_memsz = ELF_PUT(ps, big),
-			};
-		}
-		off += ps;
-	}
-	if (n)
-		memcpy(hdr + at, &ph, sizeof(ph));
-	ret = dti_write_all(fd, hdr, hdr_len);
-	free(hdr);
-	return ret;
-}
-
-/*
- * Write the excerpt of what was noted to o->excerpt: each page with the
- * bytes noted in it, read again, and zeros elsewhere.  DTI_EXIT_OK or
- * DTI_EXIT_FAIL (message printed).
- */
-static int dti_excerpt_write(struct dti_vmcore *v, const char *path, size_t *pages)
-{
-	const uint64_t ps = v->page_size;
-	struct dti_xframe *fr = calloc(v->n_xp ? v->n_xp : 1, sizeof(*fr));
-	unsigned char *page = malloc(ps);
+	struct dti_excerpt_spec spec = {
+		.size = sizeof(spec), .page_size = v->page_size, .virt_to_phys = dti_vtop,
+	};
 	const char *arch = NULL;
 	char *info = NULL;
-	uint16_t machine = 0;
-	uint64_t data_off;
+	int i, only = -1, nx, ret = DTI_EXIT_OK;
 	kdump_num_t order;
-	size_t i, k, n = 0;
-	struct stat st;
-	bool big;
-	int fd = -1, ret = DTI_EXIT_FAIL;
+	size_t pages, k;
 
-	*pages = SIZE_MAX;	/* nothing written yet */
-	if (!fr || !page || v->xp_lost) {
-		dti_err("%s: cannot write an excerpt: %s", path,
-			v->xp_lost ? v->xp_lost : "out of memory");
-		goto out;
-	}
+	for (i = 0; dti_dump_next(d, n, &i, o, &ret); i++)
+		;	/* the problems told */
+	for (i = 0; o->channel && i < n; i++)
+		if (!strcmp(dti_dump_channel(d, i)->name, o->channel))
+			only = i;
 	if (kdump_get_string_attr(v->ctx, KDUMP_ATTR_ARCH_NAME, &arch) == KDUMP_OK)
-		for (i = 0; i < sizeof(dti_elf_machines) / sizeof(dti_elf_machines[0]); i++)
-			if (!strcmp(arch, dti_elf_machines[i].arch))
-				machine = dti_elf_machines[i].machine;
-	if (!machine || v->long_size != sizeof(uint64_t)) {
-		dti_err("%s: excerpts are written as 64-bit ELF dumps, and %s is %s",
-			path, v->path, arch ? "not a 64-bit architecture's dump" :
-			"of an unknown architecture");
-		goto out;
+		for (k = 0; k < sizeof(dti_elf_machines) / sizeof(dti_elf_machines[0]); k++)
+			if (!strcmp(arch, dti_elf_machines[k].arch))
+				spec.machine = dti_elf_machines[k].machine;
+	if (!spec.machine || v->long_size != sizeof(uint64_t)) {
+		kdump_clear_err(v->ctx);
+		return dti_err("%s: excerpts are written as 64-bit ELF dumps, and %s is %s",
+			       o->excerpt, v->path, arch ? "not a 64-bit architecture's dump" :
+			       "of an unknown architecture");
 	}
-	big = kdump_get_number_attr(v->ctx, KDUMP_ATTR_BYTE_ORDER, &order) == KDUMP_OK &&
-	      order == KDUMP_BIG_ENDIAN;
+	spec.big_endian = kdump_get_number_attr(v->ctx, KDUMP_ATTR_BYTE_ORDER, &order) ==
+			  KDUMP_OK && order == KDUMP_BIG_ENDIAN;
 	if (kdump_vmcoreinfo_raw(v->ctx, &info) != KDUMP_OK)
 		info = NULL;	/* the excerpt has none either */
 	kdump_clear_err(v->ctx);
-	n = dti_excerpt_frames(v, fr);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		goto write_error;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		*pages = n;	/* a file of its own, removed if not whole */
-	if (dti_excerpt_headers(v, fd, fr, n, info, machine, big, &data_off) < 0)
-		goto write_error;
-	for (i = 0; i < n; i++) {
-		memset(page, 0, ps);
-		for (k = fr[i].first; k < fr[i].first + fr[i].n; k++)
-			if (dti_kdump_read(v, KDUMP_MACHPHYSADDR, v->xp[k].paddr,
-					   page + v->xp[k].paddr % ps, v->xp[k].len) < 0) {
-				dti_err("%s: reading physical address 0x%llx again: %s", v->path,
-					(unsigned long long)v->xp[k].paddr, v->err);
-				goto out;
-			}
-		if (dti_write_all(fd, page, ps) < 0)
-			goto write_error;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		goto write_error;
-	}
-	fd = -1;
-	ret = DTI_EXIT_OK;
-	goto out;
-write_error:
-	dti_err("%s: %s", path, strerror(errno));
-out:
-	if (fd >= 0)
-		close(fd);
-	if (ret != DTI_EXIT_OK && *pages != SIZE_MAX)
-		unlink(path);	/* no half-written excerpt is left */
-	else if (ret == DTI_EXIT_OK)
-		*pages = n;
+	spec.vmcoreinfo = info;
+	nx = dti_dump_excerpt(d, only, o->excerpt, &spec, &pages);
 	free(info);
-	free(page);
-	free(fr);
-	return ret;
-}
-
-/* Read [@addr, @addr + @len) of @v's memory (noting it) into dti_dump_scan() of @x */
-static int dti_excerpt_scan(struct dti_vmcore *v, struct dti_dump *x, uint64_t addr,
-			    size_t len)
-{
-	unsigned char buf[sizeof(struct dti_dump_modules)];
-
-	_Static_assert(sizeof(struct dti_dump_modules) >= DTI_DUMP_CHANNEL_SIZE &&
-		       sizeof(struct dti_dump_modules) >= DTI_DUMP_PENDING_SIZE &&
-		       sizeof(struct dti_dump_modules) >= sizeof(struct dti_persist_header),
-		       "the largest thing an excerpt scans");
-	if (!addr || len > sizeof(buf) || dti_read_phys(v, addr, buf, len) < 0)
-		return 0;	/* read as it was the first time */
-	return dti_dump_scan(x, addr, buf, len);
-}
-
-/*
- * Write an excerpt of @v holding what the channels of @d (n of them), or
- * the one --channel names, are read from.  The channels are found again,
- * from their descriptors alone, loaded and opened, and every byte read
- * is noted: the descriptors, CPU tables, page lists, levels, rings,
- * pending stores, persistent regions' headers and slot tables (a channel
- * of a region brings its whole slot table: the region's other channels
- * are listed in the excerpt, their rings left out).  Those bytes go into an ELF dump at their physical
- * addresses (and virtual ones, where read so: pending stores); what else
- * their pages hold is left out (zero), so other channels' descriptors on
- * the same page are not found in it.  A channel with an error is left
- * out: nothing of it can be read.  Returns the exit code.
- */
-static int dti_dump_excerpt(struct dti_vmcore *v, struct dti_dump *d, int n,
-			    const struct dti_dump_mem *mem, struct dti_read_opts *o)
-{
-	const struct dti_dump_channel *ch;
-	struct dti_dump *x = dti_dump_new(mem);
-	struct dti_reader *r;
-	int i, nx, ret = DTI_EXIT_OK;
-	size_t pages;
-
-	if (!x)
-		return dti_err("%s", dti_errmsg());
-	v->recording = true;
-	/* the module table, for --lines on the excerpt */
-	if (dti_dump_summary(d)->modules_addr &&
-	    dti_excerpt_scan(v, x, dti_dump_summary(d)->modules_addr,
-			     sizeof(struct dti_dump_modules)) < 0)
-		goto nomem;
-	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
-		/* a channel of a region alone: the region, found by its header */
-		if (!ch->desc_addr &&
-		    dti_excerpt_scan(v, x, ch->region_addr,
-				     sizeof(struct dti_persist_header)) < 0)
-			goto nomem;
-		if (dti_excerpt_scan(v, x, ch->desc_addr, DTI_DUMP_CHANNEL_SIZE) < 0 ||
-		    dti_excerpt_scan(v, x, ch->pending_addr, DTI_DUMP_PENDING_SIZE) < 0)
-			goto nomem;
-	}
-	nx = dti_dump_load(x);
 	if (nx < 0)
-		goto nomem;
-	for (i = 0; i < nx; i++) {
-		r = dti_dump_open(x, i, 0);
-		if (r)
-			dti_close(r);
-		else if (errno == ENOMEM)
-			goto nomem;
-	}
-	v->recording = false;
-	dti_dump_free(x);
-	if (dti_excerpt_write(v, o->excerpt, &pages) != DTI_EXIT_OK)
-		return DTI_EXIT_FAIL;
+		return dti_err("%s", dti_errmsg());
 	fprintf(o->f, "%s: %d channel%s in %zu pages (%zu KiB) of %s\n", o->excerpt,
 		nx, nx == 1 ? "" : "s", pages, pages * v->page_size >> 10, v->path);
 	return ret;
-nomem:
-	v->recording = false;
-	dti_dump_free(x);
-	return dti_err("%s", dti_errmsg());
 }
 
 /* Whether --channel names a channel of @d; if not, say which there are */
@@ -1412,7 +1081,7 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 			ret = dti_dump_region_damage(sum, o);
 		ret = dti_exit_worst(ret, o->list ? dti_dump_list(d, o) :
 		      o->out_dir ? dti_dump_out_release(v, d, n, o) :
-		      o->excerpt ? dti_dump_excerpt(v, d, n, &mem, o) :
+		      o->excerpt ? dti_dump_excerpt_write(v, d, n, o) :
 		      dti_dump_print(d, n, o));
 		/* what the dump lacks is damage too */
 		ret = dti_exit_worst(ret, v->unread ? DTI_EXIT_DAMAGE : DTI_EXIT_OK);

@@ -1876,6 +1876,11 @@ int dti_dump_channel_modules(const struct dti_dump *d, unsigned int i,
 			c->name, c->pub.boot);
 }
 
+const struct dti_dump_mem *dti_dump_get_mem(const struct dti_dump *d)
+{
+	return &d->mem;
+}
+
 int dti_dump_modules(const struct dti_dump *d, const struct dti_module **mods)
 {
 	*mods = NULL;

@@ -48,8 +48,8 @@
 #define DTI_SNAP_MODULES_FILE	"modules"
 #define DTI_SNAP_RELEASE_FILE	"release"
 
-/* modules.c: @n entries as the text DTI_MODULES_FILE has, malloc()ed, *@len bytes */
-char *dti_modules_text(const struct dti_module *mods, size_t n, size_t *len);
+/* dump.c: how @d reads the dump's memory (excerpt.c reads it so too) */
+const struct dti_dump_mem *dti_dump_get_mem(const struct dti_dump *d);
 
 /* error.c */
 int dti_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -200,8 +200,8 @@ int dti_modules_load(const char *path, struct dti_module **mods)
 char *dti_modules_text(const struct dti_module *mods, size_t n, size_t *len)
 {
 	char *text = NULL, hex[2 * DTI_BUILD_ID_SIZE + 1];
-	size_t i, k;
-	FILE *f = open_memstream(&text, len);
+	size_t i, k, size;
+	FILE *f = open_memstream(&text, len ? len : &size);
 
 	if (!f)
 		return dti_fail_null(ENOMEM, "out of memory");

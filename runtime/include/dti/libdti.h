@@ -704,6 +704,53 @@ struct dti_reader *dti_dump_open(struct dti_dump *d, unsigned int i,
  * mkdir(), open() or write(); dti_errmsg() names the file.
  */
 int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir);
+/**
+ * struct dti_excerpt_spec - the dumped machine, for dti_dump_excerpt()
+ * @size:	sizeof(struct dti_excerpt_spec), as the caller was built with
+ * @page_size:	bytes per page of the dumped machine (a power of two)
+ * @machine:	its ELF machine (EM_X86_64, EM_AARCH64 ...): the excerpt's
+ *		e_machine; 64-bit architectures only
+ * @big_endian:	non-zero if it is big-endian: the excerpt is so too
+ * @vmcoreinfo:	the dump's VMCOREINFO text, kept in the excerpt as the
+ *		kernel's note (its release, for --lines); NULL: none
+ * @virt_to_phys: the physical address of kernel virtual address @vaddr
+ *		into *@paddr, 0, or -1 if it has none; called with struct
+ *		dti_dump_mem.arg for what read_virt() read (pending stores),
+ *		so that the excerpt has them at both addresses; NULL: an
+ *		excerpt of a channel whose pending store was read fails
+ */
+struct dti_excerpt_spec {
+	size_t size;
+	unsigned int page_size;
+	uint16_t machine;
+	int big_endian;
+	const char *vmcoreinfo;
+	int (*virt_to_phys)(void *arg, uint64_t vaddr, uint64_t *paddr);
+};
+
+/*
+ * Write an excerpt of the dump @d was loaded from to @path: a 64-bit ELF
+ * dump holding only what channel @channel (every channel if < 0; those
+ * with an error have nothing to be read and are left out) is read from,
+ * which a dump reader given it finds and reads as it does @d's: the
+ * descriptors, CPU tables, page lists, levels, rings, pending stores,
+ * persistent regions' headers and slot tables (a channel of a region
+ * brings the region's slot table: its other channels are listed, their
+ * rings left out) and the module table.  The channels are found again
+ * from their descriptors alone and read through @d's struct dti_dump_mem;
+ * each page read goes into the excerpt at its physical address (and
+ * virtual one, for what read_virt() read) with what was read of it, the
+ * rest of the page zero, then the VMCOREINFO note of @spec.  This is
+ * `dti dump --excerpt` and crash's `dti -x`.  Call after
+ * dti_dump_load().  Returns the number of channels in the excerpt, the
+ * pages it holds in *@pages (if not NULL), or -1: EINVAL (a bad @spec,
+ * a 32-bit dump, @d not loaded), ENOENT (no channel @channel), EIO (a
+ * page read before cannot be read again, a virtual address with no
+ * physical one), ENOMEM, or the error of open() or write(); dti_errmsg()
+ * names @path.  A regular file written in part is removed.
+ */
+int dti_dump_excerpt(const struct dti_dump *d, int channel, const char *path,
+		     const struct dti_excerpt_spec *spec, size_t *pages);
 /*
  * dti.ko's module table in the dump (struct dti_dump_modules behind the
  * marker "__DTI__.modules", which is no channel): its entries in host
@@ -929,6 +976,15 @@ int dti_modules_parse(const char *text, size_t len, const char *source,
  * of dti_modules_parse().
  */
 int dti_modules_load(const char *path, struct dti_module **mods);
+
+/*
+ * The @n entries of a module table as the text dti_modules_parse() reads
+ * (the debugfs file's, a snapshot's "modules"): one line each, in the
+ * order given; entries neither live nor gone are left out.  Returns a
+ * malloc()ed NUL-terminated string the caller frees, its length in *@len
+ * (if not NULL), or NULL (ENOMEM).
+ */
+char *dti_modules_text(const struct dti_module *mods, size_t n, size_t *len);
 
 /* dti_modules_read() flags */
 #define DTI_MODULES_PREVIOUS	0x1	/* the previous boot's table */
