@@ -19,6 +19,16 @@ runtime/build/dti prints:
     alone);
   * `dti -c mid64k -f raw > FILE` is `dti dump --format raw` (no message
     in the file);
+  * callers in modules are named as the kernel's %pS names them, module
+    included (`func+0x1c [module]`), for every record the guest's
+    merged-ts view showed too;
+  * `dti -x FILE` (every channel) and `dti -c mid64k -x FILE` write the
+    very bytes `dti dump --excerpt FILE` writes, and `dti dump FILE` reads
+    from them what crash's `dti -c` printed;
+  * `dti -m` prints the module table `dti dump --out` saves as
+    DIR/NAME/modules, which has the module the records' callers are in;
+  * `dti -c wrap8k -L -D DIR` prints what `dti dump --lines -d DIR`
+    prints: every caller with its source file and line;
   * an unknown channel is an error naming it; `help dti` works.
 
 Needs crash, zlib1g-dev (crash's defs.h includes zlib.h) and the vmlinux
@@ -41,6 +51,7 @@ import pytest
 
 import dumpcase
 from dumpcase import from_json, from_ts
+from dtirec import parse_merged_ts
 from harness import dump
 from harness.kernel import KernelNotFound, find_kernel
 from dtirec import json_record
@@ -146,12 +157,35 @@ def listed_names(listing: str) -> set[str]:
             if line.strip() and not line[0].isspace()}
 
 
-def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path) -> None:
+def caller_module(caller: str) -> str | None:
+    """The module of a caller as %pS prints it, "func+0x1c/0x80 [mod]"."""
+    m = re.search(r" \[(\w+)\]$", caller)
+    return m[1] if m else None
+
+
+def check_modules_named(ts: str, view) -> None:
+    """Callers of crash's `-f ts` are the kernel's %pS of the guest's
+    merged-ts view for the same records (crash's has no "/0xsize"), their
+    module's name included."""
+    kernel = {(x.cpu, x.seq, x.ts_ns): re.sub(r"/0x[0-9a-f]+", "", x.caller, count=1)
+              for x in view}
+    ours = {(x.cpu, x.seq, x.ts_ns): x.caller for x in parse_merged_ts(ts)}
+    both = kernel.keys() & ours.keys()
+    assert both and all(caller_module(kernel[k]) for k in both), sorted(kernel.values())[:3]
+    differ = [(ours[k], kernel[k]) for k in sorted(both) if ours[k] != kernel[k]]
+    assert not differ, f"crash's callers are not the kernel's %pS: {differ[:3]}"
+
+
+def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path,
+                    modules: list[Path]) -> None:
     crash, vmlinux = crash_setup
     out = work / "out"
     snap = work / "snap"
     out.mkdir()
     live = dumpcase.LIVE[0]
+    # the module the live channel's records come from, and where it was built
+    mod = caller_module(views[live][-1].caller)
+    ko = next(k for k in modules if k.stem == mod)
     commands = [f"extend {EXT}", f"dti > {out}/list", f"dti -l > {out}/list-l",
                 f"help dti > {out}/help",
                 *(f"dti -c {ch} -f json > {out}/{ch}.json" for ch in CHANNELS),
@@ -159,7 +193,11 @@ def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path) -> 
                 f"dti -c {live} -f json -p info -C 0 > {out}/{live}.p.json",
                 f"dti -c {live} -f json -U -0 -e cpu==1 -g w1.8 > {out}/{live}.s.json",
                 f"dti -c {RAW_CHANNEL} -f raw > {out}/{RAW_CHANNEL}.raw",
-                f"dti -c {dumpcase.UNREGISTERED}", f"dti -d {snap}"]
+                f"dti -c {dumpcase.UNREGISTERED}", f"dti -d {snap}",
+                f"dti -x {out}/all.elf > {out}/all.x",
+                f"dti -c {RAW_CHANNEL} -x {out}/one.elf > {out}/one.x",
+                f"dti -m > {out}/modules",
+                f"dti -c {live} -f json -L -D {ko.parent} > {out}/{live}.lines.json"]
     stdout = run_crash(crash, vmlinux, vmcore, commands, work)
 
     # the scan ran once for the session, and said so sparingly
@@ -217,13 +255,50 @@ def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path) -> 
     pend = [json_record(x) for x in (out / f"{dumpcase.PENDING}.json").read_text().splitlines()]
     assert len(pend) == dumpcase.PENDING_RECORDS, pend
 
+    check_modules_named((out / f"{live}.ts").read_text(), views[live])
+    check_excerpts(dti, vmcore, out, work)
+
+    # the module table, as dti dump --out saves it; it has the records' module
+    run_dti(dti, "dump", vmcore, "--channel", live, "--out", work / "cli")
+    table = (out / "modules").read_text()
+    assert table == (work / "cli" / live / "modules").read_text(), table
+    assert mod in [x.split()[0] for x in table.splitlines()], table
+
+    # source lines: what dti dump --lines prints, and a line for every caller
+    lines = (out / f"{live}.lines.json").read_text()
+    assert lines == run_dti(dti, "dump", vmcore, "--channel", live, "-F", "json",
+                            "--lines", "-d", ko.parent), f"{live}: crash's dti -L differs"
+    recs = [json_record(x) for x in lines.splitlines()]
+    assert recs and all(r.get("line") and r.get("module") == mod for r in recs), recs[:2]
+
+
+def check_excerpts(dti: Path, vmcore: Path, out: Path, work: Path) -> None:
+    """crash's `dti -x` writes the bytes `dti dump --excerpt` writes, from
+    which `dti dump` reads what crash's `dti -c` printed."""
+    for name, args in (("all", []), ("one", ["--channel", RAW_CHANNEL])):
+        said = (out / f"{name}.x").read_text()
+        assert re.match(rf"^{out}/{name}\.elf: \d+ channels? in \d+ pages ", said), said
+        cli = run_dti(dti, "dump", "-q", vmcore, *args, "--excerpt", work / f"cli-{name}.elf")
+        assert said.split(" of ")[0].split(": ")[1] == cli.split(" of ")[0].split(": ")[1]
+        same = (out / f"{name}.elf").read_bytes() == (work / f"cli-{name}.elf").read_bytes()
+        assert same, f"crash's dti -x and dti dump --excerpt {args} wrote different files"
+    for ch in CHANNELS:
+        got = run_dti(dti, "dump", out / "all.elf", "--channel", ch, "--format", "json")
+        assert got == unsymbolled((out / f"{ch}.json").read_text()), \
+            f"{ch}: dti dump of crash's excerpt reads other records"
+    listed = listed_names(run_dti(dti, "dump", "--list", out / "one.elf"))
+    assert listed == {RAW_CHANNEL}, listed
+    raw = subprocess.run([str(dti), "dump", str(out / "one.elf"), "--channel", RAW_CHANNEL,
+                          "--format", "raw"], capture_output=True, timeout=CRASH_TIMEOUT)
+    assert raw.returncode == 0 and raw.stdout == (out / f"{RAW_CHANNEL}.raw").read_bytes()
+
 
 def test_crash_ext_qemu_elf(crash_setup, guest, modules, dti_host, tmp_path):
     """QEMU's ELF dump (crash finds KASLR's offset from VMCOREINFO)."""
     res = dump.qemu_dump(dumpcase.SCRIPT, guest=guest, modules=modules,
                          formats=("elf",), timeout=guest.timeout)
     views = dumpcase.parse_guest_output(res.stdout)
-    check_crash_ext(crash_setup, dti_host, res.elf, views, tmp_path)
+    check_crash_ext(crash_setup, dti_host, res.elf, views, tmp_path, modules)
     res.elf.unlink()            # passed: the guest's RAM need not stay
 
 
@@ -233,4 +308,4 @@ def test_crash_ext_kdump(crash_setup, guest, modules, dti_host, tmp_path):
                      timeout=guest.timeout)
     views = dumpcase.parse_guest_output(res.stdout)
     with dumpcase.unless_makedumpfile_unsupported(res):
-        check_crash_ext(crash_setup, dti_host, res.vmcore, views, tmp_path)
+        check_crash_ext(crash_setup, dti_host, res.vmcore, views, tmp_path, modules)

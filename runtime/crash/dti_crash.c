@@ -12,6 +12,7 @@
  *
  * Build and install: make -C runtime/crash [install]; see README.md there.
  */
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -439,11 +440,14 @@ static int dti_reader_gone(void)
 
 /*
  * A caller through crash's own symbol table, as %pS prints it: the
- * kernel's symbols and those of the modules crash loaded (mod -S).
+ * kernel's symbols and those of the modules crash knows (from the dump's
+ * module list, or mod -S).  The module holding it is crash's module_symbol()
+ * answer: is_module_address() asks whether an address is where a module
+ * begins, not whether a module holds it, and so named none.
  */
 static int dti_crash_symbol(uint64_t addr, char *buf, size_t size, void *arg)
 {
-	char mod[BUFSIZE];
+	struct load_module *lm = NULL;
 	struct syment *sp;
 	ulong offset = 0;
 
@@ -451,18 +455,72 @@ static int dti_crash_symbol(uint64_t addr, char *buf, size_t size, void *arg)
 	sp = value_search(addr, &offset);
 	if (!sp)
 		return -1;
-	if (is_module_address(addr, mod))
-		snprintf(buf, size, "%s+0x%lx [%s]", sp->name, offset, mod);
+	if (module_symbol(addr, NULL, &lm, NULL, 0) && lm && lm->mod_name[0])
+		snprintf(buf, size, "%s+0x%lx [%s]", sp->name, offset, lm->mod_name);
 	else
 		snprintf(buf, size, "%s+0x%lx", sp->name, offset);
 	return 0;
 }
 
+/* -L and -D: callers with their source lines, and where modules' files are */
+struct dti_lines_opts {
+	int on;
+	const char *search[16];
+	int n_search;
+};
+
+/*
+ * A resolver of channel @i's callers to source lines, as `dti dump
+ * --lines` makes one: the module table of its records
+ * (dti_dump_channel_modules()), the files looked for by build-id in the
+ * places -D gave, those crash loaded for the modules (mod -s, mod -S),
+ * then the default places of the dumped kernel's release.  NULL if it
+ * cannot be made (said why): the records are printed without lines.
+ */
+static struct dti_lines *dti_lines_for(struct dti_dump *d, int i,
+				       const struct dti_lines_opts *lo)
+{
+	const struct dti_module *mods;
+	struct load_module *lm;
+	struct dti_lines *l;
+	int k, n;
+
+	n = dti_dump_channel_modules(d, i, &mods);
+	if (n < 0) {
+		dti_msg("callers not resolved to source lines: %s\n", dti_errmsg());
+		return NULL;
+	}
+	l = dti_lines_new();
+	if (!l) {
+		dti_msg("callers not resolved to source lines: %s\n", dti_errmsg());
+		return NULL;
+	}
+	dti_lines_set_notice_handler(l, dti_notice, NULL);
+	if (dti_lines_set_kernel(l, kt->utsname.release) < 0)
+		dti_msg("the kernel's release \"%s\": %s\n", kt->utsname.release, dti_errmsg());
+	for (k = 0; k < lo->n_search; k++)
+		if (dti_lines_add_search(l, lo->search[k]) < 0)
+			dti_msg("-D %s: %s\n", lo->search[k], dti_errmsg());
+	/* the module files crash loaded: checked by build-id like any other */
+	for (k = 0; k < st->mods_installed; k++) {
+		lm = &st->load_modules[k];
+		if ((lm->mod_flags & MOD_LOAD_SYMS) && lm->mod_namelist[0])
+			dti_lines_add_search(l, lm->mod_namelist);
+	}
+	if (dti_lines_add_modules(l, mods, n) < 0) {
+		dti_msg("callers not resolved to source lines: %s\n", dti_errmsg());
+		dti_lines_free(l);
+		return NULL;
+	}
+	return l;
+}
+
 /* Print channel @i's records merged by time through @filter (NULL: all).  0 or -1 (said why). */
 static int dti_show(struct dti_dump *d, int i, enum dti_format format,
-		    const struct dti_filter *filter)
+		    const struct dti_filter *filter, const struct dti_lines_opts *lo)
 {
 	const struct dti_dump_channel *ch = dti_dump_channel(d, i);
+	struct dti_lines *lines = NULL;
 	struct dti_reader *r;
 	int ret;
 
@@ -480,12 +538,15 @@ static int dti_show(struct dti_dump *d, int i, enum dti_format format,
 	}
 	dti_set_symbolizer(r, dti_crash_symbol, NULL);
 	dti_set_notice_handler(r, dti_notice, NULL);
+	if (lo->on && (lines = dti_lines_for(d, i, lo)))
+		dti_set_lines(r, lines);
 	do
 		ret = dti_print_records(r, fp, format, DTI_PRINT_BATCH);
 	while (ret == 1 && !dti_interrupted);
 	if (ret < 0 && !dti_reader_gone())
 		dti_msg("%s: %s\n", ch->name, dti_errmsg());
 	dti_close(r);
+	dti_lines_free(lines);
 	fflush(fp);
 	if (dti_interrupted)
 		dti_msg("interrupted\n");
@@ -532,6 +593,113 @@ static void dti_save_all(struct dti_dump *d, int only, const char *dir)
 		dti_msg("interrupted\n");
 }
 
+/* ---- excerpts and the module table ---- */
+
+/* The ELF machine of the architecture crash was built for (defs.h's -D<ARCH>) */
+#if defined(X86_64)
+#define DTI_ELF_MACHINE	EM_X86_64
+#elif defined(ARM64)
+#define DTI_ELF_MACHINE	EM_AARCH64
+#elif defined(PPC64)
+#define DTI_ELF_MACHINE	EM_PPC64
+#elif defined(S390X)
+#define DTI_ELF_MACHINE	EM_S390
+#elif defined(RISCV64)
+#define DTI_ELF_MACHINE	EM_RISCV
+#else
+#define DTI_ELF_MACHINE	0	/* a 32-bit one: dti_dump_excerpt() says no */
+#endif
+
+/* The physical address of a kernel virtual address, through crash */
+static int dti_crash_vtop(void *arg, uint64_t vaddr, uint64_t *paddr)
+{
+	physaddr_t p;
+
+	(void)arg;
+	if (!kvtop(NULL, vaddr, &p, 0))
+		return -1;
+	*paddr = p;
+	return 0;
+}
+
+/*
+ * The dumped kernel's VMCOREINFO text, which it keeps in vmcoreinfo_data
+ * (vmcoreinfo_size bytes), malloc()ed; NULL if crash cannot read it.
+ */
+static char *dti_vmcoreinfo(void)
+{
+	ulong data = 0, size = 0;
+	char *text;
+
+	if (!symbol_exists("vmcoreinfo_data") || !symbol_exists("vmcoreinfo_size") ||
+	    !readmem(symbol_value("vmcoreinfo_data"), KVADDR, &data, sizeof(data),
+		     "vmcoreinfo_data", RETURN_ON_ERROR | QUIET) ||
+	    !readmem(symbol_value("vmcoreinfo_size"), KVADDR, &size, sizeof(size),
+		     "vmcoreinfo_size", RETURN_ON_ERROR | QUIET) ||
+	    !data || !size || size > (1UL << 20) || !(text = calloc(1, size + 1)))
+		return NULL;
+	if (!readmem(data, KVADDR, text, size, "vmcoreinfo", RETURN_ON_ERROR | QUIET)) {
+		free(text);
+		return NULL;
+	}
+	text[strnlen(text, size)] = '\0';
+	return text;
+}
+
+/*
+ * Write an excerpt of channel @i (every channel: -1) to @path, as `dti
+ * dump --excerpt` writes one: a small ELF dump that `dti dump` reads.
+ */
+static void dti_excerpt(struct dti_dump *d, int i, const char *path)
+{
+	char *info = dti_vmcoreinfo();
+	struct dti_excerpt_spec spec = {
+		.size = sizeof(spec), .page_size = PAGESIZE(),
+		.machine = DTI_ELF_MACHINE, .vmcoreinfo = info,
+		/* crash reads the kernel's structures as the host's: same order */
+		.big_endian = __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__,
+		.virt_to_phys = dti_crash_vtop,
+	};
+	size_t pages = 0;
+	int n, k;
+
+	for (k = 0; k < dti_nr_channels; k++)
+		if (i < 0 || k == i)
+			dti_problems(dti_dump_channel(d, k));
+	n = dti_dump_excerpt(d, i, path, &spec, &pages);
+	free(info);
+	if (n < 0)
+		dti_msg("%s\n", dti_errmsg());	/* it names the file */
+	else
+		fprintf(fp, "%s: %d channel%s in %zu pages (%zu KiB) of %s\n", path, n,
+			n == 1 ? "" : "s", pages, pages * PAGESIZE() >> 10, pc->dumpfile);
+}
+
+/*
+ * The module table of the dump (of channel @i's records, if >= 0: an
+ * earlier boot's, for NAME@bootN), as a snapshot's "modules" file has it.
+ */
+static void dti_print_modules(struct dti_dump *d, int i)
+{
+	const struct dti_module *mods;
+	char *text;
+	int n;
+
+	n = i >= 0 ? dti_dump_channel_modules(d, i, &mods) : dti_dump_modules(d, &mods);
+	if (n < 0) {
+		dti_msg("%s\n", dti_errmsg());
+		return;
+	}
+	text = dti_modules_text(mods, n, NULL);
+	if (!text) {
+		dti_msg("%s\n", dti_errmsg());
+		return;
+	}
+	fputs(text, fp);
+	fflush(fp);
+	free(text);
+}
+
 /* Filter option -@c @arg into *@f, made on first use: 0, or -1 (said why) */
 static int dti_filter_opt(struct dti_filter **f, int c, const char *arg)
 {
@@ -569,13 +737,14 @@ static int dti_filter_opt(struct dti_filter **f, int c, const char *arg)
 
 static void cmd_dti(void)
 {
-	const char *name = NULL, *dir = NULL;
+	const char *name = NULL, *dir = NULL, *excerpt = NULL;
 	enum dti_format format = DTI_FMT_TEXT;	/* as dti dump */
+	struct dti_lines_opts lines = { 0 };
 	struct dti_filter *filter = NULL;
 	struct dti_dump *d;
-	int c, f, i = -1, rescan = 0, list = 0;
+	int c, f, i = -1, rescan = 0, list = 0, modules = 0;
 
-	while ((c = getopt(argcnt, args, "c:f:d:rlp:C:S:U:g:e:")) != EOF) {
+	while ((c = getopt(argcnt, args, "c:f:d:rlp:C:S:U:g:e:x:mLD:")) != EOF) {
 		switch (c) {
 		case 'c':
 			name = optarg;
@@ -596,6 +765,24 @@ static void cmd_dti(void)
 		case 'r':
 			rescan = 1;
 			break;
+		case 'x':
+			excerpt = optarg;
+			break;
+		case 'm':
+			modules = 1;
+			break;
+		case 'D':
+			if (lines.n_search == (int)(sizeof(lines.search) / sizeof(lines.search[0]))) {
+				__error(INFO, "-D: at most %d places\n", lines.n_search);
+				argerrs++;
+				break;
+			}
+			lines.search[lines.n_search++] = optarg;
+			lines.on = 1;	/* -D is for -L */
+			break;
+		case 'L':
+			lines.on = 1;
+			break;
 		case 'l':
 			list = 1;
 			break;
@@ -613,12 +800,16 @@ static void cmd_dti(void)
 			break;
 		}
 	}
-	if (!argerrs && list && (name || dir)) {
-		__error(INFO, "-l lists the channels: not with -c or -d\n");
+	if (!argerrs && list + !!dir + !!excerpt + modules > 1) {
+		__error(INFO, "-l, -d, -x and -m exclude each other\n");
 		argerrs++;
 	}
-	if (!argerrs && filter && !name) {
-		__error(INFO, "-p, -C, -S, -U, -g and -e filter the records of -c channel\n");
+	if (!argerrs && list && name) {
+		__error(INFO, "-l lists the channels: not with -c\n");
+		argerrs++;
+	}
+	if (!argerrs && (filter || lines.on) && (!name || dir || excerpt || modules)) {
+		__error(INFO, "-p, -C, -S, -U, -g, -e, -L and -D are for the records -c channel prints\n");
 		argerrs++;
 	}
 	if (argerrs || args[optind]) {
@@ -637,8 +828,12 @@ static void cmd_dti(void)
 	}
 	if (dir)
 		dti_save_all(d, i, dir);
+	else if (excerpt)
+		dti_excerpt(d, i, excerpt);
+	else if (modules)
+		dti_print_modules(d, i);
 	else if (name)
-		dti_show(d, i, format, filter);
+		dti_show(d, i, format, filter, &lines);
 	else
 		dti_list(d);
 out:
@@ -650,7 +845,8 @@ static char *help_dti[] = {
 	"dti",
 	"DTI (Driver Tracing Interface) channels in the dump",
 	"[-r] [-l] [-c channel [-f text|ts|hex|json|raw] [-p level[..level]] [-C cpus]\n"
-	"      [-S time] [-U time] [-g regex] [-e expr]] [-d dir]",
+	"      [-S time] [-U time] [-g regex] [-e expr] [-L] [-D path]] [-d dir]\n"
+	"      [-x file] [-m]",
 	"  Finds the channels of dti.ko in the dump through their dump descriptors",
 	"  (no debuginfo for DTI is needed) and reads their per-CPU ring buffers",
 	"  with libdti, as \"dti dump\" does: both print the same records.  The",
@@ -681,9 +877,24 @@ static char *help_dti[] = {
 	"    -g regex    only records whose message matches regex (dti dump -g).",
 	"    -e expr     only events whose fields satisfy expr: 'status!=0 && len>4096'",
 	"                (dti dump --filter).",
+	"    -L          callers with their source file and line, and the functions",
+	"                inlined there (dti dump --lines): modules' files are found",
+	"                by the build-ids of the dump's module table in the places",
+	"                -D gives, those crash loaded (mod -s, mod -S), then",
+	"                /usr/lib/debug and /lib/modules of the dumped kernel's release.",
+	"    -D path     a module's file (NAME.ko) or a directory searched for them",
+	"                (dti dump --debuginfo); implies -L; may be repeated.",
+	"    -x file     write an excerpt of the dump: a small ELF dump holding only",
+	"                what the channels (with -c: that one) are read from, which",
+	"                \"dti dump file\" reads as it reads the dump (dti dump",
+	"                --excerpt writes the same file).",
+	"    -m          print the dump's module table (with -c: that of the",
+	"                channel's records) as a snapshot's \"modules\" file has it:",
+	"                NAME 0xTEXT 0xTEXT_SIZE BUILD_ID live|gone LOADED_NS UNLOADED_NS",
+	"                (dti dump --out DIR writes it as DIR/NAME/modules).",
 	"",
 	"  Callers (-f ts, hex, json) are resolved through crash's own symbol table,",
-	"  module symbols included (mod -S), as func+0x1c [module].",
+	"  module symbols included, as func+0x1c [module].",
 	"\nEXAMPLE",
 	"  List the channels, then print one and save it:\n",
 	"    crash> extend dti.so",
@@ -698,6 +909,9 @@ static char *help_dti[] = {
 	"    {\"ts_ns\":5432954600,\"cpu\":0,\"level\":6,\"seq\":4179,...,\"text\":\"...\"}",
 	"    crash> dti -c mydrv -d /tmp/dti",
 	"    mydrv: 2 per-CPU files, 4180 records, 0 pending records in /tmp/dti/mydrv",
+	"    crash> dti -c mydrv -x /tmp/mydrv.elf",
+	"    /tmp/mydrv.elf: 1 channel in 21 pages (84 KiB) of vmcore",
+	"    $ dti dump /tmp/mydrv.elf     (later, anywhere)",
 	NULL
 };
 
