@@ -622,27 +622,42 @@ static int dti_crash_vtop(void *arg, uint64_t vaddr, uint64_t *paddr)
 	return 0;
 }
 
+/* The name of the ELF note that holds VMCOREINFO, as the kernel writes it */
+#define DTI_VMCOREINFO_NOTE	"VMCOREINFO"
+/* Most bytes of VMCOREINFO text taken: the kernel keeps a page of it */
+#define DTI_VMCOREINFO_MAX	(1U << 20)
+
 /*
- * The dumped kernel's VMCOREINFO text, which it keeps in vmcoreinfo_data
- * (vmcoreinfo_size bytes), malloc()ed; NULL if crash cannot read it.
+ * The dumped kernel's VMCOREINFO text, malloc()ed; NULL if crash cannot
+ * read it.  It is read from the ELF note the kernel keeps at
+ * vmcoreinfo_note, which it completed at the crash (CRASHTIME) and which
+ * the dump's own copy comes from (kdump's /proc/vmcore, QEMU's
+ * etc/vmcoreinfo); the page of vmcoreinfo_data it was built in is
+ * excluded by makedumpfile -d 31.
  */
 static char *dti_vmcoreinfo(void)
 {
-	ulong data = 0, size = 0;
-	char *text;
+	const size_t name_len = sizeof(DTI_VMCOREINFO_NOTE);
+	char name[sizeof(DTI_VMCOREINFO_NOTE)], *text;
+	ulong note = 0, at;
+	Elf64_Nhdr nh;		/* Elf32_Nhdr is the same: three 32-bit words */
 
-	if (!symbol_exists("vmcoreinfo_data") || !symbol_exists("vmcoreinfo_size") ||
-	    !readmem(symbol_value("vmcoreinfo_data"), KVADDR, &data, sizeof(data),
-		     "vmcoreinfo_data", RETURN_ON_ERROR | QUIET) ||
-	    !readmem(symbol_value("vmcoreinfo_size"), KVADDR, &size, sizeof(size),
-		     "vmcoreinfo_size", RETURN_ON_ERROR | QUIET) ||
-	    !data || !size || size > (1UL << 20) || !(text = calloc(1, size + 1)))
+	if (!symbol_exists("vmcoreinfo_note") ||
+	    !readmem(symbol_value("vmcoreinfo_note"), KVADDR, &note, sizeof(note),
+		     "vmcoreinfo_note", RETURN_ON_ERROR | QUIET) || !note ||
+	    !readmem(note, KVADDR, &nh, sizeof(nh), "vmcoreinfo note",
+		     RETURN_ON_ERROR | QUIET) ||
+	    nh.n_namesz != name_len || !nh.n_descsz || nh.n_descsz > DTI_VMCOREINFO_MAX ||
+	    !readmem(note + sizeof(nh), KVADDR, name, name_len, "vmcoreinfo note",
+		     RETURN_ON_ERROR | QUIET) || memcmp(name, DTI_VMCOREINFO_NOTE, name_len))
 		return NULL;
-	if (!readmem(data, KVADDR, text, size, "vmcoreinfo", RETURN_ON_ERROR | QUIET)) {
+	at = note + sizeof(nh) + ((name_len + 3) & ~3UL);
+	text = calloc(1, nh.n_descsz + 1);
+	if (text && !readmem(at, KVADDR, text, nh.n_descsz, "vmcoreinfo",
+			     RETURN_ON_ERROR | QUIET)) {
 		free(text);
 		return NULL;
 	}
-	text[strnlen(text, size)] = '\0';
 	return text;
 }
 
