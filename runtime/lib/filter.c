@@ -699,9 +699,11 @@ bool dti_filter_match(struct dti_reader *r, const struct dti_rec *rec)
 
 	if (!r->first_seen) {
 		r->first_seen = true;
-		if (f->since.set && f->since.base == DTI_TIME_FIRST)
+		r->first_ts = rec->ts_ns;
+		/* a merge's child: the merge's first record counts (dti_merge_times()) */
+		if (f->since.set && f->since.base == DTI_TIME_FIRST && !r->in_merge)
 			r->since_ns = dti_time_add(rec->ts_ns, f->since.ns);
-		if (f->until.set && f->until.base == DTI_TIME_FIRST)
+		if (f->until.set && f->until.base == DTI_TIME_FIRST && !r->in_merge)
 			r->until_ns = dti_time_add(rec->ts_ns, f->until.ns);
 	}
 	if (rec->level < f->min_level || rec->level > f->max_level ||
@@ -753,8 +755,21 @@ static int dti_filter_last(struct dti_reader *r, uint64_t *last)
 	struct dti_reader *twin;
 	struct dti_rec rec;
 	struct timespec now;
+	uint64_t kid_last;
+	unsigned int i;
 	int ret;
 
+	if (r->merge) {
+		/* the last of all its children's */
+		*last = 0;
+		for (i = 0; i < r->n_kids; i++) {
+			if (dti_filter_last(r->kids[i].r, &kid_last) < 0)
+				return -1;
+			if (kid_last > *last)
+				*last = kid_last;
+		}
+		return 0;
+	}
 	if (r->flags & DTI_OPEN_FOLLOW || dti_reader_live(r)) {
 		/* a live channel is of this machine: its end is now */
 		clock_gettime(CLOCK_MONOTONIC, &now);
@@ -775,13 +790,32 @@ static int dti_filter_last(struct dti_reader *r, uint64_t *last)
 	return 0;
 }
 
-int dti_set_filter(struct dti_reader *r, const struct dti_filter *f)
+/* Whether @f has a time relative to @base */
+static bool dti_filter_base(const struct dti_filter *f, enum dti_time_base base)
+{
+	return (f->since.set && f->since.base == base) ||
+	       (f->until.set && f->until.base == base);
+}
+
+/* @f's times but those from the first record, @last the input's last: into *@since, *@until */
+static void dti_filter_times(const struct dti_filter *f, uint64_t last,
+			     uint64_t *since, uint64_t *until)
+{
+	*since = 0;
+	*until = UINT64_MAX;
+	if (f->since.set && f->since.base != DTI_TIME_FIRST)
+		*since = f->since.base == DTI_TIME_BOOT ? (uint64_t)f->since.ns :
+			 dti_time_add(last, f->since.ns);
+	if (f->until.set && f->until.base != DTI_TIME_FIRST)
+		*until = f->until.base == DTI_TIME_BOOT ? (uint64_t)f->until.ns :
+			 dti_time_add(last, f->until.ns);
+}
+
+int dti_filter_attach(struct dti_reader *r, const struct dti_filter *f, bool times)
 {
 	uint64_t last = 0;
 
-	if (f && ((f->since.set && f->since.base == DTI_TIME_LAST) ||
-		  (f->until.set && f->until.base == DTI_TIME_LAST)) &&
-	    dti_filter_last(r, &last) < 0)
+	if (f && times && dti_filter_base(f, DTI_TIME_LAST) && dti_filter_last(r, &last) < 0)
 		return -1;
 	if (f && !r->match_buf) {
 		r->match_buf = malloc(DTI_EVENT_TEXT_MAX);
@@ -792,15 +826,56 @@ int dti_set_filter(struct dti_reader *r, const struct dti_filter *f)
 	r->first_seen = false;
 	r->since_ns = 0;
 	r->until_ns = UINT64_MAX;
-	if (!f)
-		return 0;
-	if (f->since.set && f->since.base != DTI_TIME_FIRST)
-		r->since_ns = f->since.base == DTI_TIME_BOOT ? (uint64_t)f->since.ns :
-			      dti_time_add(last, f->since.ns);
-	if (f->until.set && f->until.base != DTI_TIME_FIRST)
-		r->until_ns = f->until.base == DTI_TIME_BOOT ? (uint64_t)f->until.ns :
-			      dti_time_add(last, f->until.ns);
+	if (f && times)
+		dti_filter_times(f, last, &r->since_ns, &r->until_ns);
 	return 0;
+}
+
+/* A merge: the filter on its children, its times on the merged records */
+static int dti_merge_set_filter(struct dti_reader *m, const struct dti_filter *f)
+{
+	uint64_t last = 0;
+	unsigned int i;
+
+	if (f && dti_filter_base(f, DTI_TIME_LAST) && dti_filter_last(m, &last) < 0)
+		return -1;
+	for (i = 0; i < m->n_kids; i++)
+		if (dti_filter_attach(m->kids[i].r, f, false) < 0)
+			return -1;
+	m->filter = f;
+	m->m_first = false;
+	m->m_since = 0;
+	m->m_until = UINT64_MAX;
+	if (f)
+		dti_filter_times(f, last, &m->m_since, &m->m_until);
+	return 0;
+}
+
+bool dti_merge_times(struct dti_reader *m, uint64_t ts)
+{
+	const struct dti_filter *f = m->filter;
+	uint64_t first = UINT64_MAX;
+	unsigned int i;
+
+	if (!m->m_first && dti_filter_base(f, DTI_TIME_FIRST)) {
+		/* the first record any child saw, once one saw any */
+		for (i = 0; i < m->n_kids; i++)
+			if (m->kids[i].r->first_seen && m->kids[i].r->first_ts < first)
+				first = m->kids[i].r->first_ts;
+		if (first != UINT64_MAX) {
+			m->m_first = true;
+			if (f->since.set && f->since.base == DTI_TIME_FIRST)
+				m->m_since = dti_time_add(first, f->since.ns);
+			if (f->until.set && f->until.base == DTI_TIME_FIRST)
+				m->m_until = dti_time_add(first, f->until.ns);
+		}
+	}
+	return ts >= m->m_since && ts <= m->m_until;
+}
+
+int dti_set_filter(struct dti_reader *r, const struct dti_filter *f)
+{
+	return r->merge ? dti_merge_set_filter(r, f) : dti_filter_attach(r, f, true);
 }
 
 /* ---- typed events' fields ---- */
@@ -859,6 +934,9 @@ static const struct dti_evfmt *dti_rec_evfmt(struct dti_reader *r,
 {
 	const struct dti_evfmt *ev;
 
+	/* a merge's record is its child's */
+	if (r->merge && !(r = dti_merge_from(r)))
+		return NULL;
 	if (!(rec->flags & DTI_REC_TYPED))
 		return dti_fail_null(ENOENT, "%s, offset %" PRIu64 ": not a typed event",
 				     rec->source, rec->offset);

@@ -900,7 +900,7 @@ static char *dti_put_json_str(struct dti_obuf *ob, char *p,
  * The channel of the record returned last: as the caller named it, else
  * as its sub-buffers do; or NULL
  */
-static const char *dti_rec_channel(const struct dti_reader *r)
+const char *dti_rec_channel(const struct dti_reader *r)
 {
 	if (r && r->chan_name)
 		return r->chan_name;
@@ -1170,7 +1170,7 @@ static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
 static int __attribute__((noinline)) dti_print_more(struct dti_reader *r,
 		FILE *out, const struct dti_rec *rec, enum dti_format format)
 {
-	struct dti_obuf *ob = &r->ob;
+	struct dti_obuf *ob = r->ob;
 	struct dti_stream *s = r->last;
 
 	/* the record dti_next() returned, raw: a run starts */
@@ -1217,8 +1217,10 @@ int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 
 	if (!r)
 		return dti_print_alone(out, rec, format);
+	if (r->merge)
+		return dti_merge_print(r, out, rec, format);
 	dti_lines_check(r);
-	ob = &r->ob;
+	ob = r->ob;
 	if (format == DTI_FMT_RAW) {
 		/* right after the run of the stream it comes from: it goes on */
 		if (ob->run_src && ob->run_src == r->last &&
@@ -1249,7 +1251,7 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 	      unsigned long *left)
 {
 	int min_level = INT_MIN, max_level = INT_MAX;
-	struct dti_obuf *ob = &r->ob;
+	struct dti_obuf *ob = r->ob;
 	struct dti_stream *s = r->last;
 	struct dti_fast f = r->fast;
 	unsigned long n = *left;
@@ -1316,11 +1318,13 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 
 	if ((unsigned int)format > DTI_FMT_RAW)
 		return dti_fail(EINVAL, "unknown format %d", (int)format);
-	if (dti_ob_use(&r->ob, out) < 0)
+	if (r->merge)
+		return dti_merge_print_records(r, out, format, max);
+	if (dti_ob_use(r->ob, out) < 0)
 		return -1;
 	dti_lines_check(r);
-	if (format != DTI_FMT_RAW && r->ob.run_len && dti_ob_settle(&r->ob) < 0)
-		return dti_fail(EIO, "write error: %s", strerror(r->ob.err));
+	if (format != DTI_FMT_RAW && r->ob->run_len && dti_ob_settle(r->ob) < 0)
+		return dti_fail(EIO, "write error: %s", strerror(r->ob->err));
 	while (left) {
 		if (r->fast.on && runs) {
 			/* one copy of the loop per format: the tests fold away */
@@ -1356,4 +1360,42 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 			return -1;
 	}
 	return 1;
+}
+
+/*
+ * dti_print() of a merge: the record through the child it came from,
+ * after the channel column where there are several channels
+ */
+int dti_merge_print(struct dti_reader *m, FILE *out, const struct dti_rec *rec,
+		    enum dti_format format)
+{
+	struct dti_reader *r = m->kid_last >= 0 ? m->kids[m->kid_last].r : NULL;
+	struct dti_obuf *ob = m->ob;
+	const char *name;
+	size_t len;
+	char *p;
+
+	if ((unsigned int)format > DTI_FMT_RAW)
+		return dti_fail(EINVAL, "unknown format %d", (int)format);
+	if (format == DTI_FMT_RAW && m->n_kids > 1)
+		return dti_fail(EINVAL, "records of %u channels in one raw stream would be no channel's: print them apart",
+				m->n_kids);
+	if (!r)
+		return dti_print(NULL, out, rec, format);
+	if (m->n_kids > 1 && format < DTI_FMT_JSON && !(rec->flags & DTI_REC_FORMAT)) {
+		if (dti_ob_use(ob, out) < 0)
+			return -1;
+		if (ob->run_len)
+			dti_ob_settle(ob);
+		name = m->kids[m->kid_last].name;
+		name = name ? name : "?";
+		len = strlen(name);
+		p = dti_ob_room(ob, ob->p + ob->len, (len > m->name_w ? len : m->name_w) + 1);
+		if (!p)
+			return dti_fail(EIO, "write error: %s", strerror(ob->err));
+		memcpy(p, name, len);
+		memset(p + len, ' ', len < m->name_w ? m->name_w - len + 1 : 1);
+		ob->len = p - ob->p + (len < m->name_w ? m->name_w : len) + 1;
+	}
+	return dti_print(r, out, rec, format);
 }

@@ -478,7 +478,8 @@ struct dti_reader {
 	struct dti_note *notes;		/* found when opening, told at the first dti_next() */
 	unsigned int n_notes;
 	struct dti_ident ident;		/* the channel the streams should be of */
-	struct dti_obuf ob;		/* dti_print() output not written yet */
+	struct dti_obuf *ob;		/* &own_ob, or for a merge's child the merge's */
+	struct dti_obuf own_ob;		/* dti_print() output not written yet */
 	struct dti_caller callers[DTI_CALLERS];
 	struct dti_events events;	/* formats of event types, as read */
 	bool warned_format;		/* of a format that does not hold together */
@@ -488,16 +489,51 @@ struct dti_reader {
 	uint64_t since_ns, until_ns;	/* resolved: 0, UINT64_MAX if not set */
 	char *match_buf;		/* a record's message, for --grep */
 	char *chan_name;		/* dti_set_channel_name(), or NULL */
+	uint64_t first_ts;		/* the first record the filter saw (first_seen) */
+	/* a merge (dti_merge_new()): its children, n_kids of them (merge.c) */
+	bool merge;
+	struct dti_kid *kids;
+	unsigned int n_kids;
+	int kid_last;			/* whose record dti_next() returned last, or -1 */
+	unsigned int name_w;		/* the widest child's name: the channel column */
+	uint64_t m_since, m_until;	/* the filter's times, for the merged records */
+	bool m_first;			/* the times from the first record are known */
+	bool in_merge;			/* a merge's child: the merge applies the times */
 };
+
+/* merge.c: a merge's child */
+struct dti_kid {
+	struct dti_reader *r;
+	char *name;			/* its channel's name */
+	struct dti_rec head;		/* its next record, if have */
+	bool have, ended;
+};
+int dti_merge_next(struct dti_reader *m, struct dti_rec *rec);
+int dti_merge_print(struct dti_reader *m, FILE *out, const struct dti_rec *rec,
+		    enum dti_format format);
+int dti_merge_print_records(struct dti_reader *m, FILE *out, enum dti_format format,
+			    unsigned long max);
+/* The child whose record dti_next() on merge @m returned last, or NULL (ENOENT) */
+struct dti_reader *dti_merge_from(struct dti_reader *m);
+void dti_merge_close(struct dti_reader *m);
 
 /* filter.c */
 bool dti_filter_match(struct dti_reader *r, const struct dti_rec *rec);
+/*
+ * dti_set_filter() of a reader (no merge); a merge's child takes the
+ * times of @f from the merge (!@times).  0, or -1.
+ */
+int dti_filter_attach(struct dti_reader *r, const struct dti_filter *f, bool times);
+/* Whether the merged record of time @ts is within the times of merge @m's filter */
+bool dti_merge_times(struct dti_reader *m, uint64_t ts);
 bool dti_filter_simple(const struct dti_filter *f);
 bool dti_filter_cpu(const struct dti_filter *f, unsigned int cpu);
 void dti_filter_level_range(const struct dti_filter *f, int *min, int *max);
 uint64_t dti_time_add(uint64_t ts, int64_t ns);
 
 /* reader.c */
+/* End of dti_next(): what dti_print() collected goes out; @ret, or -1 (EIO) */
+int dti_next_end(struct dti_reader *r, int ret);
 /* dti_next() with the format records, and no filter */
 int dti_next_any(struct dti_reader *r, struct dti_rec *rec);
 /* Whether @r reads a live channel (relay files) */
@@ -670,6 +706,8 @@ unsigned long dti_lines_gen(const struct dti_lines *l);
 
 /* format.c */
 int dti_ob_flush(struct dti_obuf *ob);
+/* The channel of the record @r returned last, as JSON names it; or NULL */
+const char *dti_rec_channel(const struct dti_reader *r);
 int dti_ob_settle(struct dti_obuf *ob);
 /* struct dti_lcaller: what r->lcache holds */
 extern const struct dti_cache_type dti_lcaller_cache;

@@ -72,6 +72,8 @@ struct dti_reader *dti_reader_alloc(unsigned int n, unsigned int flags)
 	r->flags = flags;
 	r->ncpu = DTI_CPU_LIMIT;
 	r->lcache.type = &dti_lcaller_cache;
+	r->ob = &r->own_ob;
+	r->kid_last = -1;
 	return r;
 }
 
@@ -81,7 +83,9 @@ void dti_close(struct dti_reader *r)
 
 	if (!r)
 		return;
-	dti_ob_flush(&r->ob);
+	if (r->merge)
+		dti_merge_close(r);
+	dti_ob_flush(r->ob);
 	for (i = 0; i < r->n; i++)
 		dti_stream_free(&r->s[i]);
 	for (i = 0; i < r->n_notes; i++) {
@@ -95,7 +99,7 @@ void dti_close(struct dti_reader *r)
 	dti_cache_free(&r->lcache);
 	free(r->info);
 	free(r->stats);
-	free(r->ob.p);
+	free(r->own_ob.p);
 	free(r->match_buf);
 	free(r->chan_name);
 	free(r);
@@ -498,32 +502,59 @@ struct dti_reader *dti_open_previous(const char *name, unsigned int flags)
 	return dti_open_dir_live(dir, flags & ~(DTI_OPEN_RESET | DTI_OPEN_FOLLOW), false);
 }
 
+/*
+ * A merge's sum of what @get gives of each child, with its own (@own);
+ * a reader's, @own alone
+ */
+static unsigned long dti_kids_sum(const struct dti_reader *r, unsigned long own,
+				  unsigned long (*get)(const struct dti_reader *))
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n_kids; i++)
+		own += get(r->kids[i].r);
+	return own;
+}
+
+static unsigned long dti_nr_streams_of(const struct dti_reader *r)
+{
+	return dti_nr_streams(r);
+}
+
 unsigned int dti_nr_streams(const struct dti_reader *r)
 {
-	return r->n;
+	return dti_kids_sum(r, r->n, dti_nr_streams_of);
 }
 
 unsigned long dti_damage_count(const struct dti_reader *r)
 {
-	return r->n_damage;
+	return dti_kids_sum(r, r->n_damage, dti_damage_count);
 }
 
 unsigned long dti_warning_count(const struct dti_reader *r)
 {
-	return r->n_warning;
+	return dti_kids_sum(r, r->n_warning, dti_warning_count);
 }
 
 int dti_set_notice_handler(struct dti_reader *r, dti_notice_fn fn, void *arg)
 {
+	unsigned int i;
+
 	r->notice = fn;
 	r->notice_arg = arg;
+	for (i = 0; i < r->n_kids; i++)
+		dti_set_notice_handler(r->kids[i].r, fn, arg);
 	return 0;
 }
 
 int dti_set_formatter(struct dti_reader *r, dti_formatter_fn fn, void *arg)
 {
+	unsigned int i;
+
 	r->fmt = fn;
 	r->fmt_arg = arg;
+	for (i = 0; i < r->n_kids; i++)
+		dti_set_formatter(r->kids[i].r, fn, arg);
 	return 0;
 }
 
@@ -531,6 +562,8 @@ int dti_set_channel_name(struct dti_reader *r, const char *name)
 {
 	char *copy = NULL;
 
+	if (r->merge)
+		return dti_fail(EINVAL, "a merge's channels are named by dti_merge_add()");
 	if (name && !(copy = strdup(name)))
 		return dti_fail(ENOMEM, "out of memory");
 	free(r->chan_name);
@@ -540,6 +573,10 @@ int dti_set_channel_name(struct dti_reader *r, const char *name)
 
 int dti_set_symbolizer(struct dti_reader *r, dti_symbol_fn fn, void *arg)
 {
+	unsigned int i;
+
+	for (i = 0; i < r->n_kids; i++)
+		dti_set_symbolizer(r->kids[i].r, fn, arg);
 	r->symbolizer = fn;
 	r->symbolizer_arg = arg;
 	memset(r->callers, 0, sizeof(r->callers));	/* made again through it */
@@ -549,6 +586,10 @@ int dti_set_symbolizer(struct dti_reader *r, dti_symbol_fn fn, void *arg)
 
 int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms)
 {
+	unsigned int i;
+
+	for (i = 0; i < r->n_kids; i++)
+		dti_set_ksyms(r->kids[i].r, syms);
 	r->ksyms = syms;
 	memset(r->callers, 0, sizeof(r->callers));
 	dti_cache_free(&r->lcache);
@@ -557,6 +598,10 @@ int dti_set_ksyms(struct dti_reader *r, struct dti_ksyms *syms)
 
 int dti_set_lines(struct dti_reader *r, struct dti_lines *lines)
 {
+	unsigned int i;
+
+	for (i = 0; i < r->n_kids; i++)
+		dti_set_lines(r->kids[i].r, lines);
 	r->lines = lines;
 	r->lines_gen = lines ? dti_lines_gen(lines) : 0;
 	memset(r->callers, 0, sizeof(r->callers));
@@ -583,7 +628,7 @@ static void dti_vnotify(struct dti_reader *r, struct dti_notice *n,
 	if (r->filter && (n->type == DTI_NOTICE_GAP || n->type == DTI_NOTICE_BACKWARDS ||
 			  n->type == DTI_NOTICE_SKIPPED) && !dti_filter_cpu(r->filter, n->cpu))
 		return;
-	dti_ob_flush(&r->ob);
+	dti_ob_flush(r->ob);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n->message = msg;
 	r->notice(n, r->notice_arg);
@@ -935,12 +980,12 @@ static inline void dti_check_seq(struct dti_reader *r, struct dti_stream *s)
 }
 
 /* End of dti_next(): what dti_print() collected goes out. */
-static int dti_next_end(struct dti_reader *r, int ret)
+int dti_next_end(struct dti_reader *r, int ret)
 {
 	int err = errno;
 
-	if (dti_ob_flush(&r->ob) < 0 && ret == 0)
-		return dti_fail(r->ob.err, "write error: %s", strerror(r->ob.err));
+	if (dti_ob_flush(r->ob) < 0 && ret == 0)
+		return dti_fail(r->ob->err, "write error: %s", strerror(r->ob->err));
 	errno = err;
 	return ret;
 }
@@ -1141,6 +1186,8 @@ int dti_next(struct dti_reader *r, struct dti_rec *rec)
 		dti_fast_rec(&r->fast, p, rec);
 		return 1;
 	}
+	if (r->merge)
+		return dti_merge_next(r, rec);
 	while ((ret = dti_next_any(r, rec)) > 0) {
 		if (rec->flags & DTI_REC_FORMAT) {
 			if (r->flags & DTI_OPEN_FORMATS)
@@ -1159,6 +1206,9 @@ bool dti_reader_live(const struct dti_reader *r)
 
 	for (i = 0; i < r->n; i++)
 		if (r->s[i].live)
+			return true;
+	for (i = 0; i < r->n_kids; i++)
+		if (dti_reader_live(r->kids[i].r))
 			return true;
 	return false;
 }

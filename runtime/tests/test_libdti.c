@@ -2585,12 +2585,186 @@ static void test_event_json_utf8(void)
 	free(a.p);
 }
 
+/* ---- several channels: merges ---- */
+
+/* Channel @name's records, cpu0 and cpu1, in @buf[0..1]: "NAME-t" at time t */
+static void merge_chan(struct wbuf *buf, const char *name, const uint64_t *ts0,
+		       unsigned int n0, const uint64_t *ts1, unsigned int n1)
+{
+	char text[32];
+	unsigned int i;
+
+	sub_name = name;
+	wb_sub(&buf[0], 0, 0, 4096, 4, 0, n0, DTI_SUBBUF_OPEN);
+	for (i = 0; i < n0; i++) {
+		snprintf(text, sizeof(text), "%s-%llu", name, (unsigned long long)ts0[i]);
+		wb_text(&buf[0], 0, i, ts0[i], text);
+	}
+	wb_sub(&buf[1], 1, 0, 4096, 4, 0, n1, DTI_SUBBUF_OPEN);
+	for (i = 0; i < n1; i++) {
+		snprintf(text, sizeof(text), "%s-%llu", name, (unsigned long long)ts1[i]);
+		/* a gap on cpu1 of each channel: seq 0, 2, 3 ... */
+		wb_text(&buf[1], 1, i ? i + 1 : 0, ts1[i], text);
+	}
+	sub_name = SUB_NAME;
+}
+
+static struct dti_reader *merge_open_mem(const struct wbuf *buf)
+{
+	const void *p[2] = { buf[0].p, buf[1].p };
+	size_t len[2] = { buf[0].len, buf[1].len };
+
+	return dti_open_mem(p, len, 2, 0);
+}
+
+/* A merge of "alpha" (given its name) and "beta" (named by its data), with @f */
+static struct dti_reader *merge_two(const struct wbuf *a, const struct wbuf *b,
+				    const struct dti_filter *f)
+{
+	struct dti_reader *m = dti_merge_new();
+
+	CHECK(m != NULL);
+	CHECK(dti_merge_add(m, merge_open_mem(a), "alpha") == 0);
+	CHECK(dti_merge_add(m, merge_open_mem(b), NULL) == 1);
+	if (f)
+		CHECK(dti_set_filter(m, f) == 0);
+	return m;
+}
+
+/* "CHANNEL:text " of every record of @m, and the merge's notices */
+static void merge_drain(struct dti_reader *m, char *out, size_t size, struct seen *s)
+{
+	struct dti_rec rec;
+	size_t len = 0;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	dti_set_notice_handler(m, on_notice, s);
+	out[0] = 0;
+	while (dti_next(m, &rec) > 0) {
+		i = dti_merge_last(m);
+		CHECK(i == 0 || i == 1);
+		len += snprintf(out + len, size - len, "%s:%.*s ", i >= 0 ?
+				dti_merge_name(m, i) : "?", (int)rec.len,
+				(const char *)rec.payload);
+	}
+	CHECK(dti_merge_last(m) < 0 && errno == ENOENT);
+	s->damage = dti_damage_count(m);
+}
+
+static void test_merge_channels(void)
+{
+	static const uint64_t a0[] = { 100, 300, 300, 500 }, a1[] = { 200, 600 };
+	static const uint64_t b0[] = { 150, 200 }, b1[] = { 300, 350, 700 };
+	struct wbuf a[2] = {{0}}, b[2] = {{0}};
+	struct dti_filter *f;
+	struct dti_reader *m, *r;
+	char out[4096], want[4096], *text;
+	struct seen s;
+	size_t size;
+
+	merge_chan(a, "alpha", a0, 4, a1, 2);
+	merge_chan(b, "beta", b0, 2, b1, 3);
+	/* by time; ties to the reader added first (not the lower CPU), then its order */
+	m = merge_two(a, b, NULL);
+	merge_drain(m, out, sizeof(out), &s);
+	CHECK_STR(out, "alpha:alpha-100 beta:beta-150 alpha:alpha-200 beta:beta-200 "
+		  "alpha:alpha-300 alpha:alpha-300 beta:beta-300 beta:beta-350 "
+		  "alpha:alpha-500 alpha:alpha-600 beta:beta-700 ");
+	/* each channel's gap on cpu1 told by its own reader */
+	CHECK_STR(s.notices, "1 records lost on cpu1 between seq 1 and 2\n"
+		  "1 records lost on cpu1 between seq 1 and 2\n");
+	CHECK(dti_nr_streams(m) == 4);
+	CHECK(dti_merge_reader(m, 1) != NULL && dti_merge_reader(m, 2) == NULL);
+	CHECK(dti_merge_add(m, dti_merge_new(), NULL) < 0 && errno == EINVAL);
+	dti_close(m);
+
+	/* printed: a channel column as wide as the longest name; JSON's channel */
+	text = print_all(merge_two(a, b, NULL), DTI_FMT_TEXT, &size, false);
+	CHECK_STR(text, "alpha alpha-100\nbeta  beta-150\nalpha alpha-200\nbeta  beta-200\n"
+		  "alpha alpha-300\nalpha alpha-300\nbeta  beta-300\nbeta  beta-350\n"
+		  "alpha alpha-500\nalpha alpha-600\nbeta  beta-700\n");
+	free(text);
+	text = print_all(merge_two(a, b, NULL), DTI_FMT_TS, &size, false);
+	CHECK(!strncmp(text, "alpha [    0.000000100] cpu0 L3 #0 0xffffffffc0001234: alpha-100\n"
+		       "beta  [    0.000000150] cpu0 L3 #0 0xffffffffc0001234: beta-150\n", 129));
+	free(text);
+	text = print_all(merge_two(a, b, NULL), DTI_FMT_JSON, &size, false);
+	CHECK(strstr(text, "\"channel\":\"alpha\",\"cpu\":0,\"level\":3,\"seq\":\"0\"") ==
+	      strstr(text, "\"channel\":"));
+	CHECK(strstr(text, "{\"ts_ns\":\"150\",\"channel\":\"beta\",") != NULL);
+	free(text);
+	/* dti_print_records() prints what the loop does */
+	m = merge_two(a, b, NULL);
+	{
+		char *batch = NULL;
+		FILE *fo = open_memstream(&batch, &size);
+
+		while (dti_print_records(m, fo, DTI_FMT_TS, 3) > 0)
+			;
+		CHECK(dti_print_records(m, fo, DTI_FMT_RAW, 0) < 0 && errno == EINVAL);
+		dti_close(m);
+		fclose(fo);
+		text = print_all(merge_two(a, b, NULL), DTI_FMT_TS, &size, false);
+		CHECK_STR(batch, text);
+		free(text);
+		free(batch);
+	}
+
+	/* a filter: CPUs and levels per channel, times of the merged records */
+	f = dti_filter_new();
+	CHECK(dti_filter_cpus(f, "1") == 0);
+	m = merge_two(a, b, f);
+	merge_drain(m, out, sizeof(out), &s);
+	CHECK_STR(out, "alpha:alpha-200 beta:beta-300 beta:beta-350 alpha:alpha-600 "
+		  "beta:beta-700 ");
+	dti_close(m);
+	dti_filter_free(f);
+	/* from the first record of all (100), not of each (beta's 150) */
+	f = dti_filter_new();
+	CHECK(dti_filter_cpus(f, "1") == 0);
+	CHECK(dti_filter_since(f, DTI_TIME_FIRST, 150) == 0);
+	CHECK(dti_filter_until(f, DTI_TIME_FIRST, 560) == 0);
+	m = merge_two(a, b, f);
+	merge_drain(m, out, sizeof(out), &s);
+	CHECK_STR(out, "beta:beta-300 beta:beta-350 alpha:alpha-600 ");
+	dti_close(m);
+	dti_filter_free(f);
+	/* from the last of all (beta's 700), not of each (alpha's 600) */
+	f = dti_filter_new();
+	CHECK(dti_filter_since(f, DTI_TIME_LAST, -150) == 0);
+	m = merge_two(a, b, f);
+	merge_drain(m, out, sizeof(out), &s);
+	CHECK_STR(out, "alpha:alpha-600 beta:beta-700 ");
+	dti_close(m);
+	dti_filter_free(f);
+
+	/* one reader: no column; what is refused */
+	m = dti_merge_new();
+	r = merge_open_mem(b);
+	CHECK(dti_merge_last(m) < 0 && errno == ENOENT);
+	CHECK(dti_merge_add(r, m, NULL) < 0 && errno == EINVAL);
+	CHECK(dti_merge_add(m, r, NULL) == 0);
+	CHECK(dti_merge_add(dti_merge_new(), r, NULL) < 0 && errno == EINVAL);
+	CHECK(dti_set_channel_name(m, "x") < 0 && errno == EINVAL);
+	CHECK(dti_merge_name(m, 0) == NULL && errno == ENOENT);	/* not read yet */
+	text = print_all(m, DTI_FMT_TEXT, &size, false);
+	snprintf(want, sizeof(want), "beta-150\nbeta-200\nbeta-300\nbeta-350\nbeta-700\n");
+	CHECK_STR(text, want);
+	free(text);
+	for (int i = 0; i < 2; i++) {
+		free(a[i].p);
+		free(b[i].p);
+	}
+}
+
 static const struct unit_test tests[] = {
 	{ "merge of two CPUs by timestamp", test_merge_two_cpus },
 	{ "event types: formats learnt, events printed through them", test_events },
 	{ "filters: levels, CPU lists, times, grep, fields; field access", test_filters },
 	{ "an event's string escaped in JSON as a payload is", test_event_json_utf8 },
 	{ "equal timestamps: lower CPU first, CPU order kept", test_equal_timestamps },
+	{ "several channels merged: order, names, printing, filters", test_merge_channels },
 	{ "empty CPUs", test_empty_cpus },
 	{ "gaps and backwards sequence numbers", test_gaps },
 	{ "replayed records keep their logging CPU", test_replayed_records },

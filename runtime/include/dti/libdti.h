@@ -52,7 +52,7 @@
 extern "C" {
 #endif
 
-struct dti_reader;		/* opaque: merged per-CPU streams */
+struct dti_reader;		/* opaque: merged per-CPU streams, or readers (a merge) */
 struct dti_ksyms;		/* opaque: a loaded /proc/kallsyms */
 struct dti_lines;		/* opaque: source lines (see "source lines") */
 
@@ -327,6 +327,77 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 		      unsigned long max);
 /* Parse "text", "ts", "hex", "json" or "raw".  Returns the format or -1 (EINVAL). */
 int dti_format_parse(const char *name);
+
+/* ---- several channels: merges ---- */
+
+/*
+ * A merge is a reader of other readers' records merged by time into one
+ * timeline: `dti read A B`, `dti decode DIR1 DIR2`.  It is a struct
+ * dti_reader: dti_next(), dti_print(), dti_print_records(),
+ * dti_set_filter() and the event functions take it, and dti_close()
+ * closes it with its readers (its "children").  Each child is one
+ * channel's reader and keeps what is its channel's: event types,
+ * callers, sequence checks and notices (their source names the file).
+ *
+ * dti_next() returns the record with the smallest time of all the
+ * children's next records (ties: the child added first, then the
+ * child's own order: CPU, sequence).  It reads each child's next record
+ * ahead, so a child's notices may come before records of the others
+ * that are older.  The record returned is the child's: it is valid until
+ * the next dti_next() on the merge, dti_merge_last() says whose it is,
+ * and dti_print(), dti_event_info() and dti_event_field() on the merge
+ * take it through that child.  A child opened with DTI_OPEN_FOLLOW is
+ * asked again at every dti_next() while it has nothing; dti_next() then
+ * returns 0 when no child has a record for now (and a live child's record
+ * logged before one returned, but read after it, comes after it, as a
+ * CPU's does in one channel's reader).
+ *
+ * What is set on the merge (notice handler, formatter, symbolizer,
+ * kernel symbols, source lines, filter) is set on every child, also
+ * those added later.  A filter's CPUs, levels, expressions and times
+ * since boot hold per child; its times from the first or the last
+ * record are from the first and the last of all children's records.
+ * dti_print() writes each child's records through the merge's buffer,
+ * in the merge's order; with more than one child, DTI_FMT_TEXT, _TS and
+ * _HEX lines begin with a channel column (the child's name, padded to
+ * the longest name, and a space), DTI_FMT_JSON has "channel" as ever,
+ * and DTI_FMT_RAW is refused (EINVAL): records of several channels make
+ * no channel's stream.  dti_nr_streams(), dti_damage_count() and
+ * dti_warning_count() add up the children's.  dti_set_channel_name()
+ * fails (EINVAL) on a merge.
+ */
+
+/* A merge with no reader yet.  NULL on error (ENOMEM). */
+struct dti_reader *dti_merge_new(void);
+/*
+ * Add reader @r (opened by dti_open_*(), not read from yet) to merge @m,
+ * which owns it from then on: dti_close(@m) closes it.  @name is its
+ * channel as the merge names it in the channel column and
+ * dti_merge_name() (NULL: as DTI_FMT_JSON names it: dti_set_channel_name(),
+ * else the data, known from the first dti_next() on).  Returns @r's
+ * index in @m (0, 1, ...: the order of ties), or -1: EINVAL (@m is no
+ * merge or was read from, @r is a merge or in one), ENOMEM; @r is then
+ * still the caller's.
+ */
+int dti_merge_add(struct dti_reader *m, struct dti_reader *r, const char *name);
+/*
+ * Index of the child whose record dti_next() on @m returned last.
+ * Returns it, or -1: EINVAL (@m is no merge), ENOENT (none returned yet,
+ * or dti_next() returned 0 since).
+ */
+int dti_merge_last(const struct dti_reader *m);
+/*
+ * Child @i of merge @m (still @m's: not to be closed), for what is its
+ * own (dti_damage_count() ...).  NULL on error: EINVAL (no merge),
+ * ENOENT (no child @i).
+ */
+struct dti_reader *dti_merge_reader(struct dti_reader *m, unsigned int i);
+/*
+ * The channel name of child @i (as given to dti_merge_add(), else as
+ * the data name it), valid while @m is open.  NULL on error: EINVAL (no
+ * merge), ENOENT (no child @i, or a name from the data not known yet).
+ */
+const char *dti_merge_name(const struct dti_reader *m, unsigned int i);
 
 /* ---- filters ---- */
 
