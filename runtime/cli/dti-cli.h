@@ -122,13 +122,18 @@ struct dti_read_opts {
 	struct dti_filter *filter;	/* -c, -p, -S, -U, -g, --filter; NULL: none */
 	const char *chan_name;		/* the channel read next, for JSON */
 	bool report;			/* --report, dti report: a report, no records */
-	char *report_stats;		/* a snapshot's stats file for it, or NULL */
-	const char *report_live;	/* a live channel's name for its stats, or NULL */
+	char **report_stats;		/* snapshots' stats files for it (merged: several) */
+	unsigned int n_report_stats;
+	char *const *report_live;	/* live channels' names for their stats */
+	unsigned int n_report_live;
 	bool filtered;			/* one of those was given */
 	bool ctf;			/* -F ctf, dti export: a CTF trace into output */
 	bool ctf_per_channel;		/* ... each channel's into output/NAME */
+	bool merged;			/* several channels in one timeline (a merge) */
 	const char *kallsyms, *output;
-	const char *channel, *out_dir;	/* dump --channel, --out */
+	const char *channel, *out_dir;	/* dump --channel (the first named), --out */
+	char **channels;		/* every channel --channel names (A,B; repeated) */
+	unsigned int n_channels;
 	const char *excerpt;		/* dump --excerpt */
 	struct dti_ksyms *syms;
 	/* --lines: source lines through the module table */
@@ -196,6 +201,19 @@ int dti_read_lines_table(struct dti_read_opts *o, const struct dti_module *mods,
  * wins.  DTI_EXIT_OK, or DTI_EXIT_FAIL (message printed).
  */
 int dti_read_lines_other(struct dti_read_opts *o, const struct dti_module *mods, int n);
+/*
+ * Several channels: a merge into *@m for dti_read_print() (@cmd's -F raw
+ * refused).  Returns -1 to go on, or an exit code (message printed).
+ */
+int dti_read_merge_new(const char *cmd, struct dti_read_opts *o, struct dti_reader **m);
+/*
+ * Add reader @r (NULL: its opening failed: dti_errmsg() says why) of
+ * channel @name (NULL: as its data name it) to merge @m.  DTI_EXIT_OK,
+ * or DTI_EXIT_FAIL (message printed; @r closed, @m not).
+ */
+int dti_read_merge_add(struct dti_reader *m, struct dti_reader *r, const char *name);
+/* Whether dump --channel selects channel @name (all are without it) */
+bool dti_read_selects(const struct dti_read_opts *o, const char *name);
 /* dti_read_lines_table() of the table in file @path (--modules wins over it) */
 int dti_read_lines_file(struct dti_read_opts *o, const char *path);
 /* The worse of two exit codes: DTI_EXIT_FAIL, then DTI_EXIT_DAMAGE. */

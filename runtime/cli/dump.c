@@ -53,7 +53,9 @@ const char usage_dump[] =
 	"\n"
 	"  -l, --list            list the channels found: level, flags, generation,\n"
 	"                        geometry, CPUs with buffers, records, problems\n"
-	"      --channel NAME    only channel NAME (no header line)\n"
+	"      --channel NAME    only channel NAME (no header line); NAME,NAME...\n"
+	"                        (or --channel again): those channels merged into\n"
+	"                        one timeline, each line after its channel's name\n"
 	"      --out DIR         write each channel as a snapshot directory DIR/NAME\n"
 	"                        ('dti decode DIR/NAME' reads it) instead of printing\n"
 	"      --excerpt FILE    write a small ELF dump holding only what the channels\n"
@@ -840,7 +842,7 @@ static const struct dti_dump_channel *dti_dump_next(struct dti_dump *d, int n, i
 
 	for (; *i < n; ++*i) {
 		ch = dti_dump_channel(d, *i);
-		if (o->channel && strcmp(ch->name, o->channel))
+		if (!dti_read_selects(o, ch->name))
 			continue;
 		*ret = dti_exit_worst(*ret, dti_dump_problems(ch, o));
 		if (!ch->error)
@@ -849,7 +851,36 @@ static const struct dti_dump_channel *dti_dump_next(struct dti_dump *d, int n, i
 	return NULL;
 }
 
-/* Print the channels of @d (n of them), or the one --channel names */
+/*
+ * The channels --channel names (several) merged into one timeline, their
+ * callers' lines through the dump's module table (@mods, @nm; @why: why
+ * there is none)
+ */
+static int dti_dump_merged(struct dti_dump *d, int n, struct dti_read_opts *o,
+			   const struct dti_module *mods, int nm, const char *why)
+{
+	const struct dti_dump_channel *ch;
+	unsigned int flags = o->strict ? DTI_OPEN_STRICT : 0;
+	struct dti_reader *m;
+	int i, ret = dti_read_merge_new("dump", o, &m);
+
+	if (ret >= 0)
+		return ret;
+	ret = DTI_EXIT_OK;
+	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
+		if (dti_read_merge_add(m, dti_dump_open(d, i, flags), ch->name) != DTI_EXIT_OK) {
+			dti_close(m);
+			return DTI_EXIT_FAIL;
+		}
+	}
+	if (dti_read_lines_table(o, mods, nm, why) != DTI_EXIT_OK) {
+		dti_close(m);
+		return DTI_EXIT_FAIL;
+	}
+	return dti_exit_worst(ret, dti_read_print(m, o));
+}
+
+/* Print the channels of @d (n of them), or those --channel names */
 static int dti_dump_print(struct dti_dump *d, int n, struct dti_read_opts *o)
 {
 	const struct dti_dump_channel *ch;
@@ -866,6 +897,8 @@ static int dti_dump_print(struct dti_dump *d, int n, struct dti_read_opts *o)
 		if (dump_n < 0)
 			snprintf(dump_why, sizeof(dump_why), "%s", dti_errmsg());
 	}
+	if (o->n_channels > 1)
+		return dti_dump_merged(d, n, o, dump_mods, dump_n, dump_why);
 	for (i = 0; (ch = dti_dump_next(d, n, &i, o, &ret)); i++) {
 		dti_print_channel_head(o, ch->name, shown++);
 		o->chan_name = ch->name;	/* as dti_dump_open() names it */
@@ -978,14 +1011,21 @@ static int dti_dump_excerpt_write(struct dti_vmcore *v, struct dti_dump *d, int 
 	return ret;
 }
 
-/* Whether --channel names a channel of @d; if not, say which there are */
-static bool dti_dump_has(struct dti_dump *d, int n, const char *name)
+/* Whether the channels --channel names are all in @d; if not, say which there are */
+static bool dti_dump_has(struct dti_dump *d, int n, const struct dti_read_opts *o)
 {
+	const char *name = NULL;
+	unsigned int k;
 	int i;
 
-	for (i = 0; i < n; i++)
-		if (!strcmp(dti_dump_channel(d, i)->name, name))
-			return true;
+	for (k = 0; k < o->n_channels && !name; k++) {
+		name = o->channels[k];
+		for (i = 0; i < n && name; i++)
+			if (!strcmp(dti_dump_channel(d, i)->name, name))
+				name = NULL;
+	}
+	if (!name)
+		return true;
 	fflush(NULL);
 	fprintf(stderr, "dti: no channel %s in the dump; it has:", name);
 	for (i = 0; i < n; i++)
@@ -1067,12 +1107,12 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 		ret = dti_err("%s: no DTI channels in this %s dump (%llu MiB of memory scanned, %lu \"__DTI_\" markers, none before a descriptor or a persistent region with records)",
 			      v->path, v->format, (unsigned long long)(sum->scanned >> 20),
 			      sum->markers);
-	} else if (o->channel && !dti_dump_has(d, n, o->channel)) {
+	} else if (o->channel && !dti_dump_has(d, n, o)) {
 		ret = DTI_EXIT_FAIL;
-	} else if (o->format == DTI_FMT_RAW && !o->channel && !o->list &&
+	} else if (o->format == DTI_FMT_RAW && o->n_channels != 1 && !o->list &&
 		   !o->out_dir && !o->excerpt && n > 1) {
-		ret = dti_err("%s: %d channels: --format raw needs --channel NAME (or --out DIR)",
-			      v->path, n);
+		ret = dti_err("%s: %d channels: --format raw needs --channel NAME, one channel (or --out DIR)",
+			      v->path, o->n_channels ? (int)o->n_channels : n);
 	} else if (o->lines_l && !o->list && !o->out_dir && !o->excerpt &&
 		   (ret = dti_dump_lines(v, o)) != DTI_EXIT_OK) {
 		/* out of memory: said */

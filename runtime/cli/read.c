@@ -56,9 +56,10 @@
 	{ "modules",   required_argument, NULL, OPT_MODULES }
 
 const char usage_read[] =
-	"usage: dti read [options] CHANNEL\n"
+	"usage: dti read [options] CHANNEL...\n"
 	"\nPrint every record CHANNEL holds, all CPUs merged by time.  Consumes the\n"
-	"trace files (after making them return everything again).\n"
+	"trace files (after making them return everything again).  Several channels\n"
+	"are merged into one timeline, each line after its channel's name.\n"
 	"\n"
 	"  -f, --follow          keep printing new records until interrupted\n"
 	"      --no-reset        only the records not read before\n"
@@ -67,10 +68,12 @@ const char usage_read[] =
 	"                        (--lines: with the previous boot's module table)\n"
 	DTI_READ_HELP;
 const char usage_decode[] =
-	"usage: dti decode [options] DIR | FILE... | -\n"
+	"usage: dti decode [options] DIR... | FILE... | -\n"
 	"\nPrint the records of per-CPU files copied by 'dti snapshot' (DIR holding\n"
 	"trace0..N) or given one file per CPU, merged by time; '-' is standard\n"
 	"input.  Copies of the whole ring (mmap, memory dumps) are read as well.\n"
+	"Several DIRs (snapshots of channels) are merged into one timeline, each\n"
+	"line after its channel's name.\n"
 	"A snapshot's info, stats and modules given as FILEs are read as DIR's\n"
 	"are, so 'dti decode DIR/*' prints what 'dti decode DIR' prints.  With\n"
 	"--lines the module table is DIR/modules (or the FILE called modules).\n"
@@ -329,6 +332,32 @@ int dti_read_lines_file(struct dti_read_opts *o, const char *path)
 	return ret;
 }
 
+/* --channel A,B (repeated: added): into o->channels.  0, or -1 (ENOMEM). */
+static int dti_read_channels(struct dti_read_opts *o, char *list)
+{
+	char **names, *name, *save = NULL;
+
+	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		names = realloc(o->channels, (o->n_channels + 1) * sizeof(*names));
+		if (!names)
+			return -1;
+		o->channels = names;
+		names[o->n_channels++] = name;
+	}
+	o->channel = o->n_channels ? o->channels[0] : NULL;
+	return 0;
+}
+
+bool dti_read_selects(const struct dti_read_opts *o, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < o->n_channels; i++)
+		if (!strcmp(o->channels[i], name))
+			return true;
+	return !o->n_channels;
+}
+
 /*
  * Parse options and operands (@min_args..@max_args of them, 0: any), load
  * the symbols and open the output, before anything is read or reset.
@@ -358,7 +387,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 			o->list = true;
 			break;
 		case OPT_CHANNEL:
-			o->channel = optarg;
+			if (dti_read_channels(o, optarg) < 0)
+				return dti_err("out of memory");
 			break;
 		case OPT_OUT:
 			o->out_dir = optarg;
@@ -491,6 +521,9 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 				 "missing DIR or FILE");
 	if (o->previous && (o->follow || o->no_reset))
 		return dti_usage(cmd, true, "--previous reads records that no longer change: no --follow or --no-reset");
+	if (o->n_channels > 1 && (o->list || is_con))
+		return dti_usage(cmd, true, is_con ? "--channel: one channel of a console log" :
+				 "--list: one --channel, or none for all");
 	if (o->list + !!o->out_dir + !!o->excerpt > 1)
 		return dti_usage(cmd, true, "--list, --out and --excerpt exclude each other");
 	if (is_export)
@@ -653,7 +686,10 @@ int dti_read_finish(struct dti_read_opts *o, int ret)
 	dti_lines_free(o->lines_other);
 	dti_lines_free(o->lines_l);
 	dti_filter_free(o->filter);
+	while (o->n_report_stats)
+		free(o->report_stats[--o->n_report_stats]);
 	free(o->report_stats);
+	free(o->channels);
 	free(o->debuginfo);
 	return ret;
 }
@@ -664,14 +700,39 @@ static int dti_read_run(struct dti_reader *r, struct dti_read_opts *o)
 	return dti_read_finish(o, dti_read_print(r, o));
 }
 
+int dti_read_merge_add(struct dti_reader *m, struct dti_reader *r, const char *name)
+{
+	if (!r)
+		return dti_err("%s", dti_errmsg());
+	if ((name && dti_set_channel_name(r, name) < 0) || dti_merge_add(m, r, name) < 0) {
+		dti_err("%s", dti_errmsg());
+		dti_close(r);
+		return DTI_EXIT_FAIL;
+	}
+	return DTI_EXIT_OK;
+}
+
+int dti_read_merge_new(const char *cmd, struct dti_read_opts *o, struct dti_reader **m)
+{
+	if (o->format == DTI_FMT_RAW)
+		return dti_usage(cmd, true, "-F raw writes a channel's records as stored: "
+				 "one channel at a time");
+	*m = dti_merge_new();
+	if (!*m)
+		return dti_err("%s", dti_errmsg());
+	o->merged = true;
+	o->chan_name = NULL;	/* each child names its own */
+	return -1;
+}
+
 int cmd_read(int argc, char **argv)
 {
 	struct dti_module *mods = NULL;
+	struct dti_reader *r = NULL, *m = NULL;
 	struct dti_read_opts o;
-	struct dti_reader *r;
 	struct sigaction sa;
 	unsigned int flags;
-	int n, ret = dti_read_parse("read", argc, argv, 1, 1, &o);
+	int i, n, ret = dti_read_parse("read", argc, argv, 1, 0, &o);
 
 	if (ret >= 0)
 		return ret;
@@ -684,11 +745,28 @@ int cmd_read(int argc, char **argv)
 	sa.sa_handler = dti_on_signal;	/* no SA_RESTART: wake the sleep */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	o.chan_name = argv[optind];
-	if (!o.previous)
-		o.report_live = argv[optind];
-	r = o.previous ? dti_open_previous(argv[optind], flags) :
-			 dti_open_channel(argv[optind], flags);
+	/* several channels: one timeline of them all */
+	if (argc - optind > 1 && (ret = dti_read_merge_new("read", &o, &m)) >= 0)
+		return dti_read_finish(&o, ret);
+	if (!o.previous) {
+		o.report_live = argv + optind;
+		o.n_report_live = argc - optind;
+	}
+	for (i = optind; i < argc; i++) {
+		r = o.previous ? dti_open_previous(argv[i], flags) :
+				 dti_open_channel(argv[i], flags);
+		if (!m) {
+			o.chan_name = argv[i];
+			break;
+		}
+		ret = dti_read_merge_add(m, r, argv[i]);
+		if (ret != DTI_EXIT_OK) {
+			dti_close(m);
+			return dti_read_finish(&o, ret);
+		}
+		r = m;
+	}
+	/* --lines: the machine's table (with --previous, the first channel's) */
 	if (r && o.lines_l) {
 		n = o.modules ? 0 : dti_modules_read(argv[optind],
 							 o.previous ? DTI_MODULES_PREVIOUS : 0, &mods);
@@ -713,10 +791,29 @@ static const struct {
 	{ MDF_SIGNATURE, "a memory dump in makedumpfile's flattened format" },
 };
 
+/* @path is a directory (not '-') */
+static bool dti_is_dir(const char *path)
+{
+	struct stat st;
+
+	return strcmp(path, "-") && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* decode's operands are several directories: snapshots merged */
+static bool dti_decode_dirs(char **args, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!dti_is_dir(args[i]))
+			return false;
+	return n > 1;
+}
+
 /*
  * decode's operands, recognised before they are parsed: a directory among
- * several operands, or a memory dump, which dti dump reads.  A file that
- * cannot be read is left to the opening, which says why.
+ * files, or a memory dump, which dti dump reads.  A file that cannot be
+ * read is left to the opening, which says why.
  */
 static int dti_decode_check(char **args, unsigned int n)
 {
@@ -729,9 +826,9 @@ static int dti_decode_check(char **args, unsigned int n)
 	for (i = 0; i < n; i++) {
 		if (!strcmp(args[i], "-") || stat(args[i], &st) != 0)
 			continue;
-		if (S_ISDIR(st.st_mode) && n > 1)
-			return dti_err("%s: a directory among %u operands: dti decode reads one snapshot directory, or files",
-				       args[i], n);
+		if (S_ISDIR(st.st_mode) && n > 1 && !dti_decode_dirs(args, n))
+			return dti_err("%s: a directory among files: dti decode reads snapshot directories, or one channel's files",
+				       args[i]);
 		if (!S_ISREG(st.st_mode))
 			continue;
 		fd = open(args[i], O_RDONLY | O_CLOEXEC);
@@ -777,36 +874,51 @@ char *dti_read_text_file(const char *path)
 	return text ? text : strdup("");
 }
 
-/* --report: the snapshot's stats among the operands (DIR/stats, or a file called stats) */
+/* --report: one more stats file, @path (taken) */
+static void dti_report_stats_add(struct dti_read_opts *o, char *path)
+{
+	char **list = path ? realloc(o->report_stats,
+				     (o->n_report_stats + 1) * sizeof(*list)) : NULL;
+
+	if (!list) {
+		free(path);
+		return;
+	}
+	o->report_stats = list;
+	list[o->n_report_stats++] = path;
+}
+
+/*
+ * --report: the snapshots' stats among the operands (DIR/stats of each
+ * DIR, or a file called stats)
+ */
 static void dti_decode_report_stats(struct dti_read_opts *o, char **args, unsigned int n)
 {
 	const char *base;
-	struct stat st;
+	char *path;
 	unsigned int i;
 
-	if (n == 1 && stat(args[0], &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (asprintf(&o->report_stats, "%s/stats", args[0]) >= 0 &&
-		    access(o->report_stats, R_OK)) {
-			free(o->report_stats);
-			o->report_stats = NULL;
-		}
-		return;
+	for (i = 0; i < n && dti_is_dir(args[i]); i++) {
+		if (asprintf(&path, "%s/stats", args[i]) < 0)
+			continue;
+		if (access(path, R_OK))
+			free(path);
+		else
+			dti_report_stats_add(o, path);
 	}
-	for (i = 0; i < n && !o->report_stats; i++) {
+	for (i = 0; i < n && !o->n_report_stats; i++) {
 		base = strrchr(args[i], '/');
 		if (!strcmp(base ? base + 1 : args[i], "stats"))
-			o->report_stats = strdup(args[i]);
+			dti_report_stats_add(o, strdup(args[i]));
 	}
 }
 
 static struct dti_reader *dti_decode_open(char **args, unsigned int n,
 					  unsigned int flags)
 {
-	struct stat st;
 	unsigned int i;
 
-	if (n == 1 && strcmp(args[0], "-") && stat(args[0], &st) == 0 &&
-	    S_ISDIR(st.st_mode))
+	if (n == 1 && dti_is_dir(args[0]))
 		return dti_open_dir(args[0], flags);
 	for (i = 0; i < n; i++)
 		if (!strcmp(args[i], "-"))
@@ -859,13 +971,12 @@ static bool dti_named(const char *path, const char *name)
 static int dti_decode_lines(struct dti_read_opts *o, char **args, unsigned int n)
 {
 	char path[PATH_MAX];
-	struct stat st;
 	unsigned int i;
 
 	if (!o->lines_l)
 		return DTI_EXIT_OK;
-	if (n == 1 && strcmp(args[0], "-") && stat(args[0], &st) == 0 &&
-	    S_ISDIR(st.st_mode)) {
+	/* of several directories, the first one's */
+	if (dti_is_dir(args[0])) {
 		snprintf(path, sizeof(path), "%s/" DTI_SNAP_RELEASE, args[0]);
 		dti_decode_release(o, path);
 		snprintf(path, sizeof(path), "%s/" DTI_SNAP_MODULES, args[0]);
@@ -879,6 +990,24 @@ static int dti_decode_lines(struct dti_read_opts *o, char **args, unsigned int n
 			return dti_read_lines_file(o, args[i]);
 	return dti_read_lines_table(o, NULL, -1,
 				    "no module table among the files (a snapshot's DIR/modules, or --modules FILE)");
+}
+
+/* Snapshot directories @dirs (@n > 1) merged into one timeline */
+static int dti_decode_merged(const char *cmd, char **dirs, unsigned int n,
+			     struct dti_read_opts *o)
+{
+	struct dti_reader *m;
+	unsigned int i;
+	int ret = dti_read_merge_new(cmd, o, &m);
+
+	for (i = 0; ret < 0 && i < n; i++) {
+		if (dti_read_merge_add(m, dti_open_dir(dirs[i], o->strict ? DTI_OPEN_STRICT : 0),
+				       NULL) != DTI_EXIT_OK) {
+			dti_close(m);
+			ret = DTI_EXIT_FAIL;
+		}
+	}
+	return ret >= 0 ? dti_read_finish(o, ret) : dti_read_run(m, o);
 }
 
 int dti_decode_cmd(const char *cmd, int argc, char **argv)
@@ -895,6 +1024,8 @@ int dti_decode_cmd(const char *cmd, int argc, char **argv)
 		return dti_read_finish(&o, ret);
 	if (o.report)
 		dti_decode_report_stats(&o, argv + optind, argc - optind);
+	if (dti_decode_dirs(argv + optind, argc - optind))
+		return dti_decode_merged(cmd, argv + optind, argc - optind, &o);
 	return dti_read_run(dti_decode_open(argv + optind, argc - optind,
 					    o.strict ? DTI_OPEN_STRICT : 0), &o);
 }

@@ -57,6 +57,8 @@ struct dti_report {
 	unsigned int n_cpus;
 	struct dti_rkind *kinds;
 	unsigned int n_kinds;
+	struct dti_rkind *chans;	/* of merged channels: records per channel */
+	unsigned int n_chans;
 	struct dti_rcaller *callers;	/* open addressing by address */
 	size_t cap, used;
 	struct dti_rgap *gaps;
@@ -83,23 +85,25 @@ static struct dti_rcpu *dti_rcpu(struct dti_report *rep, unsigned int cpu)
 	return &rep->cpus[cpu];
 }
 
-static void dti_rkind_add(struct dti_report *rep, const char *name)
+/* One more record of kind (or channel) @name in the table *@tab of *@n */
+static void dti_rkind_add(struct dti_report *rep, struct dti_rkind **tab, unsigned int *n,
+			  const char *name)
 {
 	struct dti_rkind *k;
 	unsigned int i;
 
-	for (i = 0; i < rep->n_kinds; i++)
-		if (!strcmp(rep->kinds[i].name, name)) {
-			rep->kinds[i].n++;
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*tab)[i].name, name)) {
+			(*tab)[i].n++;
 			return;
 		}
-	k = realloc(rep->kinds, (rep->n_kinds + 1) * sizeof(*k));
+	k = realloc(*tab, (*n + 1) * sizeof(*k));
 	if (!k) {
 		rep->nomem = true;
 		return;
 	}
-	rep->kinds = k;
-	k += rep->n_kinds++;
+	*tab = k;
+	k += (*n)++;
 	snprintf(k->name, sizeof(k->name), "%s", name);
 	k->n = 1;
 }
@@ -178,6 +182,7 @@ static void dti_report_add(struct dti_report *rep, struct dti_reader *r,
 	const char *name;
 	char kind[DTI_REPORT_KIND_MAX];
 	size_t i;
+	int from;
 
 	if (!rep->n++)
 		rep->first_ts = rec->ts_ns;
@@ -207,8 +212,12 @@ static void dti_report_add(struct dti_report *rep, struct dti_reader *r,
 			 rec->flags & DTI_REC_RESERVED ? "binary (reserved)" : "binary",
 			 rec->flags & DTI_REC_REPLAYED ? ", replayed" :
 			 rec->flags & DTI_REC_PENDING ? ", pending" : "");
-	dti_rkind_add(rep, kind);
+	dti_rkind_add(rep, &rep->kinds, &rep->n_kinds, kind);
 	dti_rcaller_add(rep, rec->caller);
+	/* several channels merged: whose it is */
+	if (rep->o->merged && (from = dti_merge_last(r)) >= 0 &&
+	    (name = dti_merge_name(r, from)))
+		dti_rkind_add(rep, &rep->chans, &rep->n_chans, name);
 }
 
 static int dti_rcaller_cmp(const void *a, const void *b)
@@ -282,6 +291,10 @@ static void dti_report_print(struct dti_report *rep, struct dti_reader *r, FILE 
 		dti_ts(f, c->last_ts);
 		fprintf(f, " %8" PRIu64 "\n", c->lost);
 	}
+	if (rep->n_chans)
+		fputs("\nchannel                       records\n", f);
+	for (i = 0; i < rep->n_chans; i++)
+		fprintf(f, "%-28s %8" PRIu64 "\n", rep->chans[i].name, rep->chans[i].n);
 	fputs("\nkind                          records\n", f);
 	for (i = 0; i < rep->n_kinds; i++)
 		fprintf(f, "%-28s %8" PRIu64 "\n", rep->kinds[i].name, rep->kinds[i].n);
@@ -323,25 +336,34 @@ static void dti_report_print(struct dti_report *rep, struct dti_reader *r, FILE 
 /*
  * The channel's accounting as the input keeps it: a live channel's stats
  * file, a snapshot's copy; the per-CPU counters say why records are
- * missing (see dti stats --help).
+ * missing (see dti stats --help).  Of merged channels, each one's.
  */
 static void dti_report_stats(struct dti_read_opts *o, FILE *f)
 {
-	char *stats = NULL;
+	unsigned int i, n = o->n_report_stats ? o->n_report_stats : o->n_report_live;
+	char *stats;
 
-	if (o->report_stats)
-		stats = dti_read_text_file(o->report_stats);
-	else if (o->report_live)
-		stats = dti_read_ctl(o->report_live, "stats");
-	fputs("\naccounting", f);
-	if (!stats) {
-		fputs(": none in this input (a live channel's stats or a snapshot's "
+	if (!n) {
+		fputs("\naccounting: none in this input (a live channel's stats or a snapshot's "
 		      "say why records are missing)\n", f);
 		return;
 	}
-	fprintf(f, " (%s):\n%s", o->report_stats ? o->report_stats : "the channel's stats",
-		stats);
-	free(stats);
+	for (i = 0; i < n; i++) {
+		stats = o->n_report_stats ? dti_read_text_file(o->report_stats[i]) :
+			dti_read_ctl(o->report_live[i], "stats");
+		if (o->n_report_stats)
+			fprintf(f, "\naccounting (%s)", o->report_stats[i]);
+		else if (n > 1)
+			fprintf(f, "\naccounting (channel %s's stats)", o->report_live[i]);
+		else
+			fputs("\naccounting (the channel's stats)", f);
+		if (!stats && n == 1)
+			fputs(": none in this input (a live channel's stats or a snapshot's "
+			      "say why records are missing)\n", f);
+		else
+			fprintf(f, ":\n%s", stats ? stats : "(could not be read)\n");
+		free(stats);
+	}
 }
 
 int dti_report_run(struct dti_reader *r, struct dti_read_opts *o)
@@ -362,6 +384,7 @@ int dti_report_run(struct dti_reader *r, struct dti_read_opts *o)
 	}
 	free(rep.cpus);
 	free(rep.kinds);
+	free(rep.chans);
 	free(rep.callers);
 	free(rep.gaps);
 	return ret;
