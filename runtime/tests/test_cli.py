@@ -46,12 +46,13 @@ def rec(cpu, seq, ts, payload, flags=TEXT, level=3):
     return raw + bytes(-len(raw) % 8)
 
 
-def stream(cpu, texts):
-    """What read() of a trace file returns: a sub-buffer header, texts."""
-    info = SUBINFO.pack(4096, 4, 0, len(texts), 0, 0, b"test")
+def stream(cpu, texts, name=b"test", base=1000000000):
+    """What read() of a trace file of channel `name` returns: a sub-buffer
+    header, texts (logged every 10 ns from `base` + cpu)."""
+    info = SUBINFO.pack(4096, 4, 0, len(texts), 0, 0, name)
     data = rec(cpu, 0, 1, info, flags=SUBBUF, level=0)
     for i, text in enumerate(texts):
-        data += rec(cpu, i, 1000000000 + 10 * i + cpu, text)
+        data += rec(cpu, i, base + 10 * i + cpu, text)
     return data
 
 
@@ -72,15 +73,16 @@ def put(mem, addr, data):
     mem[addr:addr + len(data)] = data
 
 
-def channel(mem, name, at, ring_page, texts, level=3):
+def channel(mem, name, at, ring_page, texts, level=3, base=2000000000):
     """A channel descriptor at `at` (its CPU table, page list and level
     after it) of one CPU with a ring of 2 x 2048 bytes in page
-    `ring_page`, sub-buffer 0 holding `texts`."""
+    `ring_page`, sub-buffer 0 holding `texts` (logged every 10 ns from
+    `base`)."""
     table, pfns, level_at = at + 0x200, at + 0x300, at + 0x380
     info = SUBINFO.pack(2048, 2, 0, len(texts), 0, GEN, name.encode())
     sub = rec(0, 0, 1, info, flags=SUBBUF, level=0)
     for i, text in enumerate(texts):
-        sub += rec(0, i, 2000000000 + 10 * i, text)
+        sub += rec(0, i, base + 10 * i, text)
     put(mem, ring_page * PAGE, sub)
     page_list = struct.pack("<Q", ring_page)
     put(mem, pfns, page_list)
@@ -365,9 +367,22 @@ CASES = [
      r"reads the channels of a memory dump\n$"),
     ("decode a flattened dump", ["decode", "{snap}/trace0", "vmcore.flat"], 1, "^$",
      r"^dti: vmcore.flat: a memory dump in makedumpfile's flattened format, not DTI records: "),
-    ("decode two directories", ["decode", "{snap}", "{damaged}"], 1, "^$",
-     r"^dti: snap: a directory among 2 operands: dti decode reads one snapshot directory, "
-     r"or files\n$"),
+    ("decode a directory among files", ["decode", "{snap}", "{damaged}/trace0"], 1, "^$",
+     r"^dti: snap: a directory among files: dti decode reads snapshot directories, "
+     r"or one channel's files\n$"),
+    ("decode directories raw", ["decode", "-F", "raw", "{snap}", "{levels}"], 129, "^$",
+     r"^dti decode: -F raw writes a channel's records as stored: one channel at a time\n"),
+    ("read channels raw", ["--debugfs", "{fs}", "read", "-F", "raw", "ch", "ch"], 129, "^$",
+     r"^dti read: -F raw writes a channel's records as stored: one channel at a time\n"),
+    ("read a missing channel among others", ["--debugfs", "{fs}", "read", "ch", "nope"], 1,
+     "^$", r"^dti: no such channel: nope \(see 'dti list'\)\n$"),
+    ("dump channels, one missing", ["dump", "--channel", "cli,nope", "{vmcore}"], 1, "^$",
+     "^dti: no channel nope in the dump; it has: bad cli early\n$"),
+    ("dump list of channels", ["dump", "--list", "--channel", "cli,early", "{vmcore}"], 129,
+     "^$", "^dti dump: --list: one --channel, or none for all\n"),
+    ("dump channels raw", ["dump", "-F", "raw", "--channel", "cli", "--channel", "early",
+                           "{vmcore}"], 1, "^$",
+     "^dti: vmcore: 2 channels: --format raw needs --channel NAME, one channel"),
     ("dump no operand", ["dump"], 129, "^$", "missing VMCORE"),
     ("dump excerpt and list", ["dump", "--list", "--excerpt", "x.elf", "{vmcore}"], 129, "^$",
      "--list, --out and --excerpt exclude each other"),
@@ -1254,3 +1269,117 @@ if __name__ == "__main__":
         print(bad_input_table())
     else:
         sys.exit("usage: test_cli.py --table")
+
+
+# ---- several channels in one timeline ----
+
+def json_lines(p) -> list[dict]:
+    assert p.returncode == 0, p.stderr
+    return [json.loads(x) for x in p.stdout.decode().splitlines()]
+
+
+def make_other(d):
+    """Snapshot of channel "other", its records between those of make_snap()'s
+    "test" (1.000000000 + 10 ns * i + cpu): from 1.000000005, one at the
+    same time as one of "test" (1.000000010)."""
+    return make_snap(d, {0: stream(0, ["o0-a", "o0-b", "o0-c"], b"other", 1000000000 + 5),
+                         1: stream(1, ["o1-a", "o1-b"], b"other", 1000000000 + 9)})
+
+
+def union(*outs) -> list[dict]:
+    """Records of several channels as one timeline: by time, ties to the
+    channel given first (sorted() is stable)"""
+    return sorted((r for recs in outs for r in recs), key=lambda r: int(r["ts_ns"]))
+
+
+@pytest.mark.parametrize("opts", [[], ["-c", "1"], ["-S", "+6ns"], ["-U", "-15ns"],
+                                  ["-g", "-b$"], ["--filter", "seq >= 1"]])
+def test_decode_directories_merged(work, opts):
+    """decode DIR1 DIR2 is the union of decode DIR1 and decode DIR2 in
+    time order; the filters hold for the merged records (times from the
+    first and last of all of them)"""
+    make_other(work / "other")
+    both = json_lines(run(["decode", "-F", "json", *opts, "snap", "other"], work))
+    alone = union(json_lines(run(["decode", "-F", "json", "snap"], work)),
+                  json_lines(run(["decode", "-F", "json", "other"], work)))
+    first, last = int(alone[0]["ts_ns"]), int(alone[-1]["ts_ns"])
+    keep = {"-c": lambda r: r["cpu"] == 1, "-S": lambda r: int(r["ts_ns"]) >= first + 6,
+            "-U": lambda r: int(r["ts_ns"]) <= last - 15,
+            "-g": lambda r: r["text"].endswith("-b"), "--filter": lambda r: int(r["seq"]) >= 1}
+    want = [r for r in alone if not opts or keep[opts[0]](r)]
+    assert both == want and len(both) > 1
+    assert {r["channel"] for r in union(*[json_lines(run(["decode", "-F", "json", d], work))
+                                          for d in ("snap", "other")])} == {"test", "other"}
+
+
+def test_decode_directories_channel_column(work):
+    """Text lines begin with their channel, padded to the longest name;
+    each channel's lines are those decode prints of it alone"""
+    make_other(work / "other")
+    lines = run(["decode", "snap", "other"], work).stdout.decode().splitlines()
+    alone = {name: run(["decode", d], work).stdout.decode().splitlines()
+             for name, d in (("test", "snap"), ("other", "other"))}
+    # zero-b and o1-a at the same time: the channel given first goes first
+    assert lines[:5] == ["test  zero-a", "test  one-a", "other o0-a", "test  zero-b",
+                         "other o1-a"], lines
+    for name, want in alone.items():
+        assert [x[6:] for x in lines if x.startswith(name + " ")] == want
+    assert len(lines) == sum(map(len, alone.values()))
+    ts = run(["decode", "-F", "ts", "other", "snap"], work).stdout.decode().splitlines()
+    assert ts[0] == "test  [    1.000000000] cpu0 L3 #0 0xffffffffc0001234: zero-a", ts
+    assert [x.split()[0] for x in ts if "1.000000010]" in x] == ["other", "test"], ts
+    # one directory: no column, as before
+    assert run(["decode", "snap"], work).stdout.decode() == MERGED
+
+
+def test_decode_directories_report(work):
+    """--report of several snapshots: records per channel, each one's stats"""
+    make_other(work / "other")
+    (work / "other" / "stats").write_text("cpu written\n0 3\n1 2\n")
+    p = run(["report", "snap", "other"], work)
+    out = p.stdout.decode()
+    assert p.returncode == 0, p.stderr
+    assert out.startswith("records: 11 from 1.000000000 to 1.000000025 s"), out
+    assert "\nchannel                       records\ntest                                6\n" \
+           "other                               5\n" in out, out
+    assert "\naccounting (other/stats):\ncpu written\n0 3\n1 2\n" in out, out
+
+
+def test_read_channels_merged(work):
+    """read CH1 CH2 (a fake debugfs): one timeline with the column; -f
+    polls both until interrupted"""
+    make_debugfs(work / "fs")
+    other = work / "fs" / "dti" / "other"
+    make_other(other)
+    for f in ("level", "info", "stats", "reset_consumed"):
+        (other / f).write_bytes((work / "fs" / "dti" / "ch" / f).read_bytes())
+    p = run(["--debugfs", "fs", "read", "-F", "json", "ch", "other"], work)
+    want = union(json_lines(run(["--debugfs", "fs", "read", "-F", "json", "ch"], work)),
+                 json_lines(run(["--debugfs", "fs", "read", "-F", "json", "other"], work)))
+    assert json_lines(p) == want and {r["channel"] for r in want} == {"ch", "other"}
+    p = subprocess.Popen([str(DTI), "--debugfs", "fs", "read", "-f", "other", "ch"], cwd=work,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines = [p.stdout.readline().decode() for _ in want]
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=10)
+    assert (p.returncode, out, err) == (0, b"", b"")
+    assert lines[:3] == ["ch    zero-a\n", "ch    one-a\n", "other o0-a\n"], lines
+    # the tie goes the other way: "other" was given first
+    assert [x.split()[1] for x in lines] == \
+        [r["text"] for r in sorted(want, key=lambda r: (int(r["ts_ns"]), r["channel"] == "ch"))]
+
+
+def test_dump_channels_merged(tmp_path):
+    """dump --channel A,B (and --channel A --channel B): the channels'
+    records in one timeline, each as dump --channel prints it alone"""
+    mem = bytearray(8 * PAGE)
+    channel(mem, "cli", PAGE, 3, ["c-a", "c-b", "c-c"])
+    channel(mem, "dev", 2 * PAGE, 4, ["d-a", "d-b"], base=2000000005)
+    (tmp_path / "vmcore").write_bytes(elf_core(mem))
+    alone = union(*[json_lines(run(["dump", "-F", "json", "--channel", c, "vmcore"], tmp_path))
+                    for c in ("cli", "dev")])
+    for args in (["--channel", "dev,cli"], ["--channel", "cli", "--channel", "dev"]):
+        assert json_lines(run(["dump", "-F", "json", *args, "vmcore"], tmp_path)) == alone
+    p = run(["dump", "--channel", "cli,dev", "-S", "+10ns", "vmcore"], tmp_path)
+    assert (p.returncode, p.stdout.decode(), p.stderr) == \
+        (0, "cli c-b\ndev d-b\ncli c-c\n", b"")
