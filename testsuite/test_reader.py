@@ -140,3 +140,65 @@ def test_filters_and_report_live_and_snapshot(dti_guest, dti_tool):
     check_report(no_report, no, lost=lost)
     assert re.search(rf"\ncpu0 +\d+\.\.\d+ \({lost}\)  \d+\.\d{{9}} \.\. \d+\.\d{{9}}\n",
                      no_report), no_report
+
+
+MERGE_SCRIPT = PRELUDE + """
+NCPU=$(grep -c ^processor /proc/cpuinfo)
+ctl register_sub alpha 65536 8 7 0
+ctl register_sub beta 65536 8 7 0
+ctl evreg beta ints
+ctl evreg beta mixed
+write_both() {  # $1: tag; the channels take turns, on every CPU
+    i=0
+    while [ $i -lt $((NCPU * 3)) ]; do
+        ctl printk alpha 3 2 $((i % NCPU)) process "a$1$i"
+        ctl printk beta 4 1 $((i % NCPU)) softirq "b$1$i"
+        ctl evlog beta 6 1 $((i % NCPU)) process alpha
+        i=$((i + 1))
+    done
+}
+write_both x
+dti read alpha -F json > /out/alpha.json
+dti read beta -F json > /out/beta.json
+dti read alpha beta -F json > /out/both.json
+dti read alpha beta -F ts > /out/both.ts
+dti read alpha beta -F json -p err > /out/both-err.json
+dti read -f alpha beta -F json > /out/follow.json 2> /out/follow.err &
+pid=$!
+sleep 1
+write_both y
+sleep 1
+kill -INT $pid
+wait $pid && echo $? > /out/follow-rc || echo $? > /out/follow-rc
+dti read alpha beta -F json > /out/after.json
+"""
+
+
+def test_channels_in_one_timeline(dti_guest, dti_tool):
+    """`dti read alpha beta`: two live channels written in turns, as one
+    timeline: the union of each channel read alone, by time (ties: the
+    channel named first); the filters hold on it; -f follows both."""
+    dti_guest.extra_files[str(dti_tool)] = "/bin/dti"
+    out = dti_guest.run(MERGE_SCRIPT, smp=2).check().outdir
+    alpha, beta = records(out / "alpha.json"), records(out / "beta.json")
+    both = records(out / "both.json")
+    # 2 CPUs x 3 turns: alpha 2 records and an event's text each, beta 1 and the event
+    assert {r["channel"] for r in alpha} == {"alpha"} and len(alpha) == 6 * 3
+    assert {r["channel"] for r in beta} == {"beta"} and len(beta) == 6 * 2
+    assert any("event" in r for r in beta)
+    assert both == sorted(alpha + beta, key=lambda r: r["ts_ns"])
+    # ts: each line after its channel, padded to the longest name
+    ts = (out / "both.ts").read_text().splitlines()
+    assert [x.split(" [", 1)[0].strip() for x in ts] == [r["channel"] for r in both]
+    assert all(x.startswith(("alpha [", "beta  [")) for x in ts), ts[:4]
+    assert records(out / "both-err.json") == [r for r in both if r["level"] <= 3]
+    # following both: every record there is, those written meanwhile too,
+    # each channel's in its order
+    follow, after = records(out / "follow.json"), records(out / "after.json")
+    assert (out / "follow-rc").read_text().strip() == "0"
+    assert (out / "follow.err").read_text() == ""
+    assert len(after) == 2 * len(both)
+    for ch in ("alpha", "beta"):
+        assert [r for r in follow if r["channel"] == ch] == \
+            [r for r in after if r["channel"] == ch]
+    assert after == sorted(after, key=lambda r: r["ts_ns"])
