@@ -85,6 +85,10 @@ def _library(path: str | None = None) -> ctypes.CDLL:
                                ctypes.POINTER(u)]),
         "dti_event_field": (i, [vp, ctypes.POINTER(_Rec), u, ctypes.POINTER(_Field)]),
         "dti_damage_count": (ctypes.c_ulong, [vp]),
+        "dti_merge_new": (vp, []),
+        "dti_merge_add": (i, [vp, vp, cp]),
+        "dti_merge_last": (i, [vp]),
+        "dti_merge_name": (cp, [vp, u]),
     }
     for fn, (res, args) in sigs.items():
         f = getattr(lib, fn)
@@ -110,16 +114,37 @@ def _fail(lib: ctypes.CDLL, what: str) -> DTIError:
 class Reader:
     """Records of one channel merged by time (libdti's struct dti_reader).
 
-    Open with Reader.dir(), .files(), .channel() or .previous(); the keyword
+    Open with Reader.dir(), .files(), .channel() or .previous(), several as
+    one timeline with Reader.merge(); the keyword
     filters are those of `dti read`: cpus="0,2-3", priority="err" or
     "warning..err" (as dti -p) or (0, 3) (levels from, to), since/until as `dti --since` takes them ("12.5", "+2s",
     "-500ms"), grep="regex", expr="status != 0 && len > 4096".
     """
 
-    def __init__(self, handle: int, lib: ctypes.CDLL, **filters):
-        self._r, self._lib, self._f = handle, lib, None
+    def __init__(self, handle: int, lib: ctypes.CDLL, merge: bool = False, **filters):
+        self._r, self._lib, self._f, self._merge = handle, lib, None, merge
         if any(v is not None for v in filters.values()):
             self._set_filter(**filters)
+
+    @classmethod
+    def merge(cls, readers, **filters) -> "Reader":
+        """Several readers (each of one channel, not read yet) as one
+        timeline, as `dti read A B` and `dti decode DIR1 DIR2`: libdti's
+        merge, which takes them over (they are closed with it).  Each
+        record has "channel"; the filters hold for the merged records."""
+        readers = list(readers)
+        lib = readers[0]._lib if readers else _get_lib()
+        m = lib.dti_merge_new()
+        if not m:
+            raise _fail(lib, "merge")
+        merged = cls(m, lib, merge=True)
+        for r in readers:
+            if lib.dti_merge_add(m, r._r, None) < 0:
+                raise _fail(lib, "merge")
+            r._r = None                 # the merge's now
+        if any(v is not None for v in filters.values()):
+            merged._set_filter(**filters)
+        return merged
 
     @classmethod
     def _open(cls, fn: str, what: str, *args, lib=None, **filters) -> "Reader":
@@ -200,6 +225,9 @@ class Reader:
              "seq": None if rec.flags & REC_PENDING else rec.seq, "flags": rec.flags,
              "caller": rec.caller, "source": rec.source.decode(errors="replace"),
              "offset": rec.offset}
+        if self._merge:
+            name = self._lib.dti_merge_name(self._r, self._lib.dti_merge_last(self._r))
+            d["channel"] = name.decode(errors="replace") if name else None
         payload = ctypes.string_at(rec.payload, rec.len) if rec.len else b""
         if rec.flags & REC_TYPED and self._event(rec, d):
             return d

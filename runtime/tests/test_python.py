@@ -96,3 +96,21 @@ def test_example(tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout == "cpu0 err      3\ncpu1 err      3\n" \
         "first error at 1.000000000 on cpu0: zero-a\n", r.stdout
+
+
+def test_merge_of_snapshots(tmp_path):
+    """Reader.merge() of two snapshots: `dti decode DIR1 DIR2`'s records,
+    each with its channel; the filters hold for the merged records."""
+    from test_cli import make_other
+    make_snap(tmp_path / "snap")
+    make_other(tmp_path / "other")
+    with dti.Reader.merge([dti.Reader.dir(tmp_path / "snap"),
+                           dti.Reader.dir(tmp_path / "other")]) as r:
+        recs = list(r)
+    js = decoded(tmp_path / "snap", tmp_path / "other")
+    assert len(recs) == len(js) == 11
+    assert all(same(p, j) and p["channel"] == j["channel"] for p, j in zip(recs, js))
+    with dti.Reader.merge([dti.Reader.dir(tmp_path / "other"),
+                           dti.Reader.dir(tmp_path / "snap")], cpus="1", since="+6ns") as r:
+        got = [(p["channel"], p["text"]) for p in r]
+    assert got == [("other", "o1-a"), ("test", "one-b"), ("other", "o1-b"), ("test", "one-c")]
