@@ -2658,7 +2658,7 @@ static void test_merge_channels(void)
 	static const uint64_t b0[] = { 150, 200 }, b1[] = { 300, 350, 700 };
 	struct wbuf a[2] = {{0}}, b[2] = {{0}};
 	struct dti_filter *f;
-	struct dti_reader *m, *r;
+	struct dti_reader *m, *r, *other;
 	char out[4096], want[4096], *text;
 	struct seen s;
 	size_t size;
@@ -2676,7 +2676,9 @@ static void test_merge_channels(void)
 		  "1 records lost on cpu1 between seq 1 and 2\n");
 	CHECK(dti_nr_streams(m) == 4);
 	CHECK(dti_merge_reader(m, 1) != NULL && dti_merge_reader(m, 2) == NULL);
-	CHECK(dti_merge_add(m, dti_merge_new(), NULL) < 0 && errno == EINVAL);
+	r = dti_merge_new();
+	CHECK(dti_merge_add(m, r, NULL) < 0 && errno == EINVAL);
+	dti_close(r);
 	dti_close(m);
 
 	/* printed: a channel column as wide as the longest name; JSON's channel */
@@ -2745,7 +2747,9 @@ static void test_merge_channels(void)
 	CHECK(dti_merge_last(m) < 0 && errno == ENOENT);
 	CHECK(dti_merge_add(r, m, NULL) < 0 && errno == EINVAL);
 	CHECK(dti_merge_add(m, r, NULL) == 0);
-	CHECK(dti_merge_add(dti_merge_new(), r, NULL) < 0 && errno == EINVAL);
+	other = dti_merge_new();
+	CHECK(dti_merge_add(other, r, NULL) < 0 && errno == EINVAL);
+	dti_close(other);
 	CHECK(dti_set_channel_name(m, "x") < 0 && errno == EINVAL);
 	CHECK(dti_merge_name(m, 0) == NULL && errno == ENOENT);	/* not read yet */
 	text = print_all(m, DTI_FMT_TEXT, &size, false);
