@@ -2652,6 +2652,19 @@ static void merge_drain(struct dti_reader *m, char *out, size_t size, struct see
 	s->damage = dti_damage_count(m);
 }
 
+/* The records merge_drain() shows of merge_two(@a, @b, @f) are @want */
+static void merge_check(const struct wbuf *a, const struct wbuf *b,
+			const struct dti_filter *f, const char *want)
+{
+	struct dti_reader *m = merge_two(a, b, f);
+	char out[4096];
+	struct seen s;
+
+	merge_drain(m, out, sizeof(out), &s);
+	CHECK_STR(out, want);
+	dti_close(m);
+}
+
 static void test_merge_channels(void)
 {
 	static const uint64_t a0[] = { 100, 300, 300, 500 }, a1[] = { 200, 600 };
@@ -2716,29 +2729,17 @@ static void test_merge_channels(void)
 	/* a filter: CPUs and levels per channel, times of the merged records */
 	f = dti_filter_new();
 	CHECK(dti_filter_cpus(f, "1") == 0);
-	m = merge_two(a, b, f);
-	merge_drain(m, out, sizeof(out), &s);
-	CHECK_STR(out, "alpha:alpha-200 beta:beta-300 beta:beta-350 alpha:alpha-600 "
-		  "beta:beta-700 ");
-	dti_close(m);
-	dti_filter_free(f);
+	merge_check(a, b, f, "alpha:alpha-200 beta:beta-300 beta:beta-350 alpha:alpha-600 "
+		    "beta:beta-700 ");
 	/* from the first record of all (100), not of each (beta's 150) */
-	f = dti_filter_new();
-	CHECK(dti_filter_cpus(f, "1") == 0);
 	CHECK(dti_filter_since(f, DTI_TIME_FIRST, 150) == 0);
 	CHECK(dti_filter_until(f, DTI_TIME_FIRST, 560) == 0);
-	m = merge_two(a, b, f);
-	merge_drain(m, out, sizeof(out), &s);
-	CHECK_STR(out, "beta:beta-300 beta:beta-350 alpha:alpha-600 ");
-	dti_close(m);
+	merge_check(a, b, f, "beta:beta-300 beta:beta-350 alpha:alpha-600 ");
 	dti_filter_free(f);
 	/* from the last of all (beta's 700), not of each (alpha's 600) */
 	f = dti_filter_new();
 	CHECK(dti_filter_since(f, DTI_TIME_LAST, -150) == 0);
-	m = merge_two(a, b, f);
-	merge_drain(m, out, sizeof(out), &s);
-	CHECK_STR(out, "alpha:alpha-600 beta:beta-700 ");
-	dti_close(m);
+	merge_check(a, b, f, "alpha:alpha-600 beta:beta-700 ");
 	dti_filter_free(f);
 
 	/* one reader: no column; what is refused */
