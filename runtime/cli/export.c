@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "dti-cli.h"
 #include "ctf.h"
@@ -219,37 +220,134 @@ static char *dti_export_dir(struct dti_read_opts *o)
 	return dir;
 }
 
-int dti_export_run(struct dti_reader *r, struct dti_read_opts *o)
+/* Begin the trace of @r's records in @dir.  0, or -1 (printed). */
+static int dti_export_open(struct dti_export *x, struct dti_reader *r, const char *dir,
+			   struct dti_read_opts *o)
 {
-	struct dti_export x = { .o = o };
-	struct dti_rec rec;
-	char *dir = dti_export_dir(o);
+	x->o = o;
+	x->ctf = dti_ctf_create(dir, o->merged ? NULL : o->chan_name);
+	if (!x->ctf)
+		return -1;
+	x->text_id = dti_ctf_class(x->ctf, "text", dti_text_fields, 1);
+	x->binary_id = dti_ctf_class(x->ctf, "binary", dti_binary_fields, 1);
+	dti_set_notice_handler(r, dti_export_notice, x);
+	return x->text_id >= 0 && x->binary_id >= 0 ? 0 : -1;
+}
+
+/* End the trace begun by dti_export_open() of @r.  0, or -1 (printed). */
+static int dti_export_close(struct dti_export *x, struct dti_reader *r)
+{
 	unsigned int i, j;
 	int ret = 0;
 
-	if (!dir)
-		return DTI_EXIT_FAIL;
-	x.ctf = dti_ctf_create(dir, o->chan_name);
-	free(dir);
-	if (!x.ctf)
-		return DTI_EXIT_FAIL;
-	x.text_id = dti_ctf_class(x.ctf, "text", dti_text_fields, 1);
-	x.binary_id = dti_ctf_class(x.ctf, "binary", dti_binary_fields, 1);
-	dti_set_notice_handler(r, dti_export_notice, &x);
-	while (x.text_id >= 0 && x.binary_id >= 0 && (ret = dti_next(r, &rec)) > 0)
-		if (dti_export_rec(&x, r, &rec) < 0)
-			break;
+	if (!x->ctf)
+		return 0;
+	dti_ctf_set_channel(x->ctf, dti_channel_name(r));
+	if (dti_ctf_close(x->ctf) < 0)
+		ret = -1;
+	for (i = 0; i < x->n_classes; i++) {
+		for (j = 0; j < x->classes[i].n; j++)
+			free((char *)x->classes[i].f[j].name);
+		free(x->classes[i].name);
+	}
+	free(x->classes);
+	return ret;
+}
+
+/* The records of @r into @x's trace.  0, or -1 (printed). */
+static int dti_export_records(struct dti_reader *r, struct dti_export *x, unsigned int n)
+{
+	struct dti_rec rec;
+	int ret, i = 0;
+
+	while ((ret = dti_next(r, &rec)) > 0) {
+		if (n > 1)
+			i = dti_merge_last(r);
+		if (dti_export_rec(&x[i], n > 1 ? dti_merge_reader(r, i) : r, &rec) < 0)
+			return -1;
+	}
 	if (ret < 0)
 		dti_err("%s", dti_errmsg());
-	dti_ctf_set_channel(x.ctf, dti_channel_name(r));
-	if (dti_ctf_close(x.ctf) < 0 || x.text_id < 0 || x.binary_id < 0)
-		ret = -1;
-	for (i = 0; i < x.n_classes; i++) {
-		for (j = 0; j < x.classes[i].n; j++)
-			free((char *)x.classes[i].f[j].name);
-		free(x.classes[i].name);
+	return ret;
+}
+
+/* DIR/NAME for child @i's trace, or DIR/NAME.@i if taken.  NULL: ENOMEM. */
+static char *dti_export_name(const char *dir, const char *name, unsigned int i)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		return NULL;
+	if (access(path, F_OK) != 0)
+		return path;
+	free(path);
+	return asprintf(&path, "%s/%s.%u", dir, name, i) < 0 ? NULL : path;
+}
+
+/*
+ * Several channels (a merge, @m): a trace of each, DIR/NAME, which CTF
+ * readers merge by time again (babeltrace2 DIR).  Each is written in
+ * DIR/.N while the records come, as a child's name may come from its
+ * data, then named; a second channel of the same name is NAME.N.
+ */
+static int dti_export_merged(struct dti_reader *m, struct dti_read_opts *o)
+{
+	struct dti_export *x;
+	char *tmp, *dir;
+	unsigned int n = 0, i;
+	const char *name;
+	int ret = 0;
+
+	while (dti_merge_reader(m, n))
+		n++;
+	x = calloc(n, sizeof(*x));
+	if (!x)
+		return dti_err("out of memory");
+	if (mkdir(o->output, 0755) != 0 && errno != EEXIST)
+		ret = dti_err("%s: %s", o->output, strerror(errno));
+	for (i = 0; ret == 0 && i < n; i++) {
+		if (asprintf(&tmp, "%s/.%u", o->output, i) < 0)
+			ret = -1;
+		else
+			ret = dti_export_open(&x[i], dti_merge_reader(m, i), tmp, o);
+		free(tmp);
 	}
-	free(x.classes);
+	if (ret == 0)
+		ret = dti_export_records(m, x, n);
+	for (i = 0; i < n; i++) {
+		if (dti_export_close(&x[i], dti_merge_reader(m, i)) < 0 || !x[i].ctf)
+			ret = -1;
+		name = dti_merge_name(m, i);
+		if (!x[i].ctf || asprintf(&tmp, "%s/.%u", o->output, i) < 0)
+			continue;
+		dir = dti_export_name(o->output, name ? name : "channel", i);
+		if (!dir || rename(tmp, dir) != 0)
+			ret = dti_err("%s: cannot name the trace %s: %s", tmp, dir ? dir : "",
+				      strerror(dir ? errno : ENOMEM));
+		free(tmp);
+		free(dir);
+	}
+	free(x);
+	return ret == 0 ? DTI_EXIT_OK : DTI_EXIT_FAIL;
+}
+
+int dti_export_run(struct dti_reader *r, struct dti_read_opts *o)
+{
+	struct dti_export x = { 0 };
+	char *dir;
+	int ret;
+
+	if (o->merged)
+		return dti_export_merged(r, o);
+	dir = dti_export_dir(o);
+	if (!dir)
+		return DTI_EXIT_FAIL;
+	ret = dti_export_open(&x, r, dir, o);
+	free(dir);
+	if (ret == 0)
+		ret = dti_export_records(r, &x, 1);
+	if (dti_export_close(&x, r) < 0 || !x.ctf)
+		ret = -1;
 	return ret == 0 ? DTI_EXIT_OK : DTI_EXIT_FAIL;
 }
 

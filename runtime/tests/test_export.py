@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from ctf_oracle import check, read_ctf
+from ctf_oracle import babeltrace2_reads, check, read_ctf
 
 TESTS = Path(__file__).resolve().parent
 BUILD = Path(os.environ.get("DTI_BUILD", TESTS.parent / "build")).resolve()
@@ -150,3 +150,22 @@ def test_empty_and_refused(tmp_path):
     assert n == {"records": 0, "lost": 0, "intervals": 0}
     r = dti("export", tmp_path / "ctf", SNAP, ok=(1,))
     assert "directory is not empty" in r.stderr and str(tmp_path / "ctf") in r.stderr
+
+
+def test_several_channels(tmp_path):
+    """Several snapshots (dti export DIR SNAP1 SNAP2, as dti decode merges
+    them): a trace each, DIR/NAME and DIR/NAME.1 for a second of the same
+    name, each equal to its snapshot's own export, losses in the one
+    that had them; babeltrace2 reads DIR as one timeline of both."""
+    gaps = with_gaps(tmp_path, {0: [(5, 3)], 1: [(20, 7)]})
+    r = dti("export", "-c", "0", tmp_path / "both", SNAP, gaps, ok=(0, 2))
+    assert sorted(p.name for p in (tmp_path / "both").iterdir()) == ["sev", "sev.1"]
+    for snap, name in ((SNAP, "sev"), (gaps, "sev.1")):
+        n = export_and_check(tmp_path, ["decode", "-c", "0", snap],
+                             ["export", "-c", "0", tmp_path / "ctf", snap])
+        assert read_ctf(tmp_path / "both" / name) == read_ctf(tmp_path / "ctf")
+        assert n["lost"] == (3 if snap == gaps else 0)
+        shutil.rmtree(tmp_path / "ctf")
+    assert "3 records lost on cpu0" in r.stderr
+    merged = dti("decode", "-c", "0", SNAP, gaps, ok=(0, 2)).stdout.splitlines()
+    assert babeltrace2_reads(tmp_path / "both") == len(merged)
