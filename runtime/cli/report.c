@@ -27,8 +27,26 @@
 
 struct dti_rcpu {
 	uint64_t n, first_ts, last_ts, lost;
+};
+
+/*
+ * A stream whose sequence numbers count on: a CPU of a channel (of the
+ * merge's child @chan; 0 where one channel is read).  Its gaps end at
+ * its own next record, not at a record of the same CPU of another
+ * channel.
+ */
+struct dti_rstream {
+	int chan;
+	unsigned int cpu;
+	uint64_t last_ts;		/* of its last record; 0: none yet */
 	bool gap_open;			/* gaps from gap_from on wait for its next record */
 	size_t gap_from;
+};
+
+/* A child of the merge read, for its notices: whose gaps they are */
+struct dti_rchild {
+	struct dti_report *rep;
+	int chan;
 };
 
 /* Bytes of a kind's name: "event " and an event type's name, or the like */
@@ -44,6 +62,7 @@ struct dti_rcaller {
 };
 
 struct dti_rgap {
+	int chan;
 	unsigned int cpu;
 	uint64_t from_seq, to_seq, count;
 	uint64_t ts_before, ts_after;	/* 0: not known */
@@ -63,6 +82,8 @@ struct dti_report {
 	size_t cap, used;
 	struct dti_rgap *gaps;
 	size_t n_gaps;
+	struct dti_rstream *streams;
+	unsigned int n_streams;
 	uint64_t lost;
 	bool nomem;
 	struct dti_read_opts *o;
@@ -83,6 +104,26 @@ static struct dti_rcpu *dti_rcpu(struct dti_report *rep, unsigned int cpu)
 		rep->n_cpus = cpu + 1;
 	}
 	return &rep->cpus[cpu];
+}
+
+/* The stream of CPU @cpu of channel @chan, added if new.  NULL: ENOMEM. */
+static struct dti_rstream *dti_rstream(struct dti_report *rep, int chan, unsigned int cpu)
+{
+	struct dti_rstream *s;
+	unsigned int i;
+
+	for (i = 0; i < rep->n_streams; i++)
+		if (rep->streams[i].chan == chan && rep->streams[i].cpu == cpu)
+			return &rep->streams[i];
+	s = realloc(rep->streams, (rep->n_streams + 1) * sizeof(*s));
+	if (!s) {
+		rep->nomem = true;
+		return NULL;
+	}
+	rep->streams = s;
+	s += rep->n_streams++;
+	*s = (struct dti_rstream){ .chan = chan, .cpu = cpu };
+	return s;
 }
 
 /* One more record of kind (or channel) @name in the table *@tab of *@n */
@@ -144,10 +185,15 @@ static void dti_rcaller_add(struct dti_report *rep, uint64_t addr)
 	rep->callers[i].n++;
 }
 
-/* A sequence gap: an interval of lost records, closed by its CPU's next record */
+/*
+ * A sequence gap: an interval of lost records, closed by the next record
+ * of its stream (@arg: a struct dti_rchild, the channel that told it).
+ */
 static void dti_report_notice(const struct dti_notice *n, void *arg)
 {
-	struct dti_report *rep = arg;
+	const struct dti_rchild *child = arg;
+	struct dti_report *rep = child->rep;
+	struct dti_rstream *s;
 	struct dti_rcpu *c;
 	struct dti_rgap *g;
 
@@ -165,24 +211,27 @@ static void dti_report_notice(const struct dti_notice *n, void *arg)
 		return;
 	}
 	rep->gaps = g;
-	if (c && !c->gap_open) {
-		c->gap_open = true;
-		c->gap_from = rep->n_gaps;
+	s = dti_rstream(rep, child->chan, n->cpu);
+	if (s && !s->gap_open) {
+		s->gap_open = true;
+		s->gap_from = rep->n_gaps;
 	}
 	rep->gaps[rep->n_gaps++] = (struct dti_rgap){
-		.cpu = n->cpu, .from_seq = n->from_seq, .to_seq = n->to_seq,
-		.count = n->count, .ts_before = c && c->n ? c->last_ts : 0, .open = true,
+		.chan = child->chan, .cpu = n->cpu, .from_seq = n->from_seq,
+		.to_seq = n->to_seq, .count = n->count, .ts_before = s ? s->last_ts : 0,
+		.open = true,
 	};
 }
 
 static void dti_report_add(struct dti_report *rep, struct dti_reader *r,
 			   const struct dti_rec *rec)
 {
+	int from = rep->o->merged ? dti_merge_last(r) : 0;
+	struct dti_rstream *s = dti_rstream(rep, from, rec->cpu);
 	struct dti_rcpu *c = dti_rcpu(rep, rec->cpu);
 	const char *name;
 	char kind[DTI_REPORT_KIND_MAX];
 	size_t i;
-	int from;
 
 	if (!rep->n++)
 		rep->first_ts = rec->ts_ns;
@@ -195,15 +244,18 @@ static void dti_report_add(struct dti_report *rep, struct dti_reader *r,
 			c->first_ts = rec->ts_ns;
 		c->last_ts = rec->ts_ns;
 	}
-	/* gaps of this CPU told since its last record end at it */
-	for (i = c && c->gap_open ? c->gap_from : rep->n_gaps; i < rep->n_gaps; i++) {
-		if (!rep->gaps[i].open || rep->gaps[i].cpu != rec->cpu)
+	/* gaps of this stream told since its last record end at it */
+	for (i = s && s->gap_open ? s->gap_from : rep->n_gaps; i < rep->n_gaps; i++) {
+		if (!rep->gaps[i].open || rep->gaps[i].cpu != rec->cpu ||
+		    rep->gaps[i].chan != from)
 			continue;
 		rep->gaps[i].open = false;
 		rep->gaps[i].ts_after = rec->ts_ns;
 	}
-	if (c)
-		c->gap_open = false;
+	if (s) {
+		s->gap_open = false;
+		s->last_ts = rec->ts_ns;
+	}
 	if (rec->flags & DTI_REC_TYPED)
 		snprintf(kind, sizeof(kind), "event %s",
 			 dti_event_info(r, rec, &name, NULL) >= 0 ? name : "(no format)");
@@ -215,8 +267,7 @@ static void dti_report_add(struct dti_report *rep, struct dti_reader *r,
 	dti_rkind_add(rep, &rep->kinds, &rep->n_kinds, kind);
 	dti_rcaller_add(rep, rec->caller);
 	/* several channels merged: whose it is */
-	if (rep->o->merged && (from = dti_merge_last(r)) >= 0 &&
-	    (name = dti_merge_name(r, from)))
+	if (rep->o->merged && from >= 0 && (name = dti_merge_name(r, from)))
 		dti_rkind_add(rep, &rep->chans, &rep->n_chans, name);
 }
 
@@ -314,7 +365,10 @@ static void dti_report_print(struct dti_report *rep, struct dti_reader *r, FILE 
 		fputs("\nlost records (cpu, sequence numbers, between the records logged at)\n", f);
 		for (k = 0; k < rep->n_gaps && k < DTI_REPORT_GAPS; k++) {
 			const struct dti_rgap *g = &rep->gaps[k];
+			const char *chan = rep->o->merged ? dti_merge_name(r, g->chan) : NULL;
 
+			if (chan)
+				fprintf(f, "%s ", chan);
 			fprintf(f, "cpu%-3u %" PRIu64 "..%" PRIu64 " (%" PRIu64 ")  ", g->cpu,
 				g->from_seq, g->to_seq - 1, g->count);
 			if (g->ts_before)
@@ -369,10 +423,21 @@ static void dti_report_stats(struct dti_read_opts *o, FILE *f)
 int dti_report_run(struct dti_reader *r, struct dti_read_opts *o)
 {
 	struct dti_report rep = { .o = o };
+	struct dti_rchild *child;
 	struct dti_rec rec;
+	unsigned int n = 1, i;
 	int ret;
 
-	dti_set_notice_handler(r, dti_report_notice, &rep);
+	while (o->merged && dti_merge_reader(r, n))
+		n++;
+	child = calloc(n, sizeof(*child));
+	if (!child)
+		return dti_err("out of memory");
+	for (i = 0; i < n; i++) {
+		child[i] = (struct dti_rchild){ .rep = &rep, .chan = i };
+		dti_set_notice_handler(o->merged ? dti_merge_reader(r, i) : r,
+				       dti_report_notice, &child[i]);
+	}
 	while ((ret = dti_next(r, &rec)) > 0 && !rep.nomem)
 		dti_report_add(&rep, r, &rec);
 	if (ret < 0 || rep.nomem) {
@@ -387,5 +452,7 @@ int dti_report_run(struct dti_reader *r, struct dti_read_opts *o)
 	free(rep.chans);
 	free(rep.callers);
 	free(rep.gaps);
+	free(rep.streams);
+	free(child);
 	return ret;
 }

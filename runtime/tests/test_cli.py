@@ -1345,6 +1345,23 @@ def test_decode_directories_report(work):
     assert "\naccounting (other/stats):\ncpu written\n0 3\n1 2\n" in out, out
 
 
+def test_report_gap_of_merged_channels(tmp_path):
+    """--report of several channels: a lost interval ends at the next
+    record of its own channel's CPU, not at a record another channel's
+    same CPU logged in between, and is listed under its channel"""
+    snaps = {}
+    for name, recs in (("test", [(0, 10), (1, 50), (5, 250)]), ("other", [(0, 100)])):
+        info = SUBINFO.pack(4096, 4, 0, len(recs), 0, 0, name.encode())
+        cpu1 = rec(1, 0, 1, info, flags=SUBBUF, level=0)
+        for seq, ts in recs:
+            cpu1 += rec(1, seq, 2_000_000_000 + ts, f"{name} {seq}", level=6)
+        snaps[name] = make_snap(tmp_path / name, {1: cpu1})
+    p = run(["report", "test", "other"], tmp_path)
+    out = p.stdout.decode()
+    assert p.returncode == 0 and p.stderr == b"", p.stderr
+    assert "\ntest cpu1   2..4 (3)  2.000000050 .. 2.000000250\n" in out, out
+
+
 def test_read_channels_merged(work):
     """read CH1 CH2 (a fake debugfs): one timeline with the column; -f
     polls both until interrupted"""
