@@ -130,6 +130,8 @@ struct dti_read_opts {
 	bool ctf;			/* -F ctf, dti export: a CTF trace into output */
 	bool ctf_per_channel;		/* ... each channel's into output/NAME */
 	bool merged;			/* several channels in one timeline (a merge) */
+	bool perfetto;			/* -F perfetto: a Perfetto trace to output */
+	struct dti_perfetto *pf;	/* ... of the channels read so far */
 	const char *kallsyms, *output;
 	const char *channel, *out_dir;	/* dump --channel (the first named), --out */
 	char **channels;		/* every channel --channel names (A,B; repeated) */
@@ -167,10 +169,17 @@ int dti_report_run(struct dti_reader *r, struct dti_read_opts *o);
  */
 int dti_export_run(struct dti_reader *r, struct dti_read_opts *o);
 /*
- * The options of @cmd (@format: -F was given) checked for -F ctf and
- * dti export (export.c).  Returns -1 to go on, or an exit code.
+ * -F perfetto: write what @r returns into the Perfetto trace of the run,
+ * o->pf (opened by the first channel, closed by dti_read_finish()), notices
+ * on stderr.  DTI_EXIT_OK or DTI_EXIT_FAIL (message printed).
  */
-int dti_read_parse_ctf(const char *cmd, bool format, struct dti_read_opts *o);
+int dti_export_perfetto(struct dti_reader *r, struct dti_read_opts *o);
+/*
+ * The options of @cmd (@format: -F was given) checked for -F ctf,
+ * -F perfetto and dti export (export.c).  Returns -1 to go on, or an
+ * exit code.
+ */
+int dti_read_parse_export(const char *cmd, bool format, struct dti_read_opts *o);
 /* decode, report and export (@cmd): their operands read as decode reads them */
 int dti_decode_cmd(const char *cmd, int argc, char **argv);
 char *dti_read_text_file(const char *path);
@@ -242,5 +251,41 @@ extern const char usage_list[], usage_level[], usage_reset[], usage_stats[];
 extern const char usage_read[], usage_decode[], usage_snapshot[], usage_dump[];
 extern const char usage_report[], usage_export[];
 extern const char usage_console_log[], usage_write[];
+
+/*
+ * A Perfetto trace (perfetto.c) of records, written to a stream as they
+ * come: a track per channel and one per CPU below it, a record an instant
+ * event with its level, seq, caller and fields as arguments, lost records
+ * slices between the CPU's records around them.
+ */
+struct dti_perfetto;
+
+/* A trace written to @out.  NULL if out of memory (printed). */
+struct dti_perfetto *dti_perfetto_open(FILE *out);
+/*
+ * Resolve the callers of the records given next through @syms and @lines
+ * (either may be NULL: not resolved so).  Never fails.
+ */
+void dti_perfetto_callers(struct dti_perfetto *pf, struct dti_ksyms *syms,
+			  struct dti_lines *lines);
+/*
+ * Record @rec, just returned by dti_next() on @r, of channel @channel
+ * (NULL: not named).  0, or -1: out of memory (printed) or a write error
+ * (ferror() of the stream; its close says why).
+ */
+int dti_perfetto_record(struct dti_perfetto *pf, struct dti_reader *r,
+			const struct dti_rec *rec, const char *channel);
+/*
+ * Notice @n of a reader of channel @channel: records lost (a
+ * DTI_NOTICE_GAP; other notices are no records), marked between its
+ * CPU's records around the loss.  0, or -1 as dti_perfetto_record().
+ */
+int dti_perfetto_loss(struct dti_perfetto *pf, const char *channel,
+		      const struct dti_notice *n);
+/*
+ * Write what waits (losses no record followed) and free @pf.  0, or -1
+ * as dti_perfetto_record().
+ */
+int dti_perfetto_close(struct dti_perfetto *pf);
 
 #endif /* _DTI_CLI_H */

@@ -5,7 +5,7 @@
  *   ctl.c       list, level, reset, stats
  *   read.c      read, decode
  *   report.c    report (and --report)
- *   export.c    export (and -F ctf), through ctf.c
+ *   export.c    export (and -F ctf, -F perfetto), through ctf.c, perfetto.c
  *   snapshot.c  snapshot
  *   dump.c      dump
  *   console.c   console-log
@@ -32,7 +32,7 @@ const struct dti_cmd dti_cmds[] = {
 	{ "snapshot", cmd_snapshot, usage_snapshot, "stop a channel, copy its per-CPU files, restore it" },
 	{ "decode",   cmd_decode,   usage_decode,   "print records from copied per-CPU files" },
 	{ "report",   cmd_report,   usage_report,   "counts, rates and lost records of copied per-CPU files" },
-	{ "export",   cmd_export,   usage_export,   "write copied per-CPU files as a CTF trace (babeltrace2)" },
+	{ "export",   cmd_export,   usage_export,   "write copied per-CPU files as a CTF or Perfetto trace" },
 	{ "dump",     cmd_dump,     usage_dump,     "print or save the channels of a kernel memory dump" },
 	{ "console-log", cmd_console_log, usage_console_log,
 	  "print the records a panic put on the console, from a saved log" },

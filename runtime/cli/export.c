@@ -2,7 +2,9 @@
 /*
  * dti export, and -F ctf of read, decode, dump and console-log: a
  * channel's records as a CTF 1.8 trace (ctf.c) that babeltrace2, Trace
- * Compass and the other CTF readers open.  A converter on libdti's
+ * Compass and the other CTF readers open.  -F perfetto: the records of
+ * every channel read as one Perfetto trace (perfetto.c), at the end of
+ * this file.  A converter on libdti's
  * public API, as babeltrace2's sinks are components on its own: the
  * records come from dti_next() with the reader's filters, typed events'
  * fields from dti_event_info() and dti_event_field().
@@ -36,15 +38,20 @@
 
 const char usage_export[] =
 	"usage: dti export [options] DIR SNAPSHOT | FILE... | -\n"
+	"       dti export -F perfetto [options] FILE SNAPSHOT | FILE... | -\n"
 	"\nWrite the records of a snapshot (or of per-CPU files, '-' standard input)\n"
 	"as a CTF 1.8 trace into DIR (created, or empty), for babeltrace2 and the\n"
 	"other CTF readers: a stream per CPU, an event class per kind of record\n"
 	"(text, binary) and per event type, with its fields; the records lost (the\n"
-	"sequence gaps) as discarded events.  The filters hold.  'dti read', 'dti\n"
-	"dump' and 'dti console-log' export a live channel, a previous boot, a dump\n"
-	"and a console log with -F ctf -o DIR.\n"
+	"sequence gaps) as discarded events.  Or, -F perfetto, as a Perfetto trace\n"
+	"into FILE ('-': standard output), for Perfetto's UI and trace processor:\n"
+	"a track per channel and per CPU, every record an instant event with its\n"
+	"level, seq, caller and fields as arguments, lost records as slices \"lost\n"
+	"N records\".  The filters hold.  'dti read', 'dti dump' and 'dti\n"
+	"console-log' export a live channel, a previous boot, a dump and a console\n"
+	"log with -F ctf -o DIR or -F perfetto [-o FILE].\n"
 	"\n"
-	"  -F, --format ctf      the format (CTF 1.8, the only one)\n"
+	"  -F, --format FMT      ctf (CTF 1.8, the default) or perfetto\n"
 	"  -c, --cpu LIST        only records of these CPUs (0,2-3; repeatable)\n"
 	"  -p, --priority L      only records of level L and more severe, or of the\n"
 	"                        levels L1..L2\n"
@@ -55,6 +62,9 @@ const char usage_export[] =
 	"      --filter EXPR     only typed events for which EXPR holds\n"
 	"      --strict          stop at the first damaged record (exit status 1)\n"
 	"  -q, --quiet           report neither lost records nor damage on stderr\n"
+	"  -s, --symbols         (perfetto) callers' symbols through /proc/kallsyms;\n"
+	"                        --kallsyms, --lines, -d, --kernel-release and\n"
+	"                        --modules as dti decode has them\n"
 	"\nExit status: 0, 1 failure, 2 damaged data skipped, 129 usage.\n";
 
 /* An event type seen, as its CTF event class */
@@ -351,17 +361,72 @@ int dti_export_run(struct dti_reader *r, struct dti_read_opts *o)
 	return ret == 0 ? DTI_EXIT_OK : DTI_EXIT_FAIL;
 }
 
-int dti_read_parse_ctf(const char *cmd, bool format, struct dti_read_opts *o)
+/* A reader's records going into the Perfetto trace of a run */
+struct dti_xperfetto {
+	struct dti_read_opts *o;
+	struct dti_reader *r;
+	bool failed;
+};
+
+/* Lost records into the Perfetto trace, and every notice on stderr as dti read has it */
+static void dti_export_perfetto_notice(const struct dti_notice *n, void *arg)
+{
+	struct dti_xperfetto *x = arg;
+
+	if (dti_perfetto_loss(x->o->pf, dti_channel_name(x->r), n) < 0)
+		x->failed = true;
+	dti_read_notice(n, x->o);
+}
+
+/* Bytes of the output's buffer for a Perfetto trace, whose packets are small */
+#define DTI_PERFETTO_BUF	(64 * 1024)
+
+int dti_export_perfetto(struct dti_reader *r, struct dti_read_opts *o)
+{
+	struct dti_lines *lines = o->lines_other ? o->lines_other :
+				  o->lines_on && !o->lines_other_off ? o->lines_l : NULL;
+	struct dti_xperfetto x = { .o = o, .r = r };
+	struct dti_rec rec;
+	int n = 0;
+
+	if (!o->pf) {
+		/* unbuffered for dti_print()'s blocks: buffered here */
+		if (setvbuf(o->f, NULL, _IOFBF, DTI_PERFETTO_BUF) != 0)
+			return dti_err("%s: %s", o->out.name, strerror(errno));
+		o->pf = dti_perfetto_open(o->f);
+		if (!o->pf)
+			return DTI_EXIT_FAIL;
+	}
+	dti_perfetto_callers(o->pf, o->syms, lines);
+	dti_set_notice_handler(r, dti_export_perfetto_notice, &x);
+	while (!x.failed && (n = dti_next(r, &rec)) > 0)
+		if (dti_perfetto_record(o->pf, r, &rec, dti_channel_name(r)) < 0)
+			x.failed = true;
+	/* a write error: the output's close says why */
+	if (x.failed)
+		return DTI_EXIT_FAIL;
+	if (n < 0)
+		return dti_err("%s", dti_errmsg());
+	return DTI_EXIT_OK;
+}
+
+int dti_read_parse_export(const char *cmd, bool format, struct dti_read_opts *o)
 {
 	bool is_export = !strcmp(cmd, "export");
 
 	if (is_export) {
-		if (format && !o->ctf)
-			return dti_usage(cmd, true, "-F/--format: dti export writes ctf (CTF 1.8)");
+		if (format && !o->ctf && !o->perfetto)
+			return dti_usage(cmd, true, "-F/--format: dti export writes ctf (CTF 1.8) "
+					 "or perfetto");
 		if (o->output)
-			return dti_usage(cmd, true, "-o: the trace's directory is the first operand, DIR");
-		o->ctf = true;
+			return dti_usage(cmd, true, o->perfetto ?
+					 "-o: the trace's file is the first operand, FILE" :
+					 "-o: the trace's directory is the first operand, DIR");
+		o->ctf = !o->perfetto;
 	}
+	if (o->perfetto && (o->report || o->follow || o->list || o->out_dir || o->excerpt))
+		return dti_usage(cmd, true, "a Perfetto trace is written of the records there "
+				 "are: no --report, --follow, --list, --out or --excerpt");
 	if (!o->ctf)
 		return -1;
 	if (!is_export && !o->output)

@@ -408,8 +408,10 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 			o->previous = true;
 			break;
 		case 'F':
-			o->ctf = !strcmp(optarg, "ctf");	/* export.c's, not dti_print()'s */
-			o->format = o->ctf ? DTI_FMT_RAW : dti_format_parse(optarg);
+			/* export.c's, not dti_print()'s */
+			o->ctf = !strcmp(optarg, "ctf");
+			o->perfetto = !strcmp(optarg, "perfetto");
+			o->format = o->ctf || o->perfetto ? DTI_FMT_RAW : dti_format_parse(optarg);
 			if (o->format < 0)
 				return dti_usage(cmd, true, dti_errmsg());
 			format = true;
@@ -500,7 +502,7 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	}
 	if (!strcmp(cmd, "report"))
 		o->report = true;
-	ret = dti_read_parse_ctf(cmd, format, o);
+	ret = dti_read_parse_export(cmd, format, o);
 	if (ret >= 0)
 		return ret;
 	if (o->report && (o->follow || format))
@@ -516,7 +518,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		return dti_usage(cmd, true, "--case-sensitive is for -g/--grep");
 	}
 	if (argc - optind < min_args + is_export)
-		return dti_usage(cmd, true, is_read ? "missing CHANNEL" : is_export ? "missing DIR or input" :
+		return dti_usage(cmd, true, is_read ? "missing CHANNEL" : is_export ?
+				 (o->perfetto ? "missing FILE or input" : "missing DIR or input") :
 				 is_dump ? "missing VMCORE" : is_con ? "missing FILE" :
 				 "missing DIR or FILE");
 	if (o->previous && (o->follow || o->no_reset))
@@ -526,8 +529,11 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 				 "--list: one --channel, or none for all");
 	if (o->list + !!o->out_dir + !!o->excerpt > 1)
 		return dti_usage(cmd, true, "--list, --out and --excerpt exclude each other");
-	if (is_export)
+	if (is_export) {
 		o->output = argv[optind++];	/* DIR, then what decode reads */
+		if (o->perfetto && !strcmp(o->output, "-"))
+			o->output = NULL;	/* a trace on standard output */
+	}
 	if (max_args && argc - optind > max_args)
 		return dti_usage(cmd, true, "too many arguments");
 	for (i = optind; !is_read && !is_dump && !is_con && i < argc; i++)
@@ -645,7 +651,7 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 	o->damage_shown = 0;
 	o->damage_hidden = 0;
 	ret = o->report ? dti_report_run(r, o) : o->ctf ? dti_export_run(r, o) :
-	      dti_print_all(r, o);
+	      o->perfetto ? dti_export_perfetto(r, o) : dti_print_all(r, o);
 	damage = dti_damage_count(r) > 0;
 	dti_close(r);	/* writes what dti_print() still holds */
 	if (o->damage_hidden)
@@ -675,7 +681,12 @@ void dti_print_channel_head(struct dti_read_opts *o, const char *name, int shown
  */
 int dti_read_finish(struct dti_read_opts *o, int ret)
 {
-	int ret_out = dti_out_close(o->f, &o->out);
+	int ret_out;
+
+	/* a Perfetto trace's last packets (a write error: the close says why) */
+	if (o->pf && dti_perfetto_close(o->pf) < 0)
+		ret = DTI_EXIT_FAIL;
+	ret_out = dti_out_close(o->f, &o->out);
 
 	if (ret != DTI_EXIT_FAIL && ret_out != DTI_EXIT_OK)
 		ret = ret_out;

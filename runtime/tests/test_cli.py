@@ -38,11 +38,12 @@ MAGIC, TEXT, SUBBUF = 0xD71A, 0x01, 0x80
 CALLER = 0xffffffffc0001234
 
 
-def rec(cpu, seq, ts, payload, flags=TEXT, level=3):
+def rec(cpu, seq, ts, payload, flags=TEXT, level=3, log_cpu=None):
+    """A record of CPU `cpu`'s buffer, logged by `log_cpu` (default: `cpu`)."""
     if isinstance(payload, str):
         payload = payload.encode()
-    raw = HDR.pack(MAGIC, 1, flags, level, HDR.size, cpu, len(payload), cpu,
-                   seq, ts, CALLER) + payload
+    raw = HDR.pack(MAGIC, 1, flags, level, HDR.size, cpu, len(payload),
+                   cpu if log_cpu is None else log_cpu, seq, ts, CALLER) + payload
     return raw + bytes(-len(raw) % 8)
 
 
@@ -309,7 +310,7 @@ CASES = [
     ("ctf callers are addresses", ["decode", "-F", "ctf", "-o", "ctf", "--lines", "{snap}"], 129,
      "^$", r"^dti decode: CTF events carry callers as addresses: no --symbols, "),
     ("export writes ctf", ["export", "-F", "json", "ctf", "{snap}"], 129, "^$",
-     r"^dti export: -F/--format: dti export writes ctf \(CTF 1\.8\)\n"),
+     r"^dti export: -F/--format: dti export writes ctf \(CTF 1\.8\) or perfetto\n"),
     ("export DIR is an operand", ["export", "-o", "ctf", "{snap}"], 129, "^$",
      r"^dti export: -o: the trace's directory is the first operand, DIR\n"),
     ("export no input", ["export", "ctf"], 129, "^$", r"^dti export: missing DIR or input\n"),
@@ -317,6 +318,18 @@ CASES = [
      r"^dti: snap/trace0: Not a directory\n$"),
     ("export not empty", ["export", "notempty", "{snap}"], 1, "^$",
      r"^dti: notempty: directory is not empty: a CTF trace is written into a new or empty one\n$"),
+    ("perfetto is no follow", ["--debugfs", "{fs}", "read", "-f", "-F", "perfetto", "ch"], 129,
+     "^$", r"^dti read: a Perfetto trace is written of the records there are: no --report, "
+     r"--follow, --list, --out or --excerpt\n"),
+    ("export perfetto no input", ["export", "-F", "perfetto", "t.pftrace"], 129, "^$",
+     r"^dti export: missing FILE or input\n"),
+    ("export perfetto FILE is an operand", ["export", "-F", "perfetto", "-o", "x", "{snap}"],
+     129, "^$", r"^dti export: -o: the trace's file is the first operand, FILE\n"),
+    ("export perfetto unwritable", ["export", "-F", "perfetto", "no/dir/t.pftrace", "{snap}"], 1,
+     "^$", r"^dti: no/dir/t.pftrace: No such file or directory\n$"),
+    ("export perfetto a memory dump", ["export", "-F", "perfetto", "t.pftrace", "{vmcore}"], 1,
+     "^$", r"^dti: vmcore: an ELF file \(as memory dumps are\), not DTI records: 'dti dump "
+     r"vmcore' reads the channels of a memory dump\n$"),
     ("bad level", ["--debugfs", "{fs}", "level", "ch", "-3"], 129, "^$", "invalid level '-3'"),
     ("two stdin", ["decode", "-", "-"], 129, "^$", "standard input"),
     ("no command", [], 129, "^$", "^usage: dti "),
@@ -467,7 +480,7 @@ def test_exit_status_documented():
 
 
 @pytest.mark.parametrize("cmd", ["list", "level", "read", "write", "snapshot", "decode",
-                                 "reset", "stats", "dump", "console-log"])
+                                 "reset", "stats", "dump", "console-log", "export"])
 def test_help(cmd):
     for args in ([cmd, "--help"], [cmd, "-h"], ["help", cmd]):
         p = run(args)
@@ -477,7 +490,7 @@ def test_help(cmd):
 def test_help_options_in_man_page():
     """Every long option a command's --help shows is in dti.1."""
     page = (RUNTIME / "dti.1").read_text().replace("\\-", "-")
-    for cmd in ["read", "write", "snapshot", "decode", "dump", "console-log"]:
+    for cmd in ["read", "write", "snapshot", "decode", "dump", "console-log", "export"]:
         helptext = run([cmd, "--help"]).stdout.decode()
         for opt in set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", helptext)):
             assert opt in page, f"dti {cmd} --help shows {opt}, which dti.1 does not"
