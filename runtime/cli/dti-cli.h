@@ -169,6 +169,12 @@ int dti_report_run(struct dti_reader *r, struct dti_read_opts *o);
  */
 int dti_export_run(struct dti_reader *r, struct dti_read_opts *o);
 /*
+ * The CPU whose buffer holds @rec, by which its seq counts (its logging
+ * CPU, rec->cpu, but for a replayed record): its CTF stream, its
+ * Perfetto track.  Never fails.
+ */
+unsigned int dti_export_stream(const struct dti_rec *rec);
+/*
  * -F perfetto: write what @r returns into the Perfetto trace of the run,
  * o->pf (opened by the first channel, closed by dti_read_finish()), notices
  * on stderr.  DTI_EXIT_OK or DTI_EXIT_FAIL (message printed).

@@ -163,8 +163,7 @@ static int dti_export_class(struct dti_export *x, int type_id, const char *name,
 	return k->ctf_id;
 }
 
-/* The CPU whose buffer holds @rec: its stream */
-static unsigned int dti_export_stream(const struct dti_rec *rec)
+unsigned int dti_export_stream(const struct dti_rec *rec)
 {
 	uint16_t cpu;
 

@@ -22,7 +22,6 @@
  * so that Perfetto shows the records' own times (its default is
  * BOOTTIME, which it could not convert to without a second clock).
  */
-#include <byteswap.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -523,18 +522,6 @@ void dti_perfetto_callers(struct dti_perfetto *pf, struct dti_ksyms *syms,
 	pf->lines = lines;
 }
 
-/* The CPU whose buffer holds @rec: a replayed record's is not its logging CPU */
-static unsigned int pf_buffer_cpu(const struct dti_rec *rec)
-{
-	const struct dti_record *h = rec->raw;
-	uint16_t cpu;
-
-	if (!(rec->flags & DTI_REC_REPLAYED) || rec->raw_len < sizeof(*h))
-		return rec->cpu;
-	memcpy(&cpu, &h->cpu, sizeof(cpu));
-	return rec->swapped ? bswap_16(cpu) : cpu;
-}
-
 /* The caller's annotations: its address, and what it resolves to */
 static void pf_caller(struct dti_perfetto *pf, const struct dti_rec *rec)
 {
@@ -593,7 +580,7 @@ static void pf_fields(struct pf_buf *b, struct dti_reader *r, const struct dti_r
 int dti_perfetto_record(struct dti_perfetto *pf, struct dti_reader *r,
 			const struct dti_rec *rec, const char *channel)
 {
-	unsigned int cpu = pf_buffer_cpu(rec), nfields = 0;
+	unsigned int cpu = dti_export_stream(rec), nfields = 0;
 	struct pf_buf *b = &pf->b;
 	const char *event = NULL;
 	const unsigned char *text = rec->payload;
