@@ -377,9 +377,6 @@ static void dti_export_perfetto_notice(const struct dti_notice *n, void *arg)
 	dti_read_notice(n, x->o);
 }
 
-/* Bytes of the output's buffer for a Perfetto trace, whose packets are small */
-#define DTI_PERFETTO_BUF	(64 * 1024)
-
 int dti_export_perfetto(struct dti_reader *r, struct dti_read_opts *o)
 {
 	struct dti_lines *lines = o->lines_other ? o->lines_other :
@@ -389,9 +386,6 @@ int dti_export_perfetto(struct dti_reader *r, struct dti_read_opts *o)
 	int n = 0;
 
 	if (!o->pf) {
-		/* unbuffered for dti_print()'s blocks: buffered here */
-		if (setvbuf(o->f, NULL, _IOFBF, DTI_PERFETTO_BUF) != 0)
-			return dti_err("%s: %s", o->out.name, strerror(errno));
 		o->pf = dti_perfetto_open(o->f);
 		if (!o->pf)
 			return DTI_EXIT_FAIL;

@@ -71,6 +71,9 @@ enum {
 #define PF_INSTANT		3
 #define PF_SEQUENCE		1	/* the one packet sequence written */
 
+/* Bytes of packets written at once (the output is not buffered) */
+#define PF_WRITE_AT		(64 * 1024)
+
 /* Protobuf's wire types */
 #define PB_VARINT	0
 #define PB_LEN		2
@@ -106,7 +109,8 @@ struct dti_perfetto {
 	FILE *out;
 	struct dti_ksyms *syms;
 	struct dti_lines *lines;
-	struct pf_buf b;
+	struct pf_buf b;		/* packets not written yet */
+	size_t packet;			/* where in @b the one being built starts */
 	struct pf_chan *chans;
 	unsigned int n_chans;
 	struct pf_gap *gaps;
@@ -250,26 +254,42 @@ static void pf_text(struct pf_buf *b, unsigned int field, const unsigned char *s
 	pf_end(b, start);
 }
 
-/* Write the packet built and start the next.  0, or -1 (ENOMEM, EIO). */
-static int pf_flush(struct dti_perfetto *pf)
+/* Write the packets built.  0, or -1 (ENOMEM, EIO). */
+static int pf_write(struct dti_perfetto *pf)
 {
-	unsigned char head[11];
-	unsigned int k;
-	size_t n = pf->b.len;
+	struct pf_buf *b = &pf->b;
 
-	if (pf->b.nomem) {
+	if (b->nomem) {
 		errno = ENOMEM;
 		return -1;
 	}
-	head[0] = PF_TRACE_PACKET << 3 | PB_LEN;
-	k = pf_varint_len(n);
-	pf_varint_at(head + 1, n);
-	pf->b.len = 0;
-	if (fwrite(head, 1, k + 1, pf->out) != k + 1 || fwrite(pf->b.p, 1, n, pf->out) != n) {
+	if (b->len && fwrite(b->p, 1, b->len, pf->out) != b->len) {
 		errno = EIO;
 		return -1;
 	}
+	b->len = pf->packet = 0;
 	return 0;
+}
+
+/*
+ * The packet built (from pf->packet on) is done: its key and length put
+ * before it, the next one starts after it; written with those before it
+ * once they fill PF_WRITE_AT bytes.  0, or -1 (ENOMEM, EIO).
+ */
+static int pf_flush(struct dti_perfetto *pf)
+{
+	struct pf_buf *b = &pf->b;
+	size_t n = b->len - pf->packet;
+	unsigned int k = pf_varint_len(n);
+
+	if (!pf_room(b, k + 1))
+		return pf_write(pf);	/* ENOMEM */
+	memmove(b->p + pf->packet + k + 1, b->p + pf->packet, n);
+	b->p[pf->packet] = PF_TRACE_PACKET << 3 | PB_LEN;
+	pf_varint_at(b->p + pf->packet + 1, n);
+	b->len += k + 1;
+	pf->packet = b->len;
+	return b->len >= PF_WRITE_AT ? pf_write(pf) : 0;
 }
 
 /*
@@ -673,6 +693,8 @@ int dti_perfetto_close(struct dti_perfetto *pf)
 		    pf_gaps(pf, pf->gaps[0].chan, pf->gaps[0].cpu, false, 0) < 0)
 			ret = pf_fail(pf);
 	}
+	if (ret == 0 && pf_write(pf) < 0)
+		ret = pf_fail(pf);
 	for (i = 0; i < pf->n_chans; i++) {
 		free(pf->chans[i].name);
 		free(pf->chans[i].cpus);
