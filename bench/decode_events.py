@@ -9,8 +9,8 @@ every sub-buffer as dti.ko writes it.  Then times `dti decode -q -F FMT`
 of each (best of --reps, page cache warm, output to /dev/null) and
 prints records per second:
 
-    text records, -F text / -F json
-    typed events, -F text / -F json
+    text records, -F text / -F json / -F perfetto
+    typed events, -F text / -F json / -F perfetto
 
 and the goal's ratio, typed JSON over text records (>= 0.5), against
 text records as JSON and as text.  Usage:
@@ -86,6 +86,26 @@ def snapshot(path: Path, n: int, typed: bool) -> None:
     (path / "trace0").write_bytes(bytes(out))
 
 
+def perfetto_events(trace: bytes) -> int:
+    """The events of a Perfetto trace dti wrote: its packets that start
+    with a timestamp (TracePacket field 8; clock and tracks have none)."""
+    def varint(i: int) -> tuple[int, int]:
+        v = shift = 0
+        while True:
+            b = trace[i]
+            v |= (b & 0x7f) << shift
+            i, shift = i + 1, shift + 7
+            if b < 0x80:
+                return v, i
+    n = i = 0
+    while i < len(trace):
+        assert trace[i] == 0x0a, "not a Trace.packet"
+        size, i = varint(i + 1)
+        n += trace[i] == 8 << 3
+        i += size
+    return n
+
+
 def best(cmd: list[str], reps: int) -> float:
     times = []
     for _ in range(reps):
@@ -105,15 +125,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for kind in ("text", "typed"):
             snapshot(Path(tmp) / kind, args.records, kind == "typed")
-            for fmt in ("text", "json"):
+            for fmt in ("text", "json", "perfetto"):
                 cmd = [str(DTI), "decode", "-q", "-F", fmt, str(Path(tmp) / kind)]
-                # every record comes out (a line each), or the figure means nothing
-                lines = subprocess.run(cmd, capture_output=True, check=True).stdout.count(b"\n")
+                # every record comes out (a line, an event each), or the figure means nothing
+                out = subprocess.run(cmd, capture_output=True, check=True).stdout
+                lines = perfetto_events(out) if fmt == "perfetto" else out.count(b"\n")
                 if lines != args.records:
                     raise SystemExit(f"{kind} -F {fmt}: {lines} lines, {args.records} records")
                 s = best(cmd, args.reps)
                 res["rates"][f"{kind}/{fmt}"] = args.records / s
-                print(f"{kind:5} records, -F {fmt:4}: {args.records / s / 1e6:6.2f} M records/s "
+                print(f"{kind:5} records, -F {fmt:8}: {args.records / s / 1e6:6.2f} M records/s "
                       f"({s * 1e9 / args.records:5.0f} ns per record)")
     # the goal's ratio reads two ways: against text records in the same
     # format (JSON), and against text records as text; both are reported

@@ -121,15 +121,14 @@ struct dti_perfetto {
 	uint64_t last_ts;		/* of the records written */
 };
 
-static bool pf_room(struct pf_buf *b, size_t n)
+/* The buffer grown to hold @n more bytes; false if out of memory */
+static bool pf_grow(struct pf_buf *b, size_t n)
 {
 	unsigned char *p;
 	size_t cap;
 
 	if (b->nomem)
 		return false;
-	if (b->len + n <= b->cap)
-		return true;
 	cap = b->cap ? b->cap : 512;
 	while (cap < b->len + n)
 		cap *= 2;
@@ -141,6 +140,12 @@ static bool pf_room(struct pf_buf *b, size_t n)
 	b->p = p;
 	b->cap = cap;
 	return true;
+}
+
+/* Room for @n more bytes: false if it cannot be had (out of memory) */
+static inline bool pf_room(struct pf_buf *b, size_t n)
+{
+	return b->len + n <= b->cap ? true : pf_grow(b, n);
 }
 
 /* Bytes of @v as a varint */
@@ -164,10 +169,14 @@ static void pf_varint_at(unsigned char *p, uint64_t v)
 	*p = (unsigned char)v;
 }
 
-static void pf_varint(struct pf_buf *b, uint64_t v)
+static inline void pf_varint(struct pf_buf *b, uint64_t v)
 {
 	if (!pf_room(b, 10))
 		return;
+	if (v < 0x80) {
+		b->p[b->len++] = (unsigned char)v;
+		return;
+	}
 	pf_varint_at(b->p + b->len, v);
 	b->len += pf_varint_len(v);
 }
@@ -227,13 +236,22 @@ static void pf_text(struct pf_buf *b, unsigned int field, const unsigned char *s
 {
 	size_t i = 0, k, start;
 	unsigned int need;
-	unsigned char c;
+	unsigned char c, *p;
 
 	start = pf_begin(b, field);
-	while (i < n && pf_room(b, 4)) {
+	/* at most two bytes for every byte */
+	if (!pf_room(b, 2 * n))
+		return;
+	p = b->p + b->len;
+	while (i < n) {
 		c = s[i];
-		need = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 1 :
-		       (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 3 : 4;
+		if (c < 0x80) {
+			*p++ = c;
+			i++;
+			continue;
+		}
+		need = (c & 0xe0) == 0xc0 && c >= 0xc2 ? 1 : (c & 0xf0) == 0xe0 ? 2 :
+		       (c & 0xf8) == 0xf0 && c <= 0xf4 ? 3 : 4;
 		for (k = 1; need <= 3 && k <= need; k++)
 			if (i + k >= n || (s[i + k] & 0xc0) != 0x80)
 				need = 4;
@@ -242,15 +260,16 @@ static void pf_text(struct pf_buf *b, unsigned int field, const unsigned char *s
 		    (need == 3 && ((c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] >= 0x90))))
 			need = 4;
 		if (need == 4) {
-			b->p[b->len++] = 0xc0 | c >> 6;
-			b->p[b->len++] = 0x80 | (c & 0x3f);
+			*p++ = 0xc0 | c >> 6;
+			*p++ = 0x80 | (c & 0x3f);
 			i++;
 			continue;
 		}
-		memcpy(b->p + b->len, s + i, need + 1);
-		b->len += need + 1;
+		memcpy(p, s + i, need + 1);
+		p += need + 1;
 		i += need + 1;
 	}
+	b->len = p - b->p;
 	pf_end(b, start);
 }
 
