@@ -2,10 +2,10 @@
 /*
  * dti export, and -F ctf of read, decode, dump and console-log: a
  * channel's records as a CTF 1.8 trace (ctf.c) that babeltrace2, Trace
- * Compass and the other CTF readers open.  -F perfetto: the records of
- * every channel read as one Perfetto trace (perfetto.c), at the end of
- * this file.  A converter on libdti's
- * public API, as babeltrace2's sinks are components on its own: the
+ * Compass and the other CTF readers open; -F perfetto (at the end of
+ * this file): the records of every channel read as one Perfetto trace
+ * (perfetto.c).  A converter on libdti's public API, as babeltrace2's
+ * sinks are components on its own: the
  * records come from dti_next() with the reader's filters, typed events'
  * fields from dti_event_info() and dti_event_field().
  *
