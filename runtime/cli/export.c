@@ -363,17 +363,45 @@ int dti_export_run(struct dti_reader *r, struct dti_read_opts *o)
 /* A reader's records going into the Perfetto trace of a run */
 struct dti_xperfetto {
 	struct dti_read_opts *o;
-	struct dti_reader *r;
-	bool failed;
+	struct dti_reader *r;		/* the reader read (a merge: the merge) */
+	int child;			/* of a merge, the child whose notices these are */
+	char name[DTI_NAME_MAX + 16];	/* of a merge's child: its track's name */
+	bool *failed;
 };
+
+/*
+ * The channel @x's records are of: the reader's, or of a merge's child
+ * @x->child its name, NAME.N where an earlier child has the same one
+ * (as dti export names the CTF traces of several channels).
+ */
+static const char *dti_xperfetto_name(struct dti_xperfetto *x)
+{
+	const char *name, *other;
+	int i;
+
+	if (x->child < 0)
+		return dti_channel_name(x->r);
+	name = dti_merge_name(x->r, x->child);
+	if (!name)
+		name = "channel";
+	snprintf(x->name, sizeof(x->name), "%s", name);
+	for (i = 0; i < x->child; i++) {
+		other = dti_merge_name(x->r, i);
+		if (other && !strcmp(other, name)) {
+			snprintf(x->name, sizeof(x->name), "%s.%d", name, x->child);
+			break;
+		}
+	}
+	return x->name;
+}
 
 /* Lost records into the Perfetto trace, and every notice on stderr as dti read has it */
 static void dti_export_perfetto_notice(const struct dti_notice *n, void *arg)
 {
 	struct dti_xperfetto *x = arg;
 
-	if (dti_perfetto_loss(x->o->pf, dti_channel_name(x->r), n) < 0)
-		x->failed = true;
+	if (dti_perfetto_loss(x->o->pf, dti_xperfetto_name(x), n) < 0)
+		*x->failed = true;
 	dti_read_notice(n, x->o);
 }
 
@@ -381,22 +409,40 @@ int dti_export_perfetto(struct dti_reader *r, struct dti_read_opts *o)
 {
 	struct dti_lines *lines = o->lines_other ? o->lines_other :
 				  o->lines_on && !o->lines_other_off ? o->lines_l : NULL;
-	struct dti_xperfetto x = { .o = o, .r = r };
+	struct dti_xperfetto *x;
+	unsigned int k = 1, i;
+	bool failed = false;
 	struct dti_rec rec;
 	int n = 0;
 
+	while (o->merged && dti_merge_reader(r, k))
+		k++;
+	x = calloc(k, sizeof(*x));
+	if (!x)
+		return dti_err("out of memory");
 	if (!o->pf) {
 		o->pf = dti_perfetto_open(o->f);
-		if (!o->pf)
+		if (!o->pf) {
+			free(x);
 			return DTI_EXIT_FAIL;
+		}
 	}
 	dti_perfetto_callers(o->pf, o->syms, lines);
-	dti_set_notice_handler(r, dti_export_perfetto_notice, &x);
-	while (!x.failed && (n = dti_next(r, &rec)) > 0)
-		if (dti_perfetto_record(o->pf, r, &rec, dti_channel_name(r)) < 0)
-			x.failed = true;
+	/* several channels: each child's notices are of its own channel */
+	for (i = 0; i < k; i++) {
+		x[i] = (struct dti_xperfetto){ .o = o, .r = r, .child = o->merged ? (int)i : -1,
+					       .failed = &failed };
+		dti_set_notice_handler(o->merged ? dti_merge_reader(r, i) : r,
+				       dti_export_perfetto_notice, &x[i]);
+	}
+	while (!failed && (n = dti_next(r, &rec)) > 0) {
+		i = o->merged ? (unsigned int)dti_merge_last(r) : 0;
+		if (dti_perfetto_record(o->pf, r, &rec, dti_xperfetto_name(&x[i])) < 0)
+			failed = true;
+	}
+	free(x);
 	/* a write error: the output's close says why */
-	if (x.failed)
+	if (failed)
 		return DTI_EXIT_FAIL;
 	if (n < 0)
 		return dti_err("%s", dti_errmsg());

@@ -725,7 +725,7 @@ int dti_read_merge_add(struct dti_reader *m, struct dti_reader *r, const char *n
 
 int dti_read_merge_new(const char *cmd, struct dti_read_opts *o, struct dti_reader **m)
 {
-	if (o->format == DTI_FMT_RAW)
+	if (o->format == DTI_FMT_RAW && !o->ctf && !o->perfetto)
 		return dti_usage(cmd, true, "-F raw writes a channel's records as stored: "
 				 "one channel at a time");
 	*m = dti_merge_new();

@@ -352,3 +352,26 @@ def test_write_error():
     p = dti("export", "-F", "perfetto", "/dev/full", TESTS / "guest-output" / "snap")
     assert p.returncode == 1
     assert p.stderr.decode() == "dti: writing /dev/full: No space left on device\n"
+
+
+def test_several_channels(tmp_path):
+    """dti export -F perfetto FILE SNAP1 SNAP2: one trace, a track for
+    each channel (a second channel of the same name is NAME.1, as dti
+    export names its CTF trace), every record on its own channel's track
+    in time order, and a loss on the track of the channel that lost it,
+    from its own records around the gap."""
+    base = 2_000_000_000
+    one_ = make_snap(tmp_path / "one", {1: stream(1, [
+        rec(1, 0, base + 50, "one 0", level=6), rec(1, 4, base + 250, "one 4", level=6)])})
+    two = make_snap(tmp_path / "two", {1: stream(1, [
+        rec(1, i, base + 100 + i, f"two {i}", level=6) for i in range(3)])})
+    trace = export(tmp_path, one_, two)
+    recs = json_records(one_, two)
+    events = trace.records()
+    assert [e["name"] for e in events] == [r["text"] for r in recs] == \
+        ["one 0", "two 0", "two 1", "two 2", "one 4"]
+    assert [e["track"] for e in events] == [("made", "cpu1")] + [("made.1", "cpu1")] * 3 + \
+        [("made", "cpu1")]
+    begin, end = trace.losses()
+    assert begin["track"] == end["track"] == ("made", "cpu1")
+    assert (begin["ts"], end["ts"]) == (base + 50, base + 250)
