@@ -55,8 +55,11 @@ int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 #define DTI_HELP_FORMAT \
 	"  -F, --format FMT      text (as the kernel's merged file; the default\n" \
 	"                        but on a terminal), ts (as merged-ts: time, CPU,\n" \
-	"                        level; the default on a terminal), hex, json, raw;\n" \
-	"                        ctf: a CTF 1.8 trace into directory -o DIR\n" \
+	"                        level; the default on a terminal), hex, json, raw,\n" \
+	"                        export (systemd's Journal Export Format, for\n" \
+	"                        systemd-journal-remote -o FILE.journal -);\n" \
+	"                        ctf: a CTF 1.8 trace into directory -o DIR;\n" \
+	"                        perfetto: a Perfetto trace\n" \
 	"  -o, --output FILE     write the records to FILE, not standard output\n" \
 	"  -c, --cpu LIST        only records of these CPUs (0,2-3; repeatable)\n" \
 	"  -p, --priority L      only records of level L and more severe, or of the\n" \

@@ -20,6 +20,7 @@
  */
 #include <byteswap.h>
 #include <ctype.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -696,5 +697,73 @@ size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v,
 		}
 	}
 	dti_putc(&o, '}');
+	return o.p - buf;
+}
+
+/*
+ * An export field's name, DTI_FIELD_ and @name as a journal takes it:
+ * upper case, every byte but a letter or a digit as '_'
+ */
+static void dti_export_name(struct dti_out *o, const char *name)
+{
+	dti_putn(o, "DTI_FIELD_", 10);
+	for (; *name; name++)
+		dti_putc(o, *name >= 'a' && *name <= 'z' ? *name - 'a' + 'A' :
+			 (*name >= 'A' && *name <= 'Z') || (*name >= '0' && *name <= '9') ?
+			 *name : '_');
+}
+
+/* @n bytes at @s as a field's value after its name: "=VALUE\n", or binary if it has a newline */
+static void dti_export_value(struct dti_out *o, const unsigned char *s, size_t n)
+{
+	uint64_t le = htole64(n);
+
+	if (memchr(s, '\n', n)) {
+		dti_putc(o, '\n');
+		dti_putn(o, (const char *)&le, sizeof(le));
+	} else {
+		dti_putc(o, '=');
+	}
+	dti_putn(o, (const char *)s, n);
+	dti_putc(o, '\n');
+}
+
+size_t dti_event_export(const struct dti_evfmt *f, const struct dti_values *v,
+			char *buf, size_t size)
+{
+	struct dti_out o = { buf, buf + size };
+	uint64_t x;
+	unsigned int i;
+
+	dti_putn(&o, "DTI_EVENT=", 10);
+	dti_putn(&o, f->name, strlen(f->name));	/* graphic ASCII */
+	dti_putn(&o, "\nDTI_EVENT_ID=", 14);
+	dti_put_digits(&o, f->id, 10, false, dti_ndigits(f->id, 10));
+	dti_putc(&o, '\n');
+	for (i = 0; i < f->nargs; i++) {
+		dti_export_name(&o, f->fields[i]);
+		switch (f->layout[i]) {
+		case DTI_ARG_STR:
+			dti_export_value(&o, v->p[i], v->n[i]);
+			continue;
+		case DTI_ARG_HEX:
+			dti_putc(&o, '=');
+			dti_hexbytes(&o, v->p[i], v->n[i], 0);
+			break;
+		case DTI_ARG_PTR:
+			dti_putn(&o, "=0x", 3);
+			dti_put_digits(&o, dti_value_num(f, v, i), 16, false, DTI_PTR_DIGITS);
+			break;
+		default:
+			dti_putc(&o, '=');
+			x = dti_value_num(f, v, i);
+			if (f->conv[i].is_signed && (int64_t)x < 0) {
+				dti_putc(&o, '-');
+				x = -x;
+			}
+			dti_put_digits(&o, x, 10, false, dti_ndigits(x, 10));
+		}
+		dti_putc(&o, '\n');
+	}
 	return o.p - buf;
 }

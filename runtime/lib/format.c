@@ -20,6 +20,7 @@
  * before a formatter callback or a notice, and when dti_next() finds no
  * record (dti_close() too).
  */
+#include <endian.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -56,14 +57,14 @@ int dti_format_parse(const char *name)
 {
 	static const char *const names[] = {
 		[DTI_FMT_TEXT] = "text", [DTI_FMT_TS] = "ts", [DTI_FMT_HEX] = "hex",
-		[DTI_FMT_JSON] = "json", [DTI_FMT_RAW] = "raw",
+		[DTI_FMT_JSON] = "json", [DTI_FMT_RAW] = "raw", [DTI_FMT_EXPORT] = "export",
 	};
 	unsigned int i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(name, names[i]))
 			return (int)i;
-	return dti_fail(EINVAL, "unknown format '%s' (text, ts, hex, json or raw)", name);
+	return dti_fail(EINVAL, "unknown format '%s' (text, ts, hex, json, raw or export)", name);
 }
 
 /* ---- the output buffer ---- */
@@ -494,6 +495,88 @@ static void dti_caller_plain(struct dti_reader *r, struct dti_caller *c, uint64_
 	}
 }
 
+/* ---- the Journal Export Format ---- */
+
+/*
+ * Field @name with the @len bytes at @v, as the Journal Export Format
+ * has it: "NAME=VALUE\n", or, for a value with a newline,
+ * "NAME\n<little-endian 64-bit length>VALUE\n".  The end, or NULL on a
+ * write error.
+ */
+static char *dti_exp_put(struct dti_obuf *ob, char *p, const char *name,
+			 const void *v, size_t len)
+{
+	size_t n = strlen(name);
+	uint64_t le = htole64(len);
+
+	if (!(p = dti_ob_room(ob, p, n + 1 + sizeof(le))))
+		return NULL;
+	p = (char *)memcpy(p, name, n) + n;
+	if (len && memchr(v, '\n', len)) {
+		*p++ = '\n';
+		p = (char *)memcpy(p, &le, sizeof(le)) + sizeof(le);
+	} else {
+		*p++ = '=';
+	}
+	if (!(p = dti_ob_put(ob, p, v, len)) || !(p = dti_ob_room(ob, p, 1)))
+		return NULL;
+	*p++ = '\n';
+	return p;
+}
+
+static char *dti_exp_str(struct dti_obuf *ob, char *p, const char *name, const char *v)
+{
+	return p ? dti_exp_put(ob, p, name, v, strlen(v)) : NULL;
+}
+
+static char *dti_exp_num(struct dti_obuf *ob, char *p, const char *name, uint64_t v)
+{
+	char num[24];
+
+	return p ? dti_exp_put(ob, p, name, num, dti_put_dec(num, v, 0, 0) - num) : NULL;
+}
+
+/*
+ * The export fields of a caller resolved to @l (its %pS part @ps) into
+ * @f: CODE_FUNC, CODE_FILE and CODE_LINE as journald's own, the rest as
+ * DTI_*: the JSON fields of dti_ljson() one to one.
+ */
+static void dti_lexport(FILE *f, const char *ps, const struct dti_line *l)
+{
+	char local[1024], *p, *inl = NULL;
+	struct dti_obuf ob = { .p = local, .cap = sizeof(local), .out = f };
+	size_t inl_len = 0;
+	unsigned int i;
+	FILE *fi;
+
+	p = local;
+	if (strncmp(ps, "0x", 2))
+		p = dti_exp_str(&ob, p, "DTI_SYMBOL", ps);
+	if (l->function) {
+		p = dti_exp_str(&ob, p, "CODE_FUNC", l->function);
+		p = dti_exp_num(&ob, p, "DTI_CALLER_OFFSET", l->offset);
+		p = dti_exp_num(&ob, p, "DTI_CALLER_SIZE", l->size);
+	}
+	p = dti_exp_str(&ob, p, "DTI_MODULE", l->module);
+	if (l->file) {
+		p = dti_exp_str(&ob, p, "CODE_FILE", l->file);
+		p = dti_exp_num(&ob, p, "CODE_LINE", l->line);
+		p = dti_exp_num(&ob, p, "DTI_CALLER_COLUMN", l->column);
+		fi = l->n_inlined ? open_memstream(&inl, &inl_len) : NULL;
+		for (i = 0; fi && i < l->n_inlined; i++)
+			fprintf(fi, "%s%s inlined at %s:%u:%u", i ? ", " : "",
+				l->inlined[i].function ? l->inlined[i].function : "??",
+				l->inlined[i].file ? l->inlined[i].file : "??",
+				l->inlined[i].line, l->inlined[i].column);
+		if (fi && fclose(fi) == 0)
+			p = p ? dti_exp_put(&ob, p, "DTI_INLINED", inl, inl_len) : NULL;
+		free(inl);
+	}
+	if (p)
+		ob.len = p - ob.p;
+	dti_ob_flush(&ob);
+}
+
 /* ---- callers as source lines ---- */
 
 /* r->lcache starts with this many slots (and doubles at half full). */
@@ -507,6 +590,7 @@ static void dti_lcaller_drop(void *e)
 
 	free(c->text);
 	free(c->json);
+	free(c->exp);
 }
 
 /* r->lcache's: a struct dti_lcaller by address and the times it holds for */
@@ -611,12 +695,12 @@ static void dti_ljson(FILE *f, const char *ps, const struct dti_line *l)
 static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_t addr,
 			    uint64_t ts)
 {
-	char *ps = NULL, *text = NULL, *json = NULL;
-	size_t ps_len = 0, text_len = 0, json_len = 0;
+	char *ps = NULL, *text = NULL, *json = NULL, *exp = NULL;
+	size_t ps_len = 0, text_len = 0, json_len = 0, exp_len = 0;
 	struct dti_caller plain;
 	struct dti_line line;
 	uint64_t lo, hi;
-	FILE *fp, *ft, *fj;
+	FILE *fp, *ft, *fj, *fe;
 
 	if (dti_lines_resolve_when(r->lines, addr, ts, &line, &lo, &hi)) {
 		if (errno == ENOMEM)
@@ -631,10 +715,12 @@ static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_
 		fp = open_memstream(&ps, &ps_len);
 		ft = open_memstream(&text, &text_len);
 		fj = open_memstream(&json, &json_len);
-		if (fp && ft && fj) {
+		fe = open_memstream(&exp, &exp_len);
+		if (fp && ft && fj && fe) {
 			dti_ltext(ft, fp, addr, &line);
 			fflush(fp);
 			dti_ljson(fj, ps, &line);
+			dti_lexport(fe, ps, &line);
 			fputs("                                ", ft);	/* room for 32 */
 		}
 		if (fp)
@@ -643,10 +729,15 @@ static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_
 			fclose(ft);
 		if (fj)
 			fclose(fj);
+		if (fe && fclose(fe) != 0) {
+			free(exp);
+			exp = NULL;
+		}
 		free(ps);
-		if (!fp || !ft || !fj || !text || !json) {
+		if (!fp || !ft || !fj || !fe || !text || !json || !exp) {
 			free(text);
 			free(json);
+			free(exp);
 			return -1;
 		}
 		text_len -= 32;
@@ -664,6 +755,8 @@ static int dti_lcaller_make(struct dti_reader *r, struct dti_lcaller *e, uint64_
 	e->plain = dti_json_plain(text, text_len);
 	e->json = json;
 	e->json_len = json_len;
+	e->exp = exp;
+	e->exp_len = exp_len;
 	dti_cache_add(&r->lcache, e, addr, 0, lo, hi);
 	return 0;
 }
@@ -693,6 +786,8 @@ static const struct dti_caller *dti_caller_lines(struct dti_reader *r,
 	c->plain = e->plain;
 	c->json = e->json;
 	c->json_len = e->json_len;
+	c->exp = e->exp;
+	c->exp_len = e->exp_len;
 	return c;
 }
 
@@ -709,6 +804,8 @@ static const struct dti_caller *dti_caller_fill(struct dti_reader *r,
 	c->p = c->text;
 	c->json = NULL;
 	c->json_len = 0;
+	c->exp = NULL;
+	c->exp_len = 0;
 	dti_caller_plain(r, c, addr);
 	c->plain = dti_json_plain(c->text, c->len);
 	return c;
@@ -996,6 +1093,76 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	return p;
 }
 
+/*
+ * A record in the Journal Export Format (systemd's, for
+ * systemd-journal-remote and journalctl): journald's fields (the
+ * timestamps, MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, CODE_*), then DTI_*
+ * for what the JSON of dti_put_json() holds, and an empty line.
+ */
+static char *dti_put_export(struct dti_reader *r, struct dti_obuf *ob, char *p,
+			    const struct dti_rec *rec)
+{
+	struct dti_caller tmp;
+	const struct dti_caller *c = dti_caller(r, rec->caller, rec->ts_ns, &tmp);
+	const struct dti_evfmt *f = NULL;
+	char text[DTI_EVENT_TEXT_MAX], addr[24], *sym_end;
+	const char *name = dti_rec_channel(r);
+	struct dti_values v;
+	size_t n;
+
+	/* the wall clock where the boot's is known, else the time since boot */
+	p = dti_exp_num(ob, p, "__REALTIME_TIMESTAMP",
+			((r && r->boot_known ? (uint64_t)r->boot_realtime_ns : 0) + rec->ts_ns) / 1000);
+	p = dti_exp_num(ob, p, "__MONOTONIC_TIMESTAMP", rec->ts_ns / 1000);
+	if (r && r->boot_id[0])
+		p = dti_exp_str(ob, p, "_BOOT_ID", r->boot_id);
+	p = dti_exp_num(ob, p, "PRIORITY", (unsigned int)rec->level & 7);
+	p = dti_exp_str(ob, p, "SYSLOG_IDENTIFIER", name ? name : "dti");
+	if (name)
+		p = dti_exp_str(ob, p, "DTI_CHANNEL", name);
+	p = dti_exp_num(ob, p, "DTI_TS_NS", rec->ts_ns);
+	p = dti_exp_num(ob, p, "DTI_CPU", rec->cpu);
+	if (!(rec->flags & DTI_REC_PENDING))
+		p = dti_exp_num(ob, p, "DTI_SEQ", rec->seq);
+	p = dti_exp_num(ob, p, "DTI_FLAGS", rec->flags);
+	p = p ? dti_exp_put(ob, p, "DTI_CALLER", addr, dti_put_addr(addr, rec->caller) - addr) :
+		NULL;
+	if (p && c->exp) {
+		if ((p = dti_ob_room(ob, p, c->exp_len)))
+			p = (char *)memcpy(p, c->exp, c->exp_len) + c->exp_len;
+	} else if (p && c->len > 2 && memcmp(c->p, "0x", 2)) {
+		/* %pS: its function is the name before the offset */
+		p = dti_exp_put(ob, p, "DTI_SYMBOL", c->p, c->len);
+		sym_end = memchr(c->p, '+', c->len);
+		if (p && sym_end)
+			p = dti_exp_put(ob, p, "CODE_FUNC", c->p, sym_end - c->p);
+	}
+	if (p && r && (rec->flags & DTI_REC_TYPED) && (f = dti_events_find(&r->events, rec)) &&
+	    dti_event_values(f, rec, &v) == 0 && (p = dti_ob_room(ob, p, DTI_EVENT_JSON_MAX))) {
+		p += dti_event_export(f, &v, p, DTI_EVENT_JSON_MAX);
+		n = dti_event_print(f, &v, text, sizeof(text));
+		p = dti_exp_put(ob, p, "MESSAGE", text, n && text[n - 1] == '\n' ? n - 1 : n);
+	} else if (p && rec->flags & DTI_REC_TEXT) {
+		/* a line's newline is no part of a journal's message (nor an event's) */
+		n = rec->len && ((const char *)rec->payload)[rec->len - 1] == '\n' ?
+		    rec->len - 1 : rec->len;
+		p = dti_exp_put(ob, p, "MESSAGE", rec->payload, n);
+	} else if (p && (p = dti_ob_room(ob, p, 16))) {
+		/* binary: as -F text prints it, and as JSON's "data" */
+		p = (char *)memcpy(p, "MESSAGE=", 8) + 8;
+		if ((p = dti_put_hex(ob, p, rec->payload, rec->len, true)) &&
+		    (p = dti_ob_room(ob, p, 16))) {
+			p = (char *)memcpy(p, "\nDTI_DATA=", 10) + 10;
+			if ((p = dti_put_hex(ob, p, rec->payload, rec->len, false)) &&
+			    (p = dti_ob_room(ob, p, 1)))
+				*p++ = '\n';
+		}
+	}
+	if (p && (p = dti_ob_room(ob, p, 1)))
+		*p++ = '\n';
+	return p;
+}
+
 /* A binary record in TEXT or TS: the formatter's way, else hex. */
 static char *dti_put_binary(struct dti_reader *r, struct dti_obuf *ob, char *p,
 			    const struct dti_rec *rec, int *err)
@@ -1058,6 +1225,8 @@ static char *dti_put_rec(struct dti_reader *r, struct dti_obuf *ob, char *p,
 		return NULL;
 	if (format == DTI_FMT_JSON)
 		return dti_put_json(r, ob, p, rec);
+	if (format == DTI_FMT_EXPORT)
+		return dti_put_export(r, ob, p, rec);
 	if (format != DTI_FMT_TEXT)
 		p = dti_put_prefix(r, p, rec);
 	if (format != DTI_FMT_HEX && (rec->flags & DTI_REC_TYPED) && r)
@@ -1143,7 +1312,7 @@ static int dti_print_ob(struct dti_reader *r, struct dti_obuf *ob, FILE *out,
 	int err = 0;
 	char *p;
 
-	if ((unsigned int)format > DTI_FMT_RAW)
+	if ((unsigned int)format > DTI_FMT_EXPORT)
 		return dti_fail(EINVAL, "unknown format %d", (int)format);
 	if (dti_ob_use(ob, out) < 0)
 		return -1;
@@ -1280,7 +1449,7 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 			continue;
 		}
 		dti_fast_rec(&f, q, &rec);
-		if (format != DTI_FMT_RAW && format != DTI_FMT_JSON && !r->fmt &&
+		if (format < DTI_FMT_JSON && !r->fmt &&
 		    !ob->err && dti_line_max(&rec, format) <= (size_t)(ob->p + ob->cap - p)) {
 			p = dti_put_line(r, p, &rec, format);
 			continue;
@@ -1291,9 +1460,9 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 			ob->run_len = run_end - ob->run;
 		ob->len = p - ob->p;
 		dti_fast_rec(&f, q, &one);	/* rec stays in registers */
-		/* JSON: what dti_print() comes to, straight */
-		ret = format == DTI_FMT_JSON ? dti_print_ob(r, ob, out, &one, format) :
-		      dti_print(r, out, &one, format);
+		/* JSON, export: what dti_print() comes to, straight */
+		ret = format == DTI_FMT_JSON || format == DTI_FMT_EXPORT ?
+		      dti_print_ob(r, ob, out, &one, format) : dti_print(r, out, &one, format);
 		p = ob->p + ob->len;
 		run_end = ob->run_src == s ? ob->run + ob->run_len : NULL;
 		if (ret < 0)
@@ -1316,7 +1485,7 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 	struct dti_rec rec;
 	int ret;
 
-	if ((unsigned int)format > DTI_FMT_RAW)
+	if ((unsigned int)format > DTI_FMT_EXPORT)
 		return dti_fail(EINVAL, "unknown format %d", (int)format);
 	if (r->merge)
 		return dti_merge_print_records(r, out, format, max);
@@ -1340,6 +1509,9 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 				break;
 			case DTI_FMT_JSON:
 				ret = dti_print_run(r, out, DTI_FMT_JSON, &left);
+				break;
+			case DTI_FMT_EXPORT:
+				ret = dti_print_run(r, out, DTI_FMT_EXPORT, &left);
 				break;
 			default:
 				ret = dti_print_run(r, out, DTI_FMT_RAW, &left);

@@ -249,6 +249,8 @@ struct dti_caller {
 	const char *p;			/* @text, or a struct dti_lcaller's */
 	const char *json;		/* NULL, or "caller" and the line's fields */
 	unsigned int json_len;
+	const char *exp;		/* NULL, or the line's export fields */
+	unsigned int exp_len;
 	char text[DTI_CALLER_TEXT];
 };
 #define DTI_CALLERS	8	/* 1 << 3: dti_put_caller() hashes to 3 bits */
@@ -307,8 +309,8 @@ void dti_cache_free(struct dti_cache *c);
 struct dti_lcaller {
 	struct dti_ckey key;		/* first: the cache's (r->lcache) */
 	bool plain;
-	unsigned int len, json_len;
-	char *text, *json;
+	unsigned int len, json_len, exp_len;
+	char *text, *json, *exp;
 };
 
 /*
@@ -442,6 +444,12 @@ size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v,
 /* ,"event":...,"id":...,"fields":{...} of values @v into @buf: bytes written */
 size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v,
 		      char *buf, size_t size);
+/*
+ * DTI_EVENT=, DTI_EVENT_ID= and a DTI_FIELD_<NAME>= per value of @v, as
+ * fields of the Journal Export Format, into @buf: bytes written
+ */
+size_t dti_event_export(const struct dti_evfmt *f, const struct dti_values *v,
+			char *buf, size_t size);
 
 struct dti_reader {
 	struct dti_stream *s;
@@ -499,6 +507,10 @@ struct dti_reader {
 	uint64_t m_since, m_until;	/* the filter's times, for the merged records */
 	bool m_first;			/* the times from the first record are known */
 	bool in_merge;			/* a merge's child: the merge applies the times */
+	/* the boot that wrote the records, for DTI_FMT_EXPORT, when known */
+	bool boot_known;
+	int64_t boot_realtime_ns;	/* CLOCK_REALTIME at CLOCK_MONOTONIC 0 */
+	char boot_id[33];		/* its boot ID in hex, or "" */
 };
 
 /* merge.c: a merge's child */

@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libdti-local.h"
@@ -465,6 +466,34 @@ struct dti_reader *dti_open_dir(const char *dir, unsigned int flags)
 	return dti_open_dir_live(dir, flags, false);
 }
 
+/*
+ * A live channel's records are of this boot: its wall clock time at
+ * CLOCK_MONOTONIC 0 (the records' clock) and its boot ID, for
+ * DTI_FMT_EXPORT.  What cannot be read is left unknown.
+ */
+static void dti_boot_this(struct dti_reader *r)
+{
+	struct timespec real, mono;
+	char id[64];
+	size_t i, n = 0;
+	FILE *f;
+
+	if (!clock_gettime(CLOCK_REALTIME, &real) && !clock_gettime(CLOCK_MONOTONIC, &mono)) {
+		r->boot_realtime_ns = (real.tv_sec - mono.tv_sec) * 1000000000ll +
+				      (real.tv_nsec - mono.tv_nsec);
+		r->boot_known = true;
+	}
+	f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (!f)
+		return;
+	if (fgets(id, sizeof(id), f))
+		for (i = 0; id[i] && n < sizeof(r->boot_id) - 1; i++)
+			if (isxdigit((unsigned char)id[i]))
+				r->boot_id[n++] = id[i];
+	fclose(f);
+	r->boot_id[n == sizeof(r->boot_id) - 1 ? n : 0] = '\0';
+}
+
 struct dti_reader *dti_open_channel(const char *name, unsigned int flags)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32];
@@ -490,6 +519,8 @@ struct dti_reader *dti_open_channel(const char *name, unsigned int flags)
 		close(fd);
 	}
 	r = dti_open_dir_live(dir, flags, true);
+	if (r)
+		dti_boot_this(r);
 	return r;
 }
 

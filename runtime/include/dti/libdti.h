@@ -163,7 +163,34 @@ enum dti_format {
 	DTI_FMT_HEX,	/* "merged-ts" prefix and every payload as hex */
 	DTI_FMT_JSON,	/* one JSON object per line */
 	DTI_FMT_RAW,	/* the record bytes as stored */
+	DTI_FMT_EXPORT,	/* systemd's Journal Export Format: see below */
 };
+
+/*
+ * DTI_FMT_EXPORT writes each record as an entry of the Journal Export
+ * Format (systemd-journal-remote reads it into a journal file), fields
+ * "NAME=VALUE" a line, a value with a newline as "NAME", a newline, its
+ * length (64 bits, little-endian), the bytes and a newline; an empty
+ * line ends the entry.  Fields: __MONOTONIC_TIMESTAMP (the record's
+ * time, microseconds since boot), __REALTIME_TIMESTAMP (the boot's wall
+ * clock time plus that, where the boot's is known: a live channel's, of
+ * this boot, read at dti_open_channel(); else the time since boot
+ * alone, as of 1970), _BOOT_ID (a live channel's), PRIORITY (the
+ * level), SYSLOG_IDENTIFIER (the channel, "dti" when no name is known),
+ * MESSAGE (a text record's text less one final newline, a typed event
+ * as DTI_FMT_TEXT prints it, a binary payload in hex as DTI_FMT_TEXT
+ * prints it), and what DTI_FMT_JSON gives, one field each: DTI_CHANNEL,
+ * DTI_TS_NS, DTI_CPU, DTI_SEQ (not for a pending record), DTI_FLAGS,
+ * DTI_CALLER (0x<hex>), DTI_SYMBOL (%pS), CODE_FUNC (the function, also
+ * from %pS), with source lines DTI_MODULE, DTI_CALLER_OFFSET,
+ * DTI_CALLER_SIZE, CODE_FILE, CODE_LINE, DTI_CALLER_COLUMN and
+ * DTI_INLINED ("f inlined at FILE:LINE:COLUMN, ..."), DTI_DATA (a binary
+ * payload in hex without spaces), and for a typed event DTI_EVENT,
+ * DTI_EVENT_ID and DTI_FIELD_<NAME> per field (NAME upper case, every
+ * byte but a letter or digit as '_'; numbers in decimal, pointers as
+ * 0x and 16 hex digits, strings as they are, byte arrays in hex).
+ * A formatter (dti_set_formatter()) is not used.
+ */
 
 /*
  * Last error of this thread as text ("trace1: truncated record at offset
@@ -325,7 +352,7 @@ int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
  */
 int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 		      unsigned long max);
-/* Parse "text", "ts", "hex", "json" or "raw".  Returns the format or -1 (EINVAL). */
+/* Parse "text", "ts", "hex", "json", "raw" or "export".  Returns the format or -1 (EINVAL). */
 int dti_format_parse(const char *name);
 
 /* ---- several channels: merges ---- */
