@@ -90,6 +90,8 @@ int dti_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	"      --modules FILE    the module table to resolve with (a copy of\n" \
 	"                        <debugfs>/dti/.modules; implies --lines)\n" \
 	"      --strict          stop at the first damaged record (exit status 1)\n" \
+	"      --journal         send the records to the system journal (as -F\n" \
+	"                        export has them; journald sets the time)\n" \
 	"  -q, --quiet           report neither lost records nor damage on stderr\n" \
 	"\nExit status: 0, 1 failure, 2 damaged data skipped, 129 usage.\n"
 
@@ -102,6 +104,15 @@ struct dti_out {
 	int err;
 	const char *name;
 };
+
+/*
+ * --journal (journal.c): a stream that sends what libdti writes to it in
+ * DTI_FMT_EXPORT to the system journal, entry by entry; @out gets its
+ * error (fd -1).  NULL if this dti has no libsystemd, or on error
+ * (printed).  dti_journal_support: "libsystemd", or "none".
+ */
+FILE *dti_journal_open(struct dti_out *out);
+extern const char dti_journal_support[];
 
 /*
  * Files of a snapshot directory besides the records, info and stats: the
@@ -121,6 +132,7 @@ int dti_snap_write_release(const char *dir, const char *release);
 struct dti_read_opts {
 	bool follow, quiet, no_reset, symbols, strict, previous;
 	bool list;			/* dump --list */
+	bool journal;			/* --journal: o->f is dti_journal_open()'s */
 	int format;
 	struct dti_filter *filter;	/* -c, -p, -S, -U, -g, --filter; NULL: none */
 	const char *chan_name;		/* the channel read next, for JSON */

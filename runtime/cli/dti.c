@@ -171,8 +171,8 @@ int main(int argc, char **argv)
 		if (opt == DTI_OPT_EXIT)
 			return ret;
 		if (opt == 'V') {
-			printf("dti version %s (record format %d)\n", DTI_VERSION,
-			       DTI_RECORD_VERSION);
+			printf("dti version %s (record format %d; --journal: %s)\n", DTI_VERSION,
+			       DTI_RECORD_VERSION, dti_journal_support);
 			return DTI_EXIT_OK;
 		}
 		debugfs = optarg;

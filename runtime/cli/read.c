@@ -53,7 +53,8 @@
 	{ "lines",     no_argument,       NULL, OPT_LINES }, \
 	{ "debuginfo", required_argument, NULL, 'd' }, \
 	{ "kernel-release", required_argument, NULL, OPT_RELEASE }, \
-	{ "modules",   required_argument, NULL, OPT_MODULES }
+	{ "modules",   required_argument, NULL, OPT_MODULES }, \
+	{ "journal",   no_argument,       NULL, OPT_JOURNAL }
 
 const char usage_read[] =
 	"usage: dti read [options] CHANNEL...\n"
@@ -93,7 +94,7 @@ const char usage_report[] =
 
 enum { OPT_MIN = 256, OPT_MAX, OPT_KALLSYMS, OPT_NORESET, OPT_STRICT,
        OPT_CHANNEL, OPT_OUT, OPT_EXCERPT, OPT_LINES, OPT_RELEASE, OPT_MODULES,
-       OPT_PREVIOUS, OPT_CASE, OPT_FILTER, OPT_REPORT };
+       OPT_PREVIOUS, OPT_CASE, OPT_FILTER, OPT_REPORT, OPT_JOURNAL };
 
 static const struct option dti_read_opts[] = {
 	DTI_READ_OPTS,
@@ -221,7 +222,7 @@ static int dti_out_close(FILE *f, struct dti_out *out)
 {
 	if (fclose(f) != 0 && !out->err)
 		out->err = EIO;
-	if (out->fd != STDOUT_FILENO && close(out->fd) != 0 && !out->err)
+	if (out->fd >= 0 && out->fd != STDOUT_FILENO && close(out->fd) != 0 && !out->err)
 		out->err = errno;
 	if (out->err)
 		return dti_err("writing %s: %s", out->name, strerror(out->err));
@@ -442,6 +443,9 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		case OPT_REPORT:
 			o->report = true;
 			break;
+		case OPT_JOURNAL:
+			o->journal = true;
+			break;
 		case OPT_FILTER:
 			if (dti_filter_expr(o->filter, optarg) < 0) {
 				snprintf(msg, sizeof(msg), "--filter: %s", dti_errmsg());
@@ -508,6 +512,9 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	if (o->report && (o->follow || format))
 		return dti_usage(cmd, true, "a report is text, of the records there are: "
 				 "no --follow, no -F");
+	if (o->journal && (format || o->output || o->report))
+		return dti_usage(cmd, true, "--journal sends the records to the journal: "
+				 "no -F, -o or --report");
 	if (grep) {
 		if (dti_filter_grep(o->filter, grep, grep_case ? DTI_GREP_CASE : 0) < 0) {
 			snprintf(msg, sizeof(msg), "-g/--grep: %s", dti_errmsg());
@@ -557,7 +564,9 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		dti_ksyms_free(o->syms);
 		return DTI_EXIT_FAIL;
 	}
-	o->f = dti_out_open(&o->out, o->ctf ? NULL : o->output);
+	if (o->journal)
+		o->format = DTI_FMT_EXPORT;
+	o->f = o->journal ? dti_journal_open(&o->out) : dti_out_open(&o->out, o->ctf ? NULL : o->output);
 	if (!o->f) {
 		dti_ksyms_free(o->syms);
 		dti_lines_free(o->lines_l);
@@ -669,8 +678,8 @@ int dti_exit_worst(int a, int b)
 
 void dti_print_channel_head(struct dti_read_opts *o, const char *name, int shown)
 {
-	/* JSON records carry their channel: every line is a record */
-	if (o->channel || o->format == DTI_FMT_JSON || o->format == DTI_FMT_RAW || o->ctf)
+	/* JSON and export records carry their channel: all is records */
+	if (o->channel || o->format >= DTI_FMT_JSON)
 		return;
 	fprintf(o->f, "%s==> %s <==\n", shown ? "\n" : "", name);
 }

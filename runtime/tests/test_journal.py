@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import struct
 import subprocess
 from pathlib import Path
@@ -168,3 +169,71 @@ def test_source_lines(tmp_path, work):
     check_same(records, entries)
     assert all(e["CODE_FUNC"] == "lines_first" and e["CODE_LINE"] == str(line) and
                e["CODE_FILE"].endswith("lines_sample.c") for e in entries), entries[0]
+
+
+# A journald of our own for --journal: in a mount namespace (unshare -rm),
+# a tmpfs on /run with a datagram socket at journald's place, whose
+# datagrams (the native protocol: fields as the export format has them,
+# no empty line) are printed as JSON, one list of fields each
+FAKE_JOURNALD = r"""
+import json, os, select, socket, subprocess, sys
+subprocess.run(["mount", "-t", "tmpfs", "none", "/run"], check=True)
+os.makedirs("/run/systemd/journal")
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("/run/systemd/journal/socket")
+p = subprocess.Popen(sys.argv[1:], stderr=subprocess.PIPE)
+got = []
+while True:
+    done = p.poll() is not None
+    while select.select([s], [], [], 0 if done else 0.05)[0]:
+        got.append(s.recv(1 << 20).hex())
+    if done:
+        break
+print(json.dumps({"rc": p.returncode, "stderr": p.stderr.read().decode(), "got": got}))
+"""
+
+
+def native_fields(data: bytes) -> dict[str, str]:
+    """A datagram of journald's native protocol as {name: value}."""
+    out, pos = {}, 0
+    while pos < len(data):
+        nl = data.index(b"\n", pos)
+        line = data[pos:nl]
+        if b"=" in line:
+            name, value = line.split(b"=", 1)
+            pos = nl + 1
+        else:
+            n = struct.unpack_from("<Q", data, nl + 1)[0]
+            name, value = line, data[nl + 9:nl + 9 + n]
+            pos = nl + 9 + n + 1
+        out[name.decode()] = as_text(list(value))
+    return out
+
+
+def test_journal_live(tmp_path):
+    """--journal sends every record, with every field of the export but
+    those journald sets itself (the timestamps, _BOOT_ID)."""
+    snap = str(odd_snapshot(tmp_path / "odd"))
+    if subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode:
+        pytest.skip("unshare -rm (a user and mount namespace) is not allowed here")
+    if "--journal: libsystemd" not in run(["--version"]).stdout.decode():
+        pytest.fail("dti built without libsystemd: apt-get install libsystemd-dev")
+    p = subprocess.run(["unshare", "-rm", sys.executable, "-c", FAKE_JOURNALD, str(DTI),
+                        "decode", "-p", "warning", "--journal", snap],
+                       capture_output=True, check=True)
+    res = json.loads(p.stdout)
+    assert res["rc"] == 0 and res["stderr"] == "", res
+    records, _, _ = round_trip(tmp_path, ["-p", "warning", snap])
+    assert len(res["got"]) == len(records) == 4
+    for js, dgram in zip(records, res["got"]):
+        want_fields = {k: v for k, v in want(js).items() if not k.startswith("_")}
+        assert native_fields(bytes.fromhex(dgram)) == want_fields
+
+
+def test_journal_usage():
+    """--journal is an output of its own: no -F, -o or --report with it."""
+    for extra in (["-F", "json"], ["-o", "x"], ["--report"]):
+        p = run(["decode", "--journal", *extra, "nothing"])
+        assert p.returncode == 129
+        assert b"--journal sends the records to the journal: no -F, -o or --report" \
+            in p.stderr
