@@ -127,6 +127,8 @@ extern const char dti_journal_support[];
  * DTI_EXIT_FAIL (message printed).
  */
 int dti_snap_write_release(const char *dir, const char *release);
+/* Copy file @src to @dst (created 0644).  Bytes copied, or -1 (message printed). */
+long long dti_copy_file(const char *src, const char *dst);
 
 /* The options of read, decode and dump (read.c parses them) */
 struct dti_read_opts {
@@ -267,11 +269,12 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_console_log(int argc, char **argv);
 int cmd_write(int argc, char **argv);
+int cmd_save_previous(int argc, char **argv);
 
 extern const char usage_list[], usage_level[], usage_reset[], usage_stats[];
 extern const char usage_read[], usage_decode[], usage_snapshot[], usage_dump[];
 extern const char usage_report[], usage_export[];
-extern const char usage_console_log[], usage_write[];
+extern const char usage_console_log[], usage_write[], usage_save_previous[];
 
 /*
  * A Perfetto trace (perfetto.c) of records, written to a stream as they

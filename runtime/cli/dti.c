@@ -38,6 +38,8 @@ const struct dti_cmd dti_cmds[] = {
 	  "print the records a panic put on the console, from a saved log" },
 	{ "reset",    cmd_reset,    usage_reset,    "make the trace files return every record again" },
 	{ "stats",    cmd_stats,    usage_stats,    "print a channel's per-CPU counters" },
+	{ "save-previous", cmd_save_previous, usage_save_previous,
+	  "save the previous boot's persistent channels (at boot)" },
 	{ NULL, NULL, NULL, NULL },
 };
 

@@ -207,8 +207,7 @@ static long long dti_copy_mmap(const char *src, const char *dst, size_t ring)
 	return ret;
 }
 
-/* Copy @src to @dst; returns bytes copied or -1 (message printed). */
-static long long dti_copy(const char *src, const char *dst)
+long long dti_copy_file(const char *src, const char *dst)
 {
 	char buf[65536];
 	long long total = 0;
@@ -262,7 +261,7 @@ static int dti_copy_modules(const char *chdir, const char *dir)
 	if (access(src, F_OK) != 0)
 		return 0;
 	snprintf(dst, sizeof(dst), "%s/" DTI_SNAP_MODULES, dir);
-	return dti_copy(src, dst) < 0 ? DTI_EXIT_FAIL : 0;
+	return dti_copy_file(src, dst) < 0 ? DTI_EXIT_FAIL : 0;
 }
 
 int dti_snap_write_release(const char *dir, const char *release)
@@ -313,7 +312,7 @@ static int dti_copy_channel(const char *chdir, const char *dir, size_t ring,
 			continue;
 		snprintf(src, sizeof(src), "%s/%s", chdir, de->d_name);
 		snprintf(dst, sizeof(dst), "%s/%s", dir, de->d_name);
-		n = trace && ring ? dti_copy_mmap(src, dst, ring) : dti_copy(src, dst);
+		n = trace && ring ? dti_copy_mmap(src, dst, ring) : dti_copy_file(src, dst);
 		if (n < 0) {
 			ret = DTI_EXIT_FAIL;
 			break;

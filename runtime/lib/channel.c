@@ -161,7 +161,11 @@ static int dti_cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char **dti_list_channels(void)
+/*
+ * The directories in <debugfs>/dti/@sub (""), but those starting with a
+ * dot, sorted.  @sub that is not there (@none_ok) has none.
+ */
+static char **dti_list_dirs(const char *sub, bool none_ok)
 {
 	char root[PATH_MAX], path[PATH_MAX + 256];
 	char **names = NULL, **nn;
@@ -172,7 +176,15 @@ char **dti_list_channels(void)
 
 	if (dti_check_root(root, sizeof(root)) < 0)
 		return NULL;
+	if (strlen(root) + strlen(sub) + 1 >= sizeof(root))
+		return dti_fail_null(ENAMETOOLONG, "%s/%s: path too long", root, sub);
+	if (*sub) {
+		strcat(root, "/");
+		strcat(root, sub);
+	}
 	d = opendir(root);
+	if (!d && errno == ENOENT && none_ok)
+		return calloc(1, sizeof(*names)) ?: dti_fail_null(ENOMEM, "out of memory");
 	if (!d)
 		return dti_fail_null(errno, "%s: %s", root, strerror(errno));
 	names = calloc(1, sizeof(*names));
@@ -200,6 +212,28 @@ nomem:
 	closedir(d);
 	dti_names_free(names);
 	return dti_fail_null(ENOMEM, "out of memory");
+}
+
+char **dti_list_channels(void)
+{
+	return dti_list_dirs("", false);
+}
+
+char **dti_list_previous(void)
+{
+	return dti_list_dirs(DTI_PREVIOUS_DIR, true);
+}
+
+int dti_previous_path(const char *name, const char *file, char *buf, size_t size)
+{
+	char dir[PATH_MAX];
+
+	if (dti_check_previous(name, dir, sizeof(dir)) < 0)
+		return -1;
+	if ((size_t)snprintf(buf, size, "%s%s%s", dir, file ? "/" : "",
+			     file ? file : "") >= size)
+		return dti_fail(ENAMETOOLONG, "%s/%s: path too long", dir, file);
+	return 0;
 }
 
 void dti_names_free(char **names)

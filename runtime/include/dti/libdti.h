@@ -1134,7 +1134,22 @@ int dti_lines_add_modules(struct dti_lines *l, const struct dti_module *mods,
  * with dti_names_free().  NULL on error (ENODEV: debugfs or DTI missing).
  */
 char **dti_list_channels(void);
-/* Free the array dti_list_channels() returned; NULL is ignored. */
+/*
+ * Names of the persistent channels whose records of the previous boot
+ * dti.ko shows (<debugfs>/dti/.previous/NAME, dti_open_previous()),
+ * sorted, in a NULL-terminated array the caller frees with
+ * dti_names_free(); empty if there are none (no region, nothing kept, all
+ * cleared).  NULL on error (ENODEV: debugfs or DTI missing, ENOMEM).
+ */
+char **dti_list_previous(void);
+/*
+ * Path of @file in the directory of persistent channel @name's previous
+ * boot (@file NULL: the directory), <debugfs>/dti/.previous/@name, into
+ * @buf.  Returns 0, or -1 with the errors of dti_open_previous() if it
+ * does not exist, ENAMETOOLONG.
+ */
+int dti_previous_path(const char *name, const char *file, char *buf, size_t size);
+/* Free the array dti_list_channels() or dti_list_previous() returned; NULL is ignored. */
 void dti_names_free(char **names);
 /* Level of @name (-2..7).  Returns 0 and sets *@level, or -1 (ENOENT ...). */
 int dti_get_level(const char *name, int *level);
