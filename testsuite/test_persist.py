@@ -235,6 +235,51 @@ def test_records_survive_sysrq_reset(modules, kernel, build_dir, dti_tool):
     assert digests[1]["pa-live"][0] > 100
 
 
+
+# In the second boot `dti save-previous` (what dti-save-previous.service
+# runs at boot) saves every persistent channel's previous records; each
+# saved directory decodes as `dti read --previous` reads the channel; a
+# second run saves nothing twice; --keep 2 with two older boots' dirs
+# removes the older.
+SAVE = rf"""
+dti save-previous --dir /tmp/saved --keep 2 > /tmp/save.out 2>&1; say "SAVE-RC $?"
+sed 's/^/@@SAVE-LINE /' /tmp/save.out
+for c in pa pb h_persist; do
+    d=$(ls -d /tmp/saved/*/$c)
+    say "SAVED $c $(dti decode -F json $d | md5sum | cut -c1-32) $(dti read --previous -F json $c | md5sum | cut -c1-32) $(dti decode $d | grep -c '') $(ls $d | tr '\n' ' ')"
+done
+dti save-previous --dir /tmp/saved > /tmp/save2.out 2>&1
+say "SAVE-AGAIN $? $(grep -c 'were saved in .* already' /tmp/save2.out) $(ls /tmp/saved | grep -c '')"
+mkdir -p /tmp/saved/20000101T000000-00000000000000000000000000000001/pa \
+         /tmp/saved/20000102T000000-00000000000000000000000000000002/pa
+dti save-previous --dir /tmp/saved --keep 2 > /tmp/save3.out 2>&1
+say "SAVE-KEEP $? $(ls /tmp/saved | cut -c1-16 | tr '\n' ' ')"
+"""
+
+
+def test_save_previous_after_reset(modules, kernel, build_dir, dti_tool):
+    """After sysrq-b, dti save-previous writes the previous boot's
+    channels as directories that `dti decode` prints as `dti read
+    --previous` does, once per boot, and keeps the last N boots'."""
+    res, digests, status, previous = boot_twice(modules, kernel, build_dir, second=SAVE,
+                                                dti_tool=dti_tool)
+    check_survived(digests, status, previous)
+    out = res.stdout
+    assert "@@SAVE-RC 0" in out, out[-3000:]
+    lines = re.findall(r"^@@SAVE-LINE (\S+): (\d+) records of the previous boot \(boot 1 ", out,
+                       re.M)
+    assert sorted(lines) == sorted((c, str(digests[0][c][0])) for c in ("h_persist", "pa", "pb")), \
+        out[-3000:]
+    saved = re.findall(r"^@@SAVED (\S+) (\w+) (\w+) (\d+) (.*)$", out, re.M)
+    assert sorted(c for c, *_ in saved) == ["h_persist", "pa", "pb"], out[-3000:]
+    for c, got, want, n, files in saved:
+        assert got == want and int(n) == digests[0][c][0], (c, got, want, n)
+        assert {"modules", "release", "status", "trace0", "trace1"} <= set(files.split()), files
+    assert "@@SAVE-AGAIN 0 3 1" in out, out[-3000:]
+    keep = re.search(r"^@@SAVE-KEEP 0 (.*)$", out, re.M)
+    assert keep and keep.group(1).split()[0] == "20000102T000000-", out[-3000:]
+    assert len(keep.group(1).split()) == 2, keep.group(1)
+
 def test_records_survive_reset_in_a_reserve_mem_region(modules, kernel, build_dir):
     """persist=NAME takes the region reserve_mem=SIZE:ALIGN:NAME set
     aside (RAM the kernel manages, out of its allocator): it is found,
