@@ -144,16 +144,26 @@ int dti_check_previous(const char *name, char *dir, size_t size)
 	return ret;
 }
 
-int dti_channel_path(const char *name, const char *file, char *buf, size_t size)
+/*
+ * Path of @file in the directory of @name that @check (dti_check_channel(),
+ * dti_check_previous()) finds, into @buf.  0 or -1.
+ */
+static int dti_path_in(int (*check)(const char *, char *, size_t), const char *name,
+		       const char *file, char *buf, size_t size)
 {
 	char dir[PATH_MAX];
 
-	if (dti_check_channel(name, dir, sizeof(dir)) < 0)
+	if (check(name, dir, sizeof(dir)) < 0)
 		return -1;
 	if ((size_t)snprintf(buf, size, "%s%s%s", dir, file ? "/" : "",
 			     file ? file : "") >= size)
 		return dti_fail(ENAMETOOLONG, "%s/%s: path too long", dir, file);
 	return 0;
+}
+
+int dti_channel_path(const char *name, const char *file, char *buf, size_t size)
+{
+	return dti_path_in(dti_check_channel, name, file, buf, size);
 }
 
 static int dti_cmp_str(const void *a, const void *b)
@@ -226,14 +236,7 @@ char **dti_list_previous(void)
 
 int dti_previous_path(const char *name, const char *file, char *buf, size_t size)
 {
-	char dir[PATH_MAX];
-
-	if (dti_check_previous(name, dir, sizeof(dir)) < 0)
-		return -1;
-	if ((size_t)snprintf(buf, size, "%s%s%s", dir, file ? "/" : "",
-			     file ? file : "") >= size)
-		return dti_fail(ENAMETOOLONG, "%s/%s: path too long", dir, file);
-	return 0;
+	return dti_path_in(dti_check_previous, name, file, buf, size);
 }
 
 void dti_names_free(char **names)
