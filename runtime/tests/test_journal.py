@@ -218,12 +218,16 @@ def test_journal_live(tmp_path):
         pytest.skip("unshare -rm (a user and mount namespace) is not allowed here")
     if "--journal: libsystemd" not in run(["--version"]).stdout.decode():
         pytest.fail("dti built without libsystemd: apt-get install libsystemd-dev")
+    # --kallsyms: callers as symbols, and the default of -F ts it brings is not taken
+    ksyms = tmp_path / "kallsyms"
+    ksyms.write_text("ffffffffc0001000 t odd_log\t[odd]\nffffffffc0002000 t odd_end\t[odd]\n")
+    args = ["-p", "warning", "--kallsyms", str(ksyms), snap]
     p = subprocess.run(["unshare", "-rm", sys.executable, "-c", FAKE_JOURNALD, str(DTI),
-                        "decode", "-p", "warning", "--journal", snap],
-                       capture_output=True, check=True)
+                        "decode", "--journal", *args], capture_output=True, check=True)
     res = json.loads(p.stdout)
     assert res["rc"] == 0 and res["stderr"] == "", res
-    records, _, _ = round_trip(tmp_path, ["-p", "warning", snap])
+    records, _, _ = round_trip(tmp_path, args)
+    assert all(r["symbol"] == "odd_log+0x234/0x1000 [odd]" for r in records), records
     assert len(res["got"]) == len(records) == 4
     for js, dgram in zip(records, res["got"]):
         want_fields = {k: v for k, v in want(js).items() if not k.startswith("_")}
