@@ -568,7 +568,8 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 		o->format = DTI_FMT_EXPORT;
 		format = true;	/* not the terminal's, nor --symbols' */
 	}
-	o->f = o->journal ? dti_journal_open(&o->out) : dti_out_open(&o->out, o->ctf ? NULL : o->output);
+	o->f = o->journal ? dti_journal_open(&o->out) :
+		 dti_out_open(&o->out, o->ctf ? NULL : o->output);
 	if (!o->f) {
 		dti_ksyms_free(o->syms);
 		dti_lines_free(o->lines_l);
