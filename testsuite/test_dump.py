@@ -251,6 +251,29 @@ def test_excerpts_kdump_level31(kdump_crash, tmp_path):
         check_excerpts(kdump_crash[0].vmcore, tmp_path)
 
 
+
+def test_save_kdump_beside_a_kdump_dump(kdump_crash, tmp_path):
+    """dti save-kdump, as the dti-save-kdump service runs it at the next
+    boot, on the real kdump path's dump (makedumpfile -c -d 31 in the
+    capture kernel) laid out as kdump-tools saves it: the excerpt beside
+    the dump holds every channel, each read the same from either."""
+    res = kdump_crash[0]
+    with dumpcase.unless_makedumpfile_unsupported(res):
+        stamp = tmp_path / "crash" / "202611281600"
+        stamp.mkdir(parents=True)
+        dumped = stamp / "dump.202611281600"
+        os.symlink(res.vmcore, dumped)
+        r = run_dti("save-kdump", "--dir", tmp_path / "crash")
+        excerpt = stamp / "dti-excerpt.elf"
+        assert r.stdout.startswith(f"{excerpt}: ") and excerpt.stat().st_size > 0, r.stdout
+        listing = run_dti("dump", "-q", "--list", excerpt).stdout
+        names = re.findall(r"^(\S+) ", listing, re.M)[1:]
+        assert set(dumpcase.LIVE) <= set(names), listing
+        for ch in names:
+            assert run_dti("dump", "-F", "json", "--channel", ch, excerpt).stdout == \
+                run_dti("dump", "-F", "json", "--channel", ch, dumped).stdout, ch
+        assert "no dump without" in run_dti("save-kdump", "--dir", tmp_path / "crash").stdout
+
 MIDWRITE_SCRIPT = dumpcase.PRELUDE + rf"""
 echo 1 > /proc/sys/kernel/unknown_nmi_panic
 ctl register_sub {MIDWRITE_CHANNEL} 8192 4 7 0

@@ -154,6 +154,8 @@ struct dti_read_opts {
 	char **channels;		/* every channel --channel names (A,B; repeated) */
 	unsigned int n_channels;
 	const char *excerpt;		/* dump --excerpt */
+	const char *excerpt_shown;	/* its name as told (save-kdump: the final one) */
+	bool no_channels;		/* dump: the dump had no DTI channels */
 	struct dti_ksyms *syms;
 	/* --lines: source lines through the module table */
 	bool lines;
@@ -267,12 +269,14 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
+int cmd_save_kdump(int argc, char **argv);
 int cmd_console_log(int argc, char **argv);
 int cmd_write(int argc, char **argv);
 int cmd_save_previous(int argc, char **argv);
 
 extern const char usage_list[], usage_level[], usage_reset[], usage_stats[];
 extern const char usage_read[], usage_decode[], usage_snapshot[], usage_dump[];
+extern const char usage_save_kdump[];
 extern const char usage_report[], usage_export[];
 extern const char usage_console_log[], usage_write[], usage_save_previous[];
 

@@ -40,6 +40,8 @@ const struct dti_cmd dti_cmds[] = {
 	{ "stats",    cmd_stats,    usage_stats,    "print a channel's per-CPU counters" },
 	{ "save-previous", cmd_save_previous, usage_save_previous,
 	  "save the previous boot's persistent channels (at boot)" },
+	{ "save-kdump", cmd_save_kdump, usage_save_kdump,
+	  "save a DTI excerpt beside each dump kdump-tools saved (at boot)" },
 	{ NULL, NULL, NULL, NULL },
 };
 

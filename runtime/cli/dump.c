@@ -28,6 +28,7 @@
  * Other reads (virtual addresses, segments cut short), and every read of
  * other formats, go through libkdumpfile.
  */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1006,7 +1007,8 @@ static int dti_dump_excerpt_write(struct dti_vmcore *v, struct dti_dump *d, int 
 	free(info);
 	if (nx < 0)
 		return dti_err("%s", dti_errmsg());
-	fprintf(o->f, "%s: %d channel%s in %zu pages (%zu KiB) of %s\n", o->excerpt,
+	fprintf(o->f, "%s: %d channel%s in %zu pages (%zu KiB) of %s\n",
+		o->excerpt_shown ? o->excerpt_shown : o->excerpt,
 		nx, nx == 1 ? "" : "s", pages, pages * v->page_size >> 10, v->path);
 	return ret;
 }
@@ -1103,6 +1105,7 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 	if (n < 0) {
 		ret = dti_err("%s", dti_errmsg());
 	} else if (!n) {
+		o->no_channels = true;
 		dti_dump_region_damage(sum, o);
 		ret = dti_err("%s: no DTI channels in this %s dump (%llu MiB of memory scanned, %lu \"__DTI_\" markers, none before a descriptor or a persistent region with records)",
 			      v->path, v->format, (unsigned long long)(sum->scanned >> 20),
@@ -1146,3 +1149,161 @@ int cmd_dump(int argc, char **argv)
 	return dti_read_finish(&o, ret);
 }
 
+
+/* ---- dti save-kdump ---- */
+
+/* kdump-tools' KDUMP_COREDIR when its defaults file leaves it alone */
+#define DTI_KDUMP_COREDIR	"/var/crash"
+/* What save-kdump writes beside a dump, and beside one with no DTI channel */
+#define DTI_KDUMP_EXCERPT	"dti-excerpt.elf"
+#define DTI_KDUMP_NONE		"dti-excerpt.none"
+
+const char usage_save_kdump[] =
+	"usage: dti save-kdump [--dir DIR]\n"
+	"\nBeside each memory dump that kdump-tools saved (DIR/STAMP/dump.STAMP or\n"
+	"DIR/STAMP/vmcore.STAMP) and that has none yet, write DTI's excerpt of it,\n"
+	"DIR/STAMP/" DTI_KDUMP_EXCERPT ", as 'dti dump --excerpt' writes it: a small ELF dump\n"
+	"'dti dump' reads, to keep or send where the dump is too large.  A dump\n"
+	"with no DTI channel gets DIR/STAMP/" DTI_KDUMP_NONE " saying so, and is not\n"
+	"scanned again.  Prints a line per dump.  The dti-save-kdump service runs\n"
+	"it at boot, after kdump-tools (which has no hook after it saves a dump).\n"
+	"\n"
+	"  --dir DIR   where kdump-tools saves dumps (default: $KDUMP_COREDIR, as\n"
+	"              /etc/default/kdump-tools sets it, else " DTI_KDUMP_COREDIR ")\n"
+	"\nExit status: 0, 1 a dump could not be read or its excerpt written (the\n"
+	"others are saved), 2 a dump's DTI memory is damaged in part, 129 usage.\n";
+
+/* The dump kdump-tools saved in @dir (a STAMP directory), or NULL */
+static char *dti_kdump_file(const char *dir)
+{
+	struct dirent *e;
+	char *path = NULL;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return NULL;
+	while (!path && (e = readdir(d))) {
+		if ((strncmp(e->d_name, "dump.", 5) && strncmp(e->d_name, "vmcore.", 7)) ||
+		    strstr(e->d_name, "incomplete"))
+			continue;
+		if (asprintf(&path, "%s/%s", dir, e->d_name) < 0)
+			path = NULL;
+	}
+	closedir(d);
+	return path;
+}
+
+/* @dir/@name into @path (PATH_MAX bytes); false if it is longer */
+static bool dti_kdump_path(char *path, const char *dir, const char *name)
+{
+	size_t a = strlen(dir), b = strlen(name);
+
+	if (a + 1 + b >= PATH_MAX)
+		return false;
+	memcpy(path, dir, a);
+	path[a] = '/';
+	memcpy(path + a + 1, name, b + 1);
+	return true;
+}
+
+/* @dir holds an excerpt, or a note that there is none to make */
+static bool dti_kdump_done(const char *dir)
+{
+	char path[PATH_MAX];
+
+	return (dti_kdump_path(path, dir, DTI_KDUMP_EXCERPT) && access(path, F_OK) == 0) ||
+	       (dti_kdump_path(path, dir, DTI_KDUMP_NONE) && access(path, F_OK) == 0);
+}
+
+/* Write "@msg\n" into a new file @path.  0, or -1 (printed). */
+static int dti_kdump_note(const char *path, const char *msg)
+{
+	FILE *f = fopen(path, "we");
+
+	if (!f || fprintf(f, "%s\n", msg) < 0 || fclose(f) != 0)
+		return dti_err("%s: %s", path, strerror(errno));
+	return 0;
+}
+
+/*
+ * The excerpt of @vmcore into @dir/dti-excerpt.elf, written as .part and
+ * renamed once whole; @dir/dti-excerpt.none if the dump has no channel.
+ */
+static int dti_kdump_save(const char *dir, const char *vmcore)
+{
+	char part[PATH_MAX], final[PATH_MAX];
+	char *argv[] = { "dump", "--excerpt", part, (char *)vmcore, NULL };
+	struct dti_read_opts o;
+	struct dti_vmcore v;
+	int ret;
+
+	if (!dti_kdump_path(part, dir, DTI_KDUMP_EXCERPT ".part") ||
+	    !dti_kdump_path(final, dir, DTI_KDUMP_EXCERPT))
+		return dti_err("%s: %s", dir, strerror(ENAMETOOLONG));
+	optind = 0;	/* getopt anew for each dump */
+	ret = dti_read_parse("dump", 4, argv, 1, 1, &o);
+	if (ret >= 0)
+		return ret;
+	o.excerpt_shown = final;
+	if (dti_vmcore_open(&v, vmcore, false) < 0)
+		ret = DTI_EXIT_FAIL;
+	else
+		ret = dti_dump_run(&v, &o);
+	dti_vmcore_close(&v);
+	if (o.no_channels) {
+		dti_kdump_path(final, dir, DTI_KDUMP_NONE);	/* shorter than part */
+		if (dti_kdump_note(final, "no DTI channels in this dump") == 0) {
+			printf("%s: no DTI channels in %s\n", final, vmcore);
+			ret = DTI_EXIT_OK;
+		}
+	} else if (ret != DTI_EXIT_FAIL && rename(part, final) != 0) {
+		ret = dti_err("%s: cannot name it %s: %s", part, final, strerror(errno));
+	}
+	if (ret == DTI_EXIT_FAIL)
+		unlink(part);
+	return dti_read_finish(&o, ret);
+}
+
+int cmd_save_kdump(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument,       NULL, 'h' },
+		{ "dir",  required_argument, NULL, 'D' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = getenv("KDUMP_COREDIR");
+	struct dirent **e;
+	char stamp[PATH_MAX], *vmcore;
+	int c, i, n, ret = DTI_EXIT_OK, saved = 0;
+
+	while ((c = dti_getopt("save-kdump", argc, argv, "h", opts, &ret)) != -1) {
+		if (c == DTI_OPT_EXIT)
+			return ret;
+		dir = optarg;
+	}
+	if (argc != optind)
+		return dti_usage("save-kdump", true, "no arguments but the options");
+	if (!dir || !*dir)
+		dir = DTI_KDUMP_COREDIR;
+	n = scandir(dir, &e, NULL, alphasort);
+	if (n < 0 && errno == ENOENT) {
+		printf("%s: no such directory: no dumps to save an excerpt of\n", dir);
+		return DTI_EXIT_OK;
+	}
+	if (n < 0)
+		return dti_err("%s: %s", dir, strerror(errno));
+	for (i = 0; i < n; i++) {
+		vmcore = e[i]->d_name[0] == '.' || !dti_kdump_path(stamp, dir, e[i]->d_name) ?
+			 NULL : dti_kdump_file(stamp);
+		if (vmcore && !dti_kdump_done(stamp)) {
+			ret = dti_exit_worst(ret, dti_kdump_save(stamp, vmcore));
+			saved++;
+		}
+		free(vmcore);
+		free(e[i]);
+	}
+	free(e);
+	if (!saved)
+		printf("%s: no dump without its DTI excerpt\n", dir);
+	return ret;
+}

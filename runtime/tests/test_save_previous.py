@@ -126,14 +126,55 @@ def test_usage(fs, tmp_path):
     assert p.returncode == 1 and b"debugfs is not available" in p.stderr
 
 
-def test_unit_verifies(tmp_path):
-    """The unit as the dti package installs it, its dti at the build's path."""
+@pytest.mark.parametrize("command", ["save-previous", "save-kdump"])
+def test_unit_verifies(tmp_path, command):
+    """The units as the dti package installs them, dti at the build's path."""
     if not shutil.which("systemd-analyze"):
         pytest.fail("systemd-analyze is needed (package systemd)")
-    text = UNIT.read_text()
-    assert "ExecStart=/usr/bin/dti save-previous" in text
-    unit = tmp_path / "dti-save-previous.service"
+    text = (UNIT.parent / f"dti.dti-{command}.service").read_text()
+    assert f"ExecStart=/usr/bin/dti {command}" in text
+    unit = tmp_path / f"dti-{command}.service"
     unit.write_text(text.replace("/usr/bin/dti", str(DTI)))
     p = subprocess.run(["systemd-analyze", "verify", "--man=no", str(unit)],
                        capture_output=True, text=True)
     assert p.returncode == 0 and p.stderr == "" and p.stdout == "", p.stderr + p.stdout
+
+
+EXCERPTS = RUNTIME / "tests" / "dump-excerpts"
+
+
+def test_save_kdump(tmp_path):
+    """dti save-kdump over kdump-tools' layout (DIR/STAMP/dump.STAMP): an
+    excerpt beside a dump with DTI channels, that reads as the dump does;
+    a note beside one with none (its markers gone); an incomplete dump and
+    a dump already done left alone; a second run saves nothing; the
+    directory from KDUMP_COREDIR, as kdump-tools' defaults set it."""
+    crash = tmp_path / "crash"
+    for stamp, src in (("202611281600", "wrap8k.elf"), ("202611281601", "noover.elf")):
+        (crash / stamp).mkdir(parents=True)
+        shutil.copy(EXCERPTS / src, crash / stamp / f"dump.{stamp}")
+    gone = crash / "202611281601" / "dump.202611281601"
+    gone.write_bytes(gone.read_bytes().replace(b"__DTI_", b"__XXX_"))
+    (crash / "202611281602").mkdir()
+    (crash / "202611281602" / "dump-incomplete").write_bytes(b"")
+    env = dict(os.environ, KDUMP_COREDIR=str(crash))
+    p = subprocess.run([str(DTI), "save-kdump"], capture_output=True, text=True, env=env)
+    # what dti dump says of a dump with no channel, on standard error
+    assert p.returncode == 0 and p.stderr.startswith(f"dti: {gone}: no DTI channels in"), \
+        p.stderr
+    first = crash / "202611281600"
+    assert p.stdout.splitlines()[0].startswith(
+        f"{first}/dti-excerpt.elf: 1 channel in "), p.stdout
+    assert p.stdout.splitlines()[1] == \
+        f"{crash}/202611281601/dti-excerpt.none: no DTI channels in {gone}", p.stdout
+    assert sorted(x.name for x in first.iterdir()) == ["dti-excerpt.elf", "dump.202611281600"]
+    assert sorted(x.name for x in (crash / "202611281602").iterdir()) == ["dump-incomplete"]
+    for args in (["-F", "json"], ["--list", "-q"]):
+        assert run(["dump", *args, str(first / "dti-excerpt.elf")], tmp_path).stdout == \
+            run(["dump", *args, str(first / "dump.202611281600")], tmp_path).stdout.replace(
+                str(first / "dump.202611281600").encode(),
+                str(first / "dti-excerpt.elf").encode())
+    p = run(["save-kdump", "--dir", str(crash)], tmp_path)
+    assert p.stdout.decode() == f"{crash}: no dump without its DTI excerpt\n"
+    p = run(["save-kdump", "--dir", str(tmp_path / "none")], tmp_path)
+    assert p.returncode == 0 and b"no such directory" in p.stdout
