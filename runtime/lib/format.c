@@ -1450,7 +1450,8 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 		}
 		dti_fast_rec(&f, q, &rec);
 		if (format < DTI_FMT_JSON && !r->fmt &&
-		    !ob->err && dti_line_max(&rec, format) <= (size_t)(ob->p + ob->cap - p)) {
+		    !ob->err && !(rec.flags & DTI_REC_TYPED) &&
+		    dti_line_max(&rec, format) <= (size_t)(ob->p + ob->cap - p)) {
 			p = dti_put_line(r, p, &rec, format);
 			continue;
 		}

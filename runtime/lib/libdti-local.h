@@ -90,6 +90,23 @@ static inline uint64_t dti_rec_size(uint32_t len)
 	return DTI_RECORD_SIZE((uint64_t)len);
 }
 
+/*
+ * The flags a plain record may have (dti_rec_plain(), dti_peek_fast()):
+ * a text record's, a binary one's or an event's, not a format's
+ */
+#define DTI_REC_PLAIN	(DTI_REC_TEXT | DTI_REC_TRUNCATED | DTI_REC_RESERVED | \
+			 DTI_REC_TYPED)
+
+/*
+ * An event with @flags and a payload of @len bytes that dti_rec_invalid()
+ * refuses: text too, or shorter than its type's id.  Plain otherwise.
+ */
+static inline bool dti_typed_odd(unsigned int flags, uint32_t len)
+{
+	return (flags & DTI_REC_TYPED) &&
+	       ((flags & DTI_REC_TEXT) || len < sizeof(uint16_t));
+}
+
 /**
  * dti_decode_hdr - decode and check the framing of the header at @p
  *
@@ -586,11 +603,11 @@ static inline void dti_stream_consume(struct dti_stream *s)
  * Take the record at the window's start as the head if it is plain: in
  * the host's byte order, whole in the window, inside the sub-buffer being
  * read and before the end of its count, logged by the CPU of that
- * sub-buffer, which the machine has, with no flags but TEXT, TRUNCATED
- * and RESERVED and a level of 0..7.  These are the checks of
- * dti_decode_hdr() and dti_rec_plain(), the first eight bytes (magic,
- * version, flags, level, hdr_len, cpu) compared at once (fast_mask, set
- * up by dti_sub_start()).  Anything else is left to dti_stream_peek().
+ * sub-buffer, which the machine has, with no flags but DTI_REC_PLAIN's
+ * (an event as dti_rec_invalid() has it) and a level of 0..7.  These are
+ * the checks of dti_decode_hdr() and dti_rec_plain(), the first eight
+ * bytes (magic, version, flags, level, hdr_len, cpu) compared at once
+ * (fast_mask, set up by dti_sub_start()).  Anything else is left to dti_stream_peek().
  */
 static inline bool dti_peek_fast(struct dti_stream *s)
 {
@@ -614,7 +631,8 @@ static inline bool dti_peek_fast(struct dti_stream *s)
 	memcpy(&log_cpu, p + offsetof(struct dti_record, log_cpu), sizeof(log_cpu));
 	size = dti_rec_size(len);
 	if (log_cpu != s->sub_hdr.cpu || len > DTI_MAX_PAYLOAD || size > have ||
-	    size > s->sub_end - off)
+	    size > s->sub_end - off ||
+	    dti_typed_odd(p[offsetof(struct dti_record, flags)], len))
 		return false;
 	memcpy(h, &w, sizeof(w));
 	h->len = len;
@@ -671,7 +689,8 @@ dti_fast_step(struct dti_fast *f)
 	size = dti_rec_size(len);
 	if ((w & f->mask) != f->want || log_cpu != f->cpu || len > DTI_MAX_PAYLOAD ||
 	    size > (size_t)(f->lim - p) || seq != f->seq_next ||
-	    seq >= f->seq_end || f->left <= 1)
+	    seq >= f->seq_end || f->left <= 1 ||
+	    dti_typed_odd(p[offsetof(struct dti_record, flags)], len))
 		return NULL;
 	f->p = p;
 	f->next = p + size;

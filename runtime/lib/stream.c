@@ -434,7 +434,7 @@ static void dti_fast_setup(const struct dti_reader *r, struct dti_stream *s)
 		.hdr_len = DTI_HDR_SIZE, .cpu = s->sub_hdr.cpu,
 	}, mask = {
 		.magic = 0xffff, .version = 0xff, .hdr_len = 0xff, .cpu = 0xffff,
-		.flags = (uint8_t)~(DTI_REC_TEXT | DTI_REC_TRUNCATED | DTI_REC_RESERVED),
+		.flags = (uint8_t)~DTI_REC_PLAIN,
 		.level = (int8_t)~DTI_LEVEL_MAX,
 	};
 
@@ -578,7 +578,7 @@ static inline bool dti_rec_plain(const struct dti_reader *r,
 
 	return !s->pending && h->log_cpu == h->cpu &&
 	       (!s->in_sub || h->cpu == s->sub_hdr.cpu) &&
-	       !(h->flags & ~(DTI_REC_TEXT | DTI_REC_TRUNCATED | DTI_REC_RESERVED)) &&
+	       !(h->flags & ~DTI_REC_PLAIN) && !dti_typed_odd(h->flags, h->len) &&
 	       (uint8_t)h->level <= DTI_LEVEL_MAX && h->cpu < r->ncpu;
 }
 

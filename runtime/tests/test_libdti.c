@@ -2334,6 +2334,52 @@ static void test_events(void)
 	free(raw.p);
 }
 
+/*
+ * Events one after another in sequence are read as text records are, in
+ * a run (struct dti_fast), and printed the same in every format
+ * (read_files() compares dti_print_records() with the loop); one with
+ * the text flag too, or shorter than its id, is damage there as anywhere.
+ */
+static void test_events_run(void)
+{
+	struct wbuf a = {0};
+	struct seen s;
+	unsigned char p[8];
+	char want[512];
+	const char *f = tpath("evrun");
+	uint16_t id = 3;
+	uint32_t v;
+
+	memcpy(p, &id, sizeof(id));
+	wb_sub(&a, 0, 0, 4096, 4, 0, 10, DTI_SUBBUF_CLOSED);
+	wb_format(&a, 0, id, "n", "I", "v", "v=%u");		/* 96 */
+	for (v = 0; v < 8; v++) {	/* 152, 48 bytes each */
+		memcpy(p + sizeof(id), &v, sizeof(v));
+		if (v == 3)	/* in the run that seq 1 starts */
+			wb_rec(&a, 0, DTI_REC_TYPED | DTI_REC_TEXT, 6, v, 10 + v, p, 6);
+		else if (v == 6)	/* in the run that seq 5 starts */
+			wb_rec(&a, 0, DTI_REC_TYPED, 6, v, 10 + v, p, 1);
+		else
+			wb_rec(&a, 0, DTI_REC_TYPED, 6, v, 10 + v, p, 6);
+	}
+	wb_text(&a, 0, 8, 18, "t8");
+	wb_save(&a, "evrun");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "evrun") == 0);
+	CHECK_STR(s.out, "v=0\nv=1\nv=2\nv=4\nv=5\nv=7\nt8\n");
+	snprintf(want, sizeof(want),
+		 "%s: corrupt data at offset 296: event of 6 bytes with flags 0x41; record skipped\n"
+		 "1 records lost on cpu0 between seq 3 and 4\n"
+		 "%s: corrupt data at offset 440: event of 1 bytes with flags 0x40; record skipped\n"
+		 "1 records lost on cpu0 between seq 6 and 7\n", f, f);
+	CHECK_STR(s.notices, want);
+	CHECK(s.damage == 2 && s.n == 7);
+	CHECK(read_files(&s, DTI_FMT_JSON, 1, "evrun") == 0);
+	CHECK(strstr(s.out, "\"seq\":\"5\",\"flags\":64,\"caller\":\"0xffffffffc0001234\","
+		     "\"event\":\"n\",\"id\":3,\"fields\":{\"v\":5},\"text\":\"v=5\"}\n"));
+	CHECK(s.damage == 2 && s.n == 7);
+	free(a.p);
+}
+
 /* What dti_next() returns of the files @paths through filter @f */
 static void filtered(const char *const *paths, unsigned int n, struct dti_filter *f,
 		     char *out, size_t size)
@@ -2766,6 +2812,7 @@ static void test_merge_channels(void)
 static const struct unit_test tests[] = {
 	{ "merge of two CPUs by timestamp", test_merge_two_cpus },
 	{ "event types: formats learnt, events printed through them", test_events },
+	{ "event types: events in a run, damaged ones in it", test_events_run },
 	{ "filters: levels, CPU lists, times, grep, fields; field access", test_filters },
 	{ "an event's string escaped in JSON as a payload is", test_event_json_utf8 },
 	{ "equal timestamps: lower CPU first, CPU order kept", test_equal_timestamps },
