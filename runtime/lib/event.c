@@ -260,6 +260,8 @@ static void dti_evfmt_prepare(struct dti_evfmt *f)
 		}
 		c.size = dti_event_arg_size(c.arg);
 		c.is_signed = dti_arg_signed(c.arg);
+		c.bare = c.arg != DTI_ARG_STR && c.arg != DTI_ARG_HEX && c.arg != DTI_ARG_PTR &&
+			 c.width < 0 && c.prec < 0 && !c.plus && !c.space;
 		f->plain &= c.arg != DTI_ARG_STR;
 		f->lit_len[i] = q - f->lit;
 		f->conv[i++] = c;
@@ -406,29 +408,31 @@ void dti_event_value(const struct dti_evfmt *f, const struct dti_values *v,
 		*num = dti_value_num(f, v, i);
 }
 
-/* Output of the formatting functions: a buffer that is never overrun */
-struct dti_out {
-	char *p, *end;
-};
-
-static void dti_putc(struct dti_out *o, char c)
-{
-	if (o->p < o->end)
-		*o->p++ = c;
-}
+/*
+ * The formatting functions write into a buffer with room for anything an
+ * event prints (DTI_EVENT_TEXT_MAX, DTI_EVENT_JSON_MAX), which the limits
+ * on a format prove: no check of room on the way.
+ *
+ * Most bytes a conversion prints: its width, or a precision's digits with
+ * a sign and "0x"; a string, bytes in hex and a pointer print less.
+ */
+#define DTI_CONV_TEXT_MAX	(DTI_EVENT_WIDTH_MAX + 3)
+_Static_assert(DTI_EVENT_STR_MAX <= DTI_CONV_TEXT_MAX && 3 * DTI_EVENT_HEX_MAX <= DTI_CONV_TEXT_MAX,
+	       "every conversion prints at most DTI_CONV_TEXT_MAX bytes");
+_Static_assert(DTI_EVENT_FMT_MAX + DTI_EVENT_ARGS_MAX * DTI_CONV_TEXT_MAX <= DTI_EVENT_TEXT_MAX,
+	       "an event's text fits in DTI_EVENT_TEXT_MAX");
+/* a field's JSON: its key, a string escaped (6 bytes a byte at most) in quotes */
+_Static_assert(DTI_EVENT_HEAD_MAX + DTI_EVENT_ARGS_MAX *
+	       (DTI_EVENT_KEY_MAX + 6 * DTI_EVENT_STR_MAX + 2) + 1 + DTI_JSON_STEP <=
+	       DTI_EVENT_JSON_MAX && 2 * DTI_EVENT_HEX_MAX <= 6 * DTI_EVENT_STR_MAX,
+	       "an event's JSON fits in DTI_EVENT_JSON_MAX");
 
 /*
- * As many of @n bytes as there is room for.  Most pieces of an event are
- * a few bytes: up to 16 go as two copies of a fixed size, which overlap,
- * not as a call.
+ * @n bytes at @p.  Most pieces of an event are a few bytes: up to 16 go
+ * as two copies of a fixed size, which overlap, not as a call.
  */
-static inline void dti_putn(struct dti_out *o, const char *s, size_t n)
+static inline char *dti_putn(char *p, const char *s, size_t n)
 {
-	char *p = o->p;
-
-	if (n > (size_t)(o->end - p))
-		n = o->end - p;
-	o->p += n;
 	if (n >= 8 && n <= 16) {
 		memcpy(p, s, 8);
 		memcpy(p + n - 8, s + n - 8, 8);
@@ -438,34 +442,18 @@ static inline void dti_putn(struct dti_out *o, const char *s, size_t n)
 	} else if (n > 16) {
 		memcpy(p, s, n);
 	} else {
-		while (n--)
-			*p++ = *s++;
+		for (size_t i = 0; i < n; i++)
+			p[i] = s[i];
 	}
+	return p + n;
 }
 
-static void dti_pad(struct dti_out *o, char c, int n)
+static inline char *dti_pad(char *p, char c, int n)
 {
-	for (; n > 0; n--)
-		dti_putc(o, c);
-}
-
-/*
- * Where @n bytes made one by one go: the output if it has room, else
- * @tmp, from which dti_made() copies what fits.  Made in place, they are
- * not copied: a copy would load them while their stores are on the way,
- * and wait for them.
- */
-static inline char *dti_make(struct dti_out *o, char *tmp, size_t n)
-{
-	return (size_t)(o->end - o->p) >= n ? o->p : tmp;
-}
-
-static inline void dti_made(struct dti_out *o, const char *at, size_t n)
-{
-	if (at == o->p)
-		o->p += n;
-	else
-		dti_putn(o, at, n);
+	if (n <= 0)
+		return p;
+	memset(p, c, n);
+	return p + n;
 }
 
 /* Most digits of a 64-bit number (20 in decimal) */
@@ -491,20 +479,20 @@ static inline unsigned int dti_ndigits(uint64_t num, unsigned int base)
 }
 
 /*
- * @num as @n digits in @base (10 or 16, upper case if @upper): in hex the
- * low @n of them, leading zeros so; in decimal @n is dti_ndigits()'s.
- * Decimal two at a time, in 32 bits once the number fits: a division by
- * a constant is a multiply, a cheaper one so.
+ * @num as @n digits in @base (10 or 16, upper case if @upper) at @p: in
+ * hex the low @n of them, leading zeros so; in decimal @n is
+ * dti_ndigits()'s.  Decimal two at a time, in 32 bits once the number
+ * fits: a division by a constant is a multiply, a cheaper one so.
  */
-static inline void dti_put_digits(struct dti_out *o, uint64_t num, unsigned int base,
-				  bool upper, unsigned int n)
+static inline char *dti_put_digits(char *p, uint64_t num, unsigned int base,
+				   bool upper, unsigned int n)
 {
-	char tmp[DTI_DIGITS_MAX], *at = dti_make(o, tmp, n), *end = at + n;
 	const char *digits = dti_hexdig[upper];
+	char *end = p + n;
 	uint32_t w;
 
 	if (base == 16) {
-		for (; end > at; num >>= 4)
+		for (; end > p; num >>= 4)
 			*--end = digits[num & 15];
 	} else {
 		for (; num > UINT32_MAX; num /= 100)
@@ -516,19 +504,39 @@ static inline void dti_put_digits(struct dti_out *o, uint64_t num, unsigned int 
 		else
 			end[-1] = '0' + w;
 	}
-	dti_made(o, at, n);
+	return p + n;
+}
+
+/* @num in decimal, '-' first if @is_signed and it is negative */
+static inline char *dti_put_dec(char *p, uint64_t num, bool is_signed)
+{
+	if (is_signed && (int64_t)num < 0) {
+		*p++ = '-';
+		num = -num;
+	}
+	return dti_put_digits(p, num, 10, false, dti_ndigits(num, 10));
 }
 
 /*
  * A number as the kernel's printf prints it (lib/vsprintf.c): unlike
  * C's, "%#x" of 0 is "0x0", and a precision does not turn the 0 flag off.
  */
-static void dti_number(struct dti_out *o, uint64_t num, const struct dti_conv *c)
+static char *dti_number(char *p, uint64_t num, const struct dti_conv *c)
 {
 	unsigned int base = c->conv == 'x' || c->conv == 'X' ? 16 : 10, n;
 	bool zero = c->zero && !c->left, prefix = c->special && base == 16;
 	int width = c->width < 0 ? 0 : c->width, prec = c->prec;
 	char sign = 0;
+
+	if (c->bare && base == 10)
+		return dti_put_dec(p, num, c->is_signed);
+	if (c->bare) {
+		if (prefix) {
+			*p++ = '0';
+			*p++ = c->conv;
+		}
+		return dti_put_digits(p, num, 16, c->conv == 'X', dti_ndigits(num, 16));
+	}
 
 	if (c->is_signed) {
 		if ((int64_t)num < 0) {
@@ -549,221 +557,202 @@ static void dti_number(struct dti_out *o, uint64_t num, const struct dti_conv *c
 		prec = n;
 	width -= prec;
 	if (!zero && !c->left) {
-		dti_pad(o, ' ', width);
+		p = dti_pad(p, ' ', width);
 		width = 0;
 	}
 	if (sign)
-		dti_putc(o, sign);
+		*p++ = sign;
 	if (prefix) {
-		dti_putc(o, '0');
-		dti_putc(o, c->conv);
+		*p++ = '0';
+		*p++ = c->conv;
 	}
 	if (!c->left) {
-		dti_pad(o, zero ? '0' : ' ', width);
+		p = dti_pad(p, zero ? '0' : ' ', width);
 		width = 0;
 	}
-	dti_pad(o, '0', prec - n);
-	dti_put_digits(o, num, base, c->conv == 'X', n);
-	dti_pad(o, ' ', width);
+	p = dti_pad(p, '0', prec - n);
+	p = dti_put_digits(p, num, base, c->conv == 'X', n);
+	return dti_pad(p, ' ', width);
 }
 
-static void dti_string(struct dti_out *o, const unsigned char *s, size_t n,
-		       const struct dti_conv *c)
+static char *dti_string(char *p, const unsigned char *s, size_t n,
+			const struct dti_conv *c)
 {
 	size_t len = c->prec >= 0 && (size_t)c->prec < n ? (size_t)c->prec : n;
 	int pad = c->width > (int)len ? c->width - (int)len : 0;
 
 	if (!c->left) {
-		dti_pad(o, ' ', pad);
+		p = dti_pad(p, ' ', pad);
 		pad = 0;
 	}
-	dti_putn(o, (const char *)s, len);
-	dti_pad(o, ' ', pad);
+	p = dti_putn(p, (const char *)s, len);
+	return dti_pad(p, ' ', pad);
 }
 
 /* @n bytes (at most DTI_EVENT_HEX_MAX) in hex, @sep between them if not 0 */
-static void dti_hexbytes(struct dti_out *o, const unsigned char *s, size_t n, char sep)
+static char *dti_hexbytes(char *p, const unsigned char *s, size_t n, char sep)
 {
-	size_t len = n ? 2 * n + (sep ? n - 1 : 0) : 0, i;
-	char tmp[3 * DTI_EVENT_HEX_MAX], *at = dti_make(o, tmp, len), *q = at;
+	size_t i;
 
 	for (i = 0; i < n; i++) {
 		if (i && sep)
-			*q++ = sep;
-		*q++ = dti_hexdig[0][s[i] >> 4];
-		*q++ = dti_hexdig[0][s[i] & 15];
+			*p++ = sep;
+		*p++ = dti_hexdig[0][s[i] >> 4];
+		*p++ = dti_hexdig[0][s[i] & 15];
 	}
-	dti_made(o, at, len);
+	return p;
 }
 
 /* Hex digits of the kernel's %px: all of a 64-bit value's */
 #define DTI_PTR_DIGITS	16
 
-size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v,
-		       char *buf, size_t size)
+size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v, char *buf)
 {
-	struct dti_out o = { buf, buf + size };
 	const char *lit = f->lit;
 	const struct dti_conv *c;
+	char *p = buf;
 	unsigned int i;
 
 	for (i = 0; i < f->nargs; i++) {
-		dti_putn(&o, lit, f->lit_len[i]);
+		p = dti_putn(p, lit, f->lit_len[i]);
 		lit += f->lit_len[i];
 		c = &f->conv[i];
 		if (c->arg == DTI_ARG_PTR)
-			dti_put_digits(&o, dti_value_num(f, v, i), 16, false, DTI_PTR_DIGITS);
+			p = dti_put_digits(p, dti_value_num(f, v, i), 16, false, DTI_PTR_DIGITS);
 		else if (c->arg == DTI_ARG_STR)
-			dti_string(&o, v->p[i], v->n[i], c);
+			p = dti_string(p, v->p[i], v->n[i], c);
 		else if (c->arg == DTI_ARG_HEX)
-			dti_hexbytes(&o, v->p[i], v->n[i], c->hexsep);
+			p = dti_hexbytes(p, v->p[i], v->n[i], c->hexsep);
 		else
-			dti_number(&o, dti_value_num(f, v, i), c);
+			p = dti_number(p, dti_value_num(f, v, i), c);
 	}
-	dti_putn(&o, lit, f->lit_len[i]);
-	return o.p - buf;
+	p = dti_putn(p, lit, f->lit_len[i]);
+	return p - buf;
 }
 
-int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
-		   size_t size)
+int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf)
 {
 	struct dti_values v;
 
 	if (dti_event_values(f, rec, &v) < 0)
 		return -1;
-	return dti_event_print(f, &v, buf, size);
+	return dti_event_print(f, &v, buf);
 }
 
-/*
- * @n bytes at @s as a JSON string, escaped as a payload is (format.c).
- * An event's JSON (DTI_EVENT_JSON_MAX) has room for its name and every
- * string escaped whole; were it short, the string would be cut.
- */
-static void dti_json_str(struct dti_out *o, const unsigned char *s, size_t n)
+/* @n bytes at @s (at most DTI_EVENT_STR_MAX) as a JSON string, escaped as a payload is */
+static char *dti_json_str(char *p, const unsigned char *s, size_t n)
 {
 	size_t done;
 
-	dti_putc(o, '"');
-	o->p = dti_json_chars(o->p, o->end, s, n, &done);
-	dti_putc(o, '"');
+	*p++ = '"';
+	p = dti_json_chars(p, p + 6 * n + DTI_JSON_STEP, s, n, &done);
+	*p++ = '"';
+	return p;
 }
 
-/*
- * Number value @i of @v as JSON: 64-bit values as strings (protobuf's
- * JSON mapping), exact in jq
- */
-static void dti_json_num(struct dti_out *o, const struct dti_evfmt *f,
-			 const struct dti_values *v, unsigned int i)
+size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v, char *buf)
 {
-	bool wide = f->conv[i].size == sizeof(uint64_t);
-	uint64_t x = dti_value_num(f, v, i);
-
-	if (wide)
-		dti_putc(o, '"');
-	if (f->conv[i].is_signed && (int64_t)x < 0) {
-		dti_putc(o, '-');
-		x = -x;
-	}
-	dti_put_digits(o, x, 10, false, dti_ndigits(x, 10));
-	if (wide)
-		dti_putc(o, '"');
-}
-
-size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v,
-		      char *buf, size_t size)
-{
-	struct dti_out o = { buf, buf + size };
+	char *p = dti_putn(buf, f->head, f->head_len);
+	bool wide;
 	unsigned int i;
 
-	dti_putn(&o, f->head, f->head_len);
 	for (i = 0; i < f->nargs; i++) {
-		dti_putn(&o, f->key[i], f->key_len[i]);
+		p = dti_putn(p, f->key[i], f->key_len[i]);
 		switch (f->layout[i]) {
 		case DTI_ARG_STR:
-			dti_json_str(&o, v->p[i], v->n[i]);
+			p = dti_json_str(p, v->p[i], v->n[i]);
 			break;
 		case DTI_ARG_HEX:
-			dti_putc(&o, '"');
-			dti_hexbytes(&o, v->p[i], v->n[i], 0);
-			dti_putc(&o, '"');
+			*p++ = '"';
+			p = dti_hexbytes(p, v->p[i], v->n[i], 0);
+			*p++ = '"';
 			break;
 		case DTI_ARG_PTR:
-			dti_putn(&o, "\"0x", 3);
-			dti_put_digits(&o, dti_value_num(f, v, i), 16, false, DTI_PTR_DIGITS);
-			dti_putc(&o, '"');
+			p = (char *)memcpy(p, "\"0x", 3) + 3;
+			p = dti_put_digits(p, dti_value_num(f, v, i), 16, false, DTI_PTR_DIGITS);
+			*p++ = '"';
 			break;
 		default:
-			dti_json_num(&o, f, v, i);
+			/* 64-bit values as strings (protobuf's JSON mapping): exact in jq */
+			wide = f->conv[i].size == sizeof(uint64_t);
+			if (wide)
+				*p++ = '"';
+			p = dti_put_dec(p, dti_value_num(f, v, i), f->conv[i].is_signed);
+			if (wide)
+				*p++ = '"';
 		}
 	}
-	dti_putc(&o, '}');
-	return o.p - buf;
+	*p++ = '}';
+	return p - buf;
 }
 
 /*
  * An export field's name, DTI_FIELD_ and @name as a journal takes it:
  * upper case, every byte but a letter or a digit as '_'
  */
-static void dti_export_name(struct dti_out *o, const char *name)
+static char *dti_export_name(char *p, const char *name)
 {
-	dti_putn(o, "DTI_FIELD_", 10);
+	p = dti_putn(p, "DTI_FIELD_", 10);
 	for (; *name; name++)
-		dti_putc(o, *name >= 'a' && *name <= 'z' ? *name - 'a' + 'A' :
-			 (*name >= 'A' && *name <= 'Z') || (*name >= '0' && *name <= '9') ?
-			 *name : '_');
+		*p++ = *name >= 'a' && *name <= 'z' ? *name - 'a' + 'A' :
+		       (*name >= 'A' && *name <= 'Z') || (*name >= '0' && *name <= '9') ?
+		       *name : '_';
+	return p;
 }
 
 /* @n bytes at @s as a field's value after its name: "=VALUE\n", or binary if it has a newline */
-static void dti_export_value(struct dti_out *o, const unsigned char *s, size_t n)
+static char *dti_export_value(char *p, const unsigned char *s, size_t n)
 {
 	uint64_t le = htole64(n);
 
 	if (memchr(s, '\n', n)) {
-		dti_putc(o, '\n');
-		dti_putn(o, (const char *)&le, sizeof(le));
+		*p++ = '\n';
+		p = dti_putn(p, (const char *)&le, sizeof(le));
 	} else {
-		dti_putc(o, '=');
+		*p++ = '=';
 	}
-	dti_putn(o, (const char *)s, n);
-	dti_putc(o, '\n');
+	p = dti_putn(p, (const char *)s, n);
+	*p++ = '\n';
+	return p;
 }
 
-size_t dti_event_export(const struct dti_evfmt *f, const struct dti_values *v,
-			char *buf, size_t size)
+/* Bytes of the fields' names the export adds to each: DTI_FIELD_, '=' or the binary length, '\n' */
+#define DTI_EXPORT_FIELD_EXTRA	(10 + 1 + sizeof(uint64_t) + 1)
+/* DTI_EVENT=NAME\nDTI_EVENT_ID=ID\n */
+#define DTI_EXPORT_HEAD_MAX	(10 + DTI_NAME_MAX + 14 + 5 + 1)
+_Static_assert(DTI_EXPORT_HEAD_MAX + DTI_EVENT_ARGS_MAX *
+	       (DTI_EXPORT_FIELD_EXTRA + sizeof(((struct dti_evfmt *)0)->fields[0]) +
+		6 * DTI_EVENT_STR_MAX) <= DTI_EVENT_JSON_MAX,
+	       "an event's export fields fit in DTI_EVENT_JSON_MAX");
+
+size_t dti_event_export(const struct dti_evfmt *f, const struct dti_values *v, char *buf)
 {
-	struct dti_out o = { buf, buf + size };
-	uint64_t x;
+	char *p = dti_putn(buf, "DTI_EVENT=", 10);
 	unsigned int i;
 
-	dti_putn(&o, "DTI_EVENT=", 10);
-	dti_putn(&o, f->name, strlen(f->name));	/* graphic ASCII */
-	dti_putn(&o, "\nDTI_EVENT_ID=", 14);
-	dti_put_digits(&o, f->id, 10, false, dti_ndigits(f->id, 10));
-	dti_putc(&o, '\n');
+	p = dti_putn(p, f->name, strlen(f->name));	/* graphic ASCII */
+	p = dti_putn(p, "\nDTI_EVENT_ID=", 14);
+	p = dti_put_dec(p, f->id, false);
+	*p++ = '\n';
 	for (i = 0; i < f->nargs; i++) {
-		dti_export_name(&o, f->fields[i]);
+		p = dti_export_name(p, f->fields[i]);
 		switch (f->layout[i]) {
 		case DTI_ARG_STR:
-			dti_export_value(&o, v->p[i], v->n[i]);
+			p = dti_export_value(p, v->p[i], v->n[i]);
 			continue;
 		case DTI_ARG_HEX:
-			dti_putc(&o, '=');
-			dti_hexbytes(&o, v->p[i], v->n[i], 0);
+			*p++ = '=';
+			p = dti_hexbytes(p, v->p[i], v->n[i], 0);
 			break;
 		case DTI_ARG_PTR:
-			dti_putn(&o, "=0x", 3);
-			dti_put_digits(&o, dti_value_num(f, v, i), 16, false, DTI_PTR_DIGITS);
+			p = dti_putn(p, "=0x", 3);
+			p = dti_put_digits(p, dti_value_num(f, v, i), 16, false, DTI_PTR_DIGITS);
 			break;
 		default:
-			dti_putc(&o, '=');
-			x = dti_value_num(f, v, i);
-			if (f->conv[i].is_signed && (int64_t)x < 0) {
-				dti_putc(&o, '-');
-				x = -x;
-			}
-			dti_put_digits(&o, x, 10, false, dti_ndigits(x, 10));
+			*p++ = '=';
+			p = dti_put_dec(p, dti_value_num(f, v, i), f->conv[i].is_signed);
 		}
-		dti_putc(&o, '\n');
+		*p++ = '\n';
 	}
-	return o.p - buf;
+	return p - buf;
 }

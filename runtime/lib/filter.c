@@ -679,7 +679,7 @@ static const char *dti_rec_message(struct dti_reader *r, const struct dti_match 
 	if (rec->flags & DTI_REC_TYPED) {
 		if (!m->have)	/* it prints as the binary record it is */
 			return NULL;
-		len = dti_event_print(m->ev, &m->v, r->match_buf, DTI_EVENT_TEXT_MAX);
+		len = dti_event_print(m->ev, &m->v, r->match_buf);
 		r->match_buf[len < DTI_EVENT_TEXT_MAX ? len : DTI_EVENT_TEXT_MAX - 1] = 0;
 		return r->match_buf;
 	}

@@ -1067,15 +1067,15 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	if (p && r && (f = dti_events_find(&r->events, rec)) &&
 	    dti_event_values(f, rec, &v) == 0 &&
 	    (p = dti_ob_room(ob, p, DTI_EVENT_JSON_MAX))) {
-		p += dti_event_json(f, &v, p, DTI_EVENT_JSON_MAX);
+		p += dti_event_json(f, &v, p);
 		if (f->plain && (p = dti_ob_room(ob, p, sizeof(",\"text\":\"\"") +
 						   DTI_EVENT_TEXT_MAX))) {
 			/* its text needs no escape: printed in place */
 			p = (char *)memcpy(p, ",\"text\":\"", 9) + 9;
-			p += dti_event_print(f, &v, p, DTI_EVENT_TEXT_MAX);
+			p += dti_event_print(f, &v, p);
 			*p++ = '"';
 		} else if (p) {
-			n = dti_event_print(f, &v, text, sizeof(text));
+			n = dti_event_print(f, &v, text);
 			p = dti_put_json_str(ob, (char *)memcpy(p, ",\"text\":", 8) + 8,
 					     (const unsigned char *)text, n);
 		}
@@ -1139,8 +1139,8 @@ static char *dti_put_export(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	}
 	if (p && r && (rec->flags & DTI_REC_TYPED) && (f = dti_events_find(&r->events, rec)) &&
 	    dti_event_values(f, rec, &v) == 0 && (p = dti_ob_room(ob, p, DTI_EVENT_JSON_MAX))) {
-		p += dti_event_export(f, &v, p, DTI_EVENT_JSON_MAX);
-		n = dti_event_print(f, &v, text, sizeof(text));
+		p += dti_event_export(f, &v, p);
+		n = dti_event_print(f, &v, text);
 		p = dti_exp_put(ob, p, "MESSAGE", text, n && text[n - 1] == '\n' ? n - 1 : n);
 	} else if (p && rec->flags & DTI_REC_TEXT) {
 		/* a line's newline is no part of a journal's message (nor an event's) */
@@ -1198,7 +1198,7 @@ static char *dti_put_event(struct dti_reader *r, struct dti_obuf *ob, char *p,
 
 	if (!f || !(p = dti_ob_room(ob, p, DTI_EVENT_TEXT_MAX + 1)))
 		return p;
-	n = dti_event_text(f, rec, p, DTI_EVENT_TEXT_MAX);
+	n = dti_event_text(f, rec, p);
 	if (n < 0)
 		return p;
 	*done = true;

@@ -365,6 +365,8 @@ struct dti_conv {
 	/* of its value, set when learnt: dti_event_arg_size(), signed or not */
 	uint8_t size;
 	bool is_signed;
+	/* a number with no width, precision, '+' or ' ': its digits (after 0x) */
+	bool bare;
 };
 
 /* Bytes of an event's JSON before its fields: ,"event":"<name>","id":<id>,"fields":{ */
@@ -427,7 +429,7 @@ struct dti_events {
 	unsigned int n, cap;
 };
 
-/* Most bytes an event prints as, as text and as JSON fields */
+/* Most bytes an event prints as, as text and as JSON fields (event.c proves it) */
 #define DTI_EVENT_TEXT_MAX	8192
 #define DTI_EVENT_JSON_MAX	32768
 
@@ -438,9 +440,11 @@ void dti_events_free(struct dti_events *ev);
 /* The format of event @rec, or NULL */
 const struct dti_evfmt *dti_events_find(const struct dti_events *ev,
 					const struct dti_rec *rec);
-/* @rec through @f into @buf: bytes written, or -1 if its values do not fit the layout */
-int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf,
-		   size_t size);
+/*
+ * @rec through @f into @buf, which has room for DTI_EVENT_TEXT_MAX bytes:
+ * bytes written, or -1 if its values do not fit the layout
+ */
+int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf);
 /*
  * Value @i (< @f->nargs) of values @v of format @f: its bytes at *@data
  * (*@len of them for a string or byte array) and, for a number, its value
@@ -455,18 +459,22 @@ void dti_event_value(const struct dti_evfmt *f, const struct dti_values *v,
  */
 int dti_event_values(const struct dti_evfmt *f, const struct dti_rec *rec,
 		     struct dti_values *v);
-/* Values @v through @f's template into @buf: bytes written */
-size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v,
-		       char *buf, size_t size);
-/* ,"event":...,"id":...,"fields":{...} of values @v into @buf: bytes written */
-size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v,
-		      char *buf, size_t size);
+/*
+ * Values @v through @f's template into @buf, which has room for
+ * DTI_EVENT_TEXT_MAX bytes (no event prints more): bytes written
+ */
+size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v, char *buf);
+/*
+ * ,"event":...,"id":...,"fields":{...} of values @v into @buf, which has
+ * room for DTI_EVENT_JSON_MAX bytes (no event's JSON is longer): bytes written
+ */
+size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v, char *buf);
 /*
  * DTI_EVENT=, DTI_EVENT_ID= and a DTI_FIELD_<NAME>= per value of @v, as
- * fields of the Journal Export Format, into @buf: bytes written
+ * fields of the Journal Export Format, into @buf, which has room for
+ * DTI_EVENT_JSON_MAX bytes (no event's fields are longer): bytes written
  */
-size_t dti_event_export(const struct dti_evfmt *f, const struct dti_values *v,
-			char *buf, size_t size);
+size_t dti_event_export(const struct dti_evfmt *f, const struct dti_values *v, char *buf);
 
 struct dti_reader {
 	struct dti_stream *s;

@@ -2380,6 +2380,97 @@ static void test_events_run(void)
 	free(a.p);
 }
 
+/*
+ * Numbers print as C's printf prints them, with every flag, width and
+ * precision, where it agrees with the kernel's: not a precision with the
+ * 0 flag (the kernel keeps the zeros), nor "%#x" or a precision of 0 of
+ * the value 0 (the kernel prints "0x0" and "0").  Each template is one
+ * type, each event one value.
+ */
+static void test_events_printf(void)
+{
+	static const char *const flags[] = {
+		"", "-", "+", " ", "#", "0", "-+", "+0", " 0", "#0", "-#",
+	};
+	static const char *const widths[] = { "", "1", "6", "25" };
+	static const char *const precs[] = { "", ".0", ".3", ".21" };
+	static const struct { const char *len; char s, u; unsigned int size; } sizes[] = {
+		{ "hh", DTI_ARG_S8, DTI_ARG_U8, 1 }, { "h", DTI_ARG_S16, DTI_ARG_U16, 2 },
+		{ "", DTI_ARG_S32, DTI_ARG_U32, 4 }, { "ll", DTI_ARG_S64, DTI_ARG_U64, 8 },
+	};
+	static const uint64_t vals[] = {
+		0, 1, 9, 10, 99, 100, 12345, 0x7f, 0x80, 0xffff, 0x80000000ull,
+		-1ull, -10ull, -12345ull, 0x8000000000000000ull, 10000000000000000000ull,
+	};
+	static const char convs[] = "diuxX";
+	const size_t nvals = sizeof(vals) / sizeof(vals[0]);
+	struct wbuf a = {0}, want = {0};
+	char fmt[32], layout[2] = "", line[128], *out = NULL;
+	unsigned char p[sizeof(uint16_t) + sizeof(uint64_t)];
+	unsigned int fi, wi, pi, si, ci, k, id = 0;
+	const void *mem;
+	size_t len = 0, n, size;
+	struct dti_reader *r;
+	FILE *f;
+
+	for (fi = 0; fi < sizeof(flags) / sizeof(flags[0]); fi++)
+	for (wi = 0; wi < sizeof(widths) / sizeof(widths[0]); wi++)
+	for (pi = 0; pi < sizeof(precs) / sizeof(precs[0]); pi++)
+	for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++)
+	for (ci = 0; convs[ci]; ci++) {
+		char c = convs[ci];
+		bool is_signed = c == 'd' || c == 'i';
+
+		if ((*precs[pi] && strchr(flags[fi], '0')) || (is_signed && strchr(flags[fi], '#')))
+			continue;	/* the kernel's own way; undefined in C */
+		snprintf(fmt, sizeof(fmt), "%%%s%s%s%s%c", flags[fi], widths[wi], precs[pi],
+			 sizes[si].len, c);
+		layout[0] = is_signed ? sizes[si].s : sizes[si].u;
+		size = sizes[si].size;
+		wb_sub(&a, 0, id, 65536, 4, 0, 1 + nvals, DTI_SUBBUF_OPEN);
+		wb_format(&a, 0, id, "num", layout, "v", fmt);
+		for (k = 0; k < nvals; k++) {
+			uint64_t v = size == 8 ? vals[k] : vals[k] & ((1ull << 8 * size) - 1);
+			uint16_t id16 = id;
+
+			if (!v && (!strcmp(precs[pi], ".0") || (strchr(flags[fi], '#') && c != 'u')))
+				v = 7;	/* the kernel's own way */
+			memcpy(p, &id16, sizeof(id16));
+			memcpy(p + sizeof(id16), &v, size);	/* little-endian: the low bytes */
+			wb_rec(&a, 0, DTI_REC_TYPED, 6, id * (1 + nvals) + k, 10 + k, p,
+			       sizeof(id16) + size);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+			if (size == 8)
+				n = snprintf(line, sizeof(line), fmt, (long long)v);
+			else if (size == 4)
+				n = snprintf(line, sizeof(line), fmt, (int)v);
+			else if (size == 2)
+				n = snprintf(line, sizeof(line), fmt,
+					     is_signed ? (int)(int16_t)v : (int)(uint16_t)v);
+			else
+				n = snprintf(line, sizeof(line), fmt,
+					     is_signed ? (int)(int8_t)v : (int)(uint8_t)v);
+#pragma GCC diagnostic pop
+			wb_put(&want, line, n);
+			wb_put(&want, "\n", 1);
+		}
+		id++;
+	}
+	wb_put(&want, "", 1);
+	mem = a.p;
+	r = dti_open_mem(&mem, &a.len, 1, 0);
+	f = open_memstream(&out, &len);
+	CHECK(r && f && dti_print_records(r, f, DTI_FMT_TEXT, 0) == 0);
+	dti_close(r);
+	fclose(f);
+	CHECK(id > 1000);
+	CHECK_STR(out, (const char *)want.p);
+	free(out);
+	free(a.p);
+	free(want.p);
+}
+
 /* What dti_next() returns of the files @paths through filter @f */
 static void filtered(const char *const *paths, unsigned int n, struct dti_filter *f,
 		     char *out, size_t size)
@@ -2813,6 +2904,7 @@ static const struct unit_test tests[] = {
 	{ "merge of two CPUs by timestamp", test_merge_two_cpus },
 	{ "event types: formats learnt, events printed through them", test_events },
 	{ "event types: events in a run, damaged ones in it", test_events_run },
+	{ "event types: numbers as C's printf prints them, every flag", test_events_printf },
 	{ "filters: levels, CPU lists, times, grep, fields; field access", test_filters },
 	{ "an event's string escaped in JSON as a payload is", test_event_json_utf8 },
 	{ "equal timestamps: lower CPU first, CPU order kept", test_equal_timestamps },
