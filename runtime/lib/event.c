@@ -517,6 +517,18 @@ static inline char *dti_put_dec(char *p, uint64_t num, bool is_signed)
 	return dti_put_digits(p, num, 10, false, dti_ndigits(num, 10));
 }
 
+/* A bare number (struct dti_conv): its digits, after a '-' or a 0x */
+static inline char *dti_bare(char *p, uint64_t num, const struct dti_conv *c)
+{
+	if (c->conv != 'x' && c->conv != 'X')
+		return dti_put_dec(p, num, c->is_signed);
+	if (c->special) {
+		*p++ = '0';
+		*p++ = c->conv;
+	}
+	return dti_put_digits(p, num, 16, c->conv == 'X', dti_ndigits(num, 16));
+}
+
 /*
  * A number as the kernel's printf prints it (lib/vsprintf.c): unlike
  * C's, "%#x" of 0 is "0x0", and a precision does not turn the 0 flag off.
@@ -527,16 +539,6 @@ static char *dti_number(char *p, uint64_t num, const struct dti_conv *c)
 	bool zero = c->zero && !c->left, prefix = c->special && base == 16;
 	int width = c->width < 0 ? 0 : c->width, prec = c->prec;
 	char sign = 0;
-
-	if (c->bare && base == 10)
-		return dti_put_dec(p, num, c->is_signed);
-	if (c->bare) {
-		if (prefix) {
-			*p++ = '0';
-			*p++ = c->conv;
-		}
-		return dti_put_digits(p, num, 16, c->conv == 'X', dti_ndigits(num, 16));
-	}
 
 	if (c->is_signed) {
 		if ((int64_t)num < 0) {
@@ -606,11 +608,22 @@ static char *dti_hexbytes(char *p, const unsigned char *s, size_t n, char sep)
 /* Hex digits of the kernel's %px: all of a 64-bit value's */
 #define DTI_PTR_DIGITS	16
 
-size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v, char *buf)
+/*
+ * Where an event's JSON has its numbers in decimal: a bare decimal
+ * conversion of the same value prints the same bytes, copied.  @len[i] is
+ * 0 where value i is not there.
+ */
+struct dti_decs {
+	const char *at[DTI_EVENT_ARGS_MAX];
+	uint8_t len[DTI_EVENT_ARGS_MAX];
+};
+
+/* dti_event_print() at @p, with the numbers at @d if not NULL: the end */
+static inline char *dti_event_put(const struct dti_evfmt *f, const struct dti_values *v,
+				  char *p, const struct dti_decs *d)
 {
 	const char *lit = f->lit;
 	const struct dti_conv *c;
-	char *p = buf;
 	unsigned int i;
 
 	for (i = 0; i < f->nargs; i++) {
@@ -623,20 +636,19 @@ size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v, ch
 			p = dti_string(p, v->p[i], v->n[i], c);
 		else if (c->arg == DTI_ARG_HEX)
 			p = dti_hexbytes(p, v->p[i], v->n[i], c->hexsep);
+		else if (c->bare && d && d->len[i])
+			p = dti_putn(p, d->at[i], d->len[i]);
+		else if (c->bare)
+			p = dti_bare(p, dti_value_num(f, v, i), c);
 		else
 			p = dti_number(p, dti_value_num(f, v, i), c);
 	}
-	p = dti_putn(p, lit, f->lit_len[i]);
-	return p - buf;
+	return dti_putn(p, lit, f->lit_len[i]);
 }
 
-int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf)
+size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v, char *buf)
 {
-	struct dti_values v;
-
-	if (dti_event_values(f, rec, &v) < 0)
-		return -1;
-	return dti_event_print(f, &v, buf);
+	return dti_event_put(f, v, buf, NULL) - buf;
 }
 
 /* @n bytes at @s (at most DTI_EVENT_STR_MAX) as a JSON string, escaped as a payload is */
@@ -650,14 +662,17 @@ static char *dti_json_str(char *p, const unsigned char *s, size_t n)
 	return p;
 }
 
-size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v, char *buf)
+size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v, char *buf,
+		      bool text)
 {
 	char *p = dti_putn(buf, f->head, f->head_len);
+	struct dti_decs d;
 	bool wide;
 	unsigned int i;
 
 	for (i = 0; i < f->nargs; i++) {
 		p = dti_putn(p, f->key[i], f->key_len[i]);
+		d.len[i] = 0;
 		switch (f->layout[i]) {
 		case DTI_ARG_STR:
 			p = dti_json_str(p, v->p[i], v->n[i]);
@@ -677,12 +692,20 @@ size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v, cha
 			wide = f->conv[i].size == sizeof(uint64_t);
 			if (wide)
 				*p++ = '"';
+			d.at[i] = p;
 			p = dti_put_dec(p, dti_value_num(f, v, i), f->conv[i].is_signed);
+			if (f->conv[i].conv != 'x' && f->conv[i].conv != 'X')
+				d.len[i] = p - d.at[i];
 			if (wide)
 				*p++ = '"';
 		}
 	}
 	*p++ = '}';
+	if (text) {
+		p = (char *)memcpy(p, ",\"text\":\"", 9) + 9;
+		p = dti_event_put(f, v, p, &d);
+		*p++ = '"';
+	}
 	return p - buf;
 }
 

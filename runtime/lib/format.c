@@ -1066,15 +1066,11 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	/* an event's values are found once, for its fields and its text */
 	if (p && r && (f = dti_events_find(&r->events, rec)) &&
 	    dti_event_values(f, rec, &v) == 0 &&
-	    (p = dti_ob_room(ob, p, DTI_EVENT_JSON_MAX))) {
-		p += dti_event_json(f, &v, p);
-		if (f->plain && (p = dti_ob_room(ob, p, sizeof(",\"text\":\"\"") +
-						   DTI_EVENT_TEXT_MAX))) {
-			/* its text needs no escape: printed in place */
-			p = (char *)memcpy(p, ",\"text\":\"", 9) + 9;
-			p += dti_event_print(f, &v, p);
-			*p++ = '"';
-		} else if (p) {
+	    (p = dti_ob_room(ob, p, DTI_EVENT_JSON_MAX + sizeof(",\"text\":\"\"") +
+				 DTI_EVENT_TEXT_MAX))) {
+		/* its text, if it needs no escape, printed in place */
+		p += dti_event_json(f, &v, p, f->plain);
+		if (!f->plain) {
 			n = dti_event_print(f, &v, text);
 			p = dti_put_json_str(ob, (char *)memcpy(p, ",\"text\":", 8) + 8,
 					     (const unsigned char *)text, n);
@@ -1186,6 +1182,18 @@ static char *dti_put_binary(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	return p;
 }
 
+/* Values @v through @f, and a newline unless they end in one, at @p (room for DTI_EVENT_TEXT_MAX + 1) */
+static inline char *dti_event_line(char *p, const struct dti_evfmt *f,
+				   const struct dti_values *v)
+{
+	size_t n = dti_event_print(f, v, p);
+
+	p += n;
+	if (!n || p[-1] != '\n')
+		*p++ = '\n';
+	return p;
+}
+
 /*
  * An event through its format, as text and a newline, after @p: *@done
  * if printed so, else it is printed as the binary record it is.
@@ -1194,18 +1202,13 @@ static char *dti_put_event(struct dti_reader *r, struct dti_obuf *ob, char *p,
 			   const struct dti_rec *rec, bool *done)
 {
 	const struct dti_evfmt *f = dti_events_find(&r->events, rec);
-	int n;
+	struct dti_values v;
 
-	if (!f || !(p = dti_ob_room(ob, p, DTI_EVENT_TEXT_MAX + 1)))
-		return p;
-	n = dti_event_text(f, rec, p);
-	if (n < 0)
+	if (!f || dti_event_values(f, rec, &v) < 0 ||
+	    !(p = dti_ob_room(ob, p, DTI_EVENT_TEXT_MAX + 1)))
 		return p;
 	*done = true;
-	p += n;
-	if (!n || p[-1] != '\n')
-		*p++ = '\n';
-	return p;
+	return dti_event_line(p, f, &v);
 }
 
 /* Format @rec after @p; returns the end, or NULL (a write error, or *@err). */
@@ -1424,6 +1427,8 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 	struct dti_stream *s = r->last;
 	struct dti_fast f = r->fast;
 	unsigned long n = *left;
+	const struct dti_evfmt *ev;
+	struct dti_values v;
 	struct dti_rec rec, one;
 	/* where the raw run ends that a record of the run would extend */
 	const unsigned char *run_end = ob->run_src == s ? ob->run + ob->run_len : NULL;
@@ -1450,9 +1455,19 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 		}
 		dti_fast_rec(&f, q, &rec);
 		if (format < DTI_FMT_JSON && !r->fmt &&
-		    !ob->err && !(rec.flags & DTI_REC_TYPED) &&
+		    !ob->err && (!(rec.flags & DTI_REC_TYPED) || format == DTI_FMT_HEX) &&
 		    dti_line_max(&rec, format) <= (size_t)(ob->p + ob->cap - p)) {
 			p = dti_put_line(r, p, &rec, format);
+			continue;
+		}
+		/* an event, as dti_put_rec() prints it */
+		if ((format == DTI_FMT_TEXT || format == DTI_FMT_TS) && !ob->err &&
+		    DTI_PREFIX_MAX + DTI_EVENT_TEXT_MAX + 1 <= (size_t)(ob->p + ob->cap - p) &&
+		    (ev = dti_events_find(&r->events, &rec)) &&
+		    dti_event_values(ev, &rec, &v) == 0) {
+			if (format == DTI_FMT_TS)
+				p = dti_put_prefix(r, p, &rec);
+			p = dti_event_line(p, ev, &v);
 			continue;
 		}
 		/* as dti_print() does it, with the reader's state up to date */

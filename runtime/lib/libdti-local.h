@@ -441,11 +441,6 @@ void dti_events_free(struct dti_events *ev);
 const struct dti_evfmt *dti_events_find(const struct dti_events *ev,
 					const struct dti_rec *rec);
 /*
- * @rec through @f into @buf, which has room for DTI_EVENT_TEXT_MAX bytes:
- * bytes written, or -1 if its values do not fit the layout
- */
-int dti_event_text(const struct dti_evfmt *f, const struct dti_rec *rec, char *buf);
-/*
  * Value @i (< @f->nargs) of values @v of format @f: its bytes at *@data
  * (*@len of them for a string or byte array) and, for a number, its value
  * in *@num (sign-extended if signed, in host order)
@@ -466,9 +461,13 @@ int dti_event_values(const struct dti_evfmt *f, const struct dti_rec *rec,
 size_t dti_event_print(const struct dti_evfmt *f, const struct dti_values *v, char *buf);
 /*
  * ,"event":...,"id":...,"fields":{...} of values @v into @buf, which has
- * room for DTI_EVENT_JSON_MAX bytes (no event's JSON is longer): bytes written
+ * room for DTI_EVENT_JSON_MAX bytes (no event's JSON is longer), and if
+ * @text (@f->plain: its text needs no escape) ,"text":"..." after it, in
+ * DTI_EVENT_TEXT_MAX + 10 bytes more, its numbers copied from the fields:
+ * bytes written
  */
-size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v, char *buf);
+size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v, char *buf,
+		      bool text);
 /*
  * DTI_EVENT=, DTI_EVENT_ID= and a DTI_FIELD_<NAME>= per value of @v, as
  * fields of the Journal Export Format, into @buf, which has room for
