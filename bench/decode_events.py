@@ -6,21 +6,26 @@ text records of what a driver logs ("dev 3 irq 17 status 0x0 len 4096",
 about 40 bytes), and the same values as typed events of one type
 ("dev %u irq %u status %#x len %u", four u32), whose format record opens
 every sub-buffer as dti.ko writes it.  Then times `dti decode -q -F FMT`
-of each (best of --reps, page cache warm, output to /dev/null) and
-prints records per second:
+of each (page cache warm, output to /dev/null) and prints records per
+second:
 
     text records, -F text / -F json / -F perfetto
     typed events, -F text / -F json / -F perfetto
 
-and the goal's ratio, typed JSON over text records (>= 0.5), against
-text records as JSON and as text.  Usage:
-    bench/decode_events.py [--records N] [--reps R] [--json FILE]
+then issue 42's goal, typed events as JSON >= 0.5 x text records as JSON
+(the same output format, each record a JSON object), and beside it, for
+information, typed JSON over text records as text.  The runs take
+turns in rounds, each the best of --reps, and each figure is the median
+of --rounds rounds: on a busy host a slow spell falls on all four alike.
+Usage:
+    bench/decode_events.py [--records N] [--reps R] [--rounds K] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import struct
 import subprocess
 import sys
@@ -115,35 +120,46 @@ def best(cmd: list[str], reps: int) -> float:
     return min(times)
 
 
+CASES = [(kind, fmt) for kind in ("text", "typed") for fmt in ("text", "json", "perfetto")]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--records", type=int, default=1_000_000)
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=3, help="runs a round takes the best of")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds whose median is reported")
     ap.add_argument("--json", type=Path, help="write the figures here too")
     args = ap.parse_args()
-    res = {"records": args.records, "reps": args.reps, "rates": {}}
+    res = {"records": args.records, "reps": args.reps, "rounds": args.rounds, "rates": {}}
+    rates: dict[str, list[float]] = {f"{kind}/{fmt}": [] for kind, fmt in CASES}
     with tempfile.TemporaryDirectory() as tmp:
+        cmds = {}
         for kind in ("text", "typed"):
             snapshot(Path(tmp) / kind, args.records, kind == "typed")
-            for fmt in ("text", "json", "perfetto"):
-                cmd = [str(DTI), "decode", "-q", "-F", fmt, str(Path(tmp) / kind)]
-                # every record comes out (a line, an event each), or the figure means nothing
-                out = subprocess.run(cmd, capture_output=True, check=True).stdout
-                lines = perfetto_events(out) if fmt == "perfetto" else out.count(b"\n")
-                if lines != args.records:
-                    raise SystemExit(f"{kind} -F {fmt}: {lines} lines, {args.records} records")
-                s = best(cmd, args.reps)
-                res["rates"][f"{kind}/{fmt}"] = args.records / s
-                print(f"{kind:5} records, -F {fmt:8}: {args.records / s / 1e6:6.2f} M records/s "
-                      f"({s * 1e9 / args.records:5.0f} ns per record)")
-    # the goal's ratio reads two ways: against text records in the same
-    # format (JSON), and against text records as text; both are reported
-    same = res["rates"]["typed/json"] / res["rates"]["text/json"]
+        for kind, fmt in CASES:
+            cmd = [str(DTI), "decode", "-q", "-F", fmt, str(Path(tmp) / kind)]
+            # every record comes out (a line, an event each), or the figure means nothing
+            out = subprocess.run(cmd, capture_output=True, check=True).stdout
+            lines = perfetto_events(out) if fmt == "perfetto" else out.count(b"\n")
+            if lines != args.records:
+                raise SystemExit(f"{kind} -F {fmt}: {lines} lines, {args.records} records")
+            cmds[f"{kind}/{fmt}"] = cmd
+        for _ in range(args.rounds):
+            for case, cmd in cmds.items():
+                rates[case].append(args.records / best(cmd, args.reps))
+    for kind, fmt in CASES:
+        rate = statistics.median(rates[f"{kind}/{fmt}"])
+        res["rates"][f"{kind}/{fmt}"] = rate
+        print(f"{kind:5} records, -F {fmt:8}: {rate / 1e6:6.2f} M records/s "
+              f"({1e9 / rate:5.0f} ns per record)")
+    goal = res["rates"]["typed/json"] / res["rates"]["text/json"]
     plain = res["rates"]["typed/json"] / res["rates"]["text/text"]
-    res["typed_json_over_text_json"] = same
+    res["typed_json_over_text_json"] = goal
     res["typed_json_over_text_text"] = plain
-    print(f"typed JSON / text records as JSON: {same:.2f} (goal >= 0.5); "
-          f"/ text records as text: {plain:.2f}")
+    res["goal_holds"] = goal >= 0.5
+    print(f"goal (issue 42): typed events as JSON / text records as JSON = {goal:.2f} "
+          f"(>= 0.5: {'holds' if goal >= 0.5 else 'does not hold'})")
+    print(f"for information: typed events as JSON / text records as text = {plain:.2f}")
     if args.json:
         args.json.write_text(json.dumps(res, indent=1) + "\n")
 
