@@ -16,7 +16,7 @@ then issue 42's goal, typed events as JSON >= 0.5 x text records as JSON
 (the same output format, each record a JSON object), and beside it, for
 information, typed JSON over text records as text.  The runs take
 turns in rounds, each the best of --reps, and each figure is the median
-of --rounds rounds: on a busy host a slow spell falls on all four alike.
+of --rounds rounds: on a busy host a slow spell falls on all alike.
 Usage:
     bench/decode_events.py [--records N] [--reps R] [--rounds K] [--json FILE]
 """

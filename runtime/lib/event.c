@@ -16,7 +16,9 @@
  * text between its conversions and the conversions themselves, and the
  * JSON around an event's values is made then too; an event's values are
  * found once for its text and its JSON (dti_event_values()), and numbers
- * are written digit by digit in place, without printf.
+ * are written digit by digit in place, without printf, into a buffer that
+ * has room for all an event prints, with no check at each byte; in JSON
+ * the text copies the digits of its fields.
  */
 #include <byteswap.h>
 #include <ctype.h>
@@ -417,10 +419,11 @@ void dti_event_value(const struct dti_evfmt *f, const struct dti_values *v,
  * a sign and "0x"; a string, bytes in hex and a pointer print less.
  */
 #define DTI_CONV_TEXT_MAX	(DTI_EVENT_WIDTH_MAX + 3)
-_Static_assert(DTI_EVENT_STR_MAX <= DTI_CONV_TEXT_MAX && 3 * DTI_EVENT_HEX_MAX <= DTI_CONV_TEXT_MAX,
+_Static_assert(DTI_EVENT_STR_MAX <= DTI_CONV_TEXT_MAX &&
+	       3 * DTI_EVENT_HEX_MAX <= DTI_CONV_TEXT_MAX,
 	       "every conversion prints at most DTI_CONV_TEXT_MAX bytes");
-_Static_assert(DTI_EVENT_FMT_MAX + DTI_EVENT_ARGS_MAX * DTI_CONV_TEXT_MAX <= DTI_EVENT_TEXT_MAX,
-	       "an event's text fits in DTI_EVENT_TEXT_MAX");
+_Static_assert(DTI_EVENT_FMT_MAX + DTI_EVENT_ARGS_MAX * DTI_CONV_TEXT_MAX <=
+	       DTI_EVENT_TEXT_MAX, "an event's text fits in DTI_EVENT_TEXT_MAX");
 /* a field's JSON: its key, a string escaped (6 bytes a byte at most) in quotes */
 _Static_assert(DTI_EVENT_HEAD_MAX + DTI_EVENT_ARGS_MAX *
 	       (DTI_EVENT_KEY_MAX + 6 * DTI_EVENT_STR_MAX + 2) + 1 + DTI_JSON_STEP <=

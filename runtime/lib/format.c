@@ -1182,7 +1182,10 @@ static char *dti_put_binary(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	return p;
 }
 
-/* Values @v through @f, and a newline unless they end in one, at @p (room for DTI_EVENT_TEXT_MAX + 1) */
+/*
+ * Values @v through @f, and a newline unless they end in one, at @p, which
+ * has room for DTI_EVENT_TEXT_MAX + 1 bytes: the end
+ */
 static inline char *dti_event_line(char *p, const struct dti_evfmt *f,
 				   const struct dti_values *v)
 {

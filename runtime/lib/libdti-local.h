@@ -614,7 +614,8 @@ static inline void dti_stream_consume(struct dti_stream *s)
  * (an event as dti_rec_invalid() has it) and a level of 0..7.  These are
  * the checks of dti_decode_hdr() and dti_rec_plain(), the first eight
  * bytes (magic, version, flags, level, hdr_len, cpu) compared at once
- * (fast_mask, set up by dti_sub_start()).  Anything else is left to dti_stream_peek().
+ * (fast_mask, set up by dti_sub_start()).  Anything else is left to
+ * dti_stream_peek().
  */
 static inline bool dti_peek_fast(struct dti_stream *s)
 {
