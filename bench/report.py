@@ -44,6 +44,20 @@ OTHER_RATIOS = [
     ("trace_event64", "relay64"),
     ("relay64", "empty_call"),
 ]
+# Issue 44: LTTng beside DTI and ftrace, where the run could measure it.
+LTTNG_GOALS = [("dti_event64", "lttng_event64", "<=", 1.0)]
+LTTNG_RATIOS = [("trace_event64", "lttng_event64")]
+
+
+def _has_lttng(data: dict) -> bool:
+    return "lttng_event64" in data["cases"]
+
+
+def lttng_skipped(data: dict) -> str | None:
+    """Why the run has no LTTng rows, or None if it has them."""
+    if _has_lttng(data):
+        return None
+    return (data.get("lttng") or {}).get("skipped", "not measured by this run")
 
 
 def _case_value(cpus: dict, key: str) -> float:
@@ -156,7 +170,8 @@ def _tracepoint(data: dict) -> dict | None:
 
 def summarise(data: dict) -> dict:
     goals = []
-    for num, den, op, goal in GOALS:
+    lttng = _has_lttng(data)
+    for num, den, op, goal in GOALS + (LTTNG_GOALS if lttng else []):
         r = _ratio(data, num, den)
         r.update(op=op, goal=goal, holds=_holds(r, op, goal))
         goals.append(r)
@@ -164,7 +179,8 @@ def summarise(data: dict) -> dict:
                 for k in ("per_sec", "sum_per_sec")}
             for n in data["boots"][0]["tput"]}
     return {"goals": goals,
-            "other_ratios": [_ratio(data, n, d) for n, d in OTHER_RATIOS],
+            "other_ratios": [_ratio(data, n, d) for n, d in
+                             OTHER_RATIOS + (LTTNG_RATIOS if lttng else [])],
             "cases": _cases(data), "tput_per_sec": tput, "probe": _probe(data),
             "tracepoint": _tracepoint(data)}
 
@@ -324,6 +340,28 @@ def _static_rows(st: dict) -> list[str]:
     return rows
 
 
+def _lttng_rows(data: dict) -> list[str]:
+    why = lttng_skipped(data)
+    if why:
+        return [f"**LTTng rows skipped**: {why}".replace("\n", "  \n")]
+    lt = data["lttng"]
+    per_record = [d["lttng_bytes_per_record"] for b in data["boots"]
+                  for d in b["cases"]["lttng_event64"].values()]
+    return [f'lttng-modules {lt["version"]} (source {lt["source"]}), built for the '
+            'guest kernel; a kernel session made by bench/lttng/lttng_flight through '
+            "lttng-modules' ioctls, one channel in overwrite (flight-recorder) mode of "
+            "8 × 128 KiB per CPU, DTI's geometry, no consumer; the event "
+            "dti_bench_payload64 of the probe module dti_bench_lttng.ko, the payload "
+            "as ctf_array(u8, 64).  While lttng_event64 runs, dti_bench.ko disables "
+            "the event in its ftrace instance, so LTTng's probe is alone on the "
+            "tracepoint (the instance is checked to have recorded nothing).  Every "
+            "run is checked to have had no record discarded and its CPU's buffer "
+            f'to have moved by at least {lt["record_min_bytes"]} bytes per record '
+            "(compact header and payload); it moved by "
+            f"{statistics.median(per_record):.2f} bytes per record (median over boots "
+            "and CPUs: records, packet headers and sub-buffer padding)."]
+
+
 def markdown(data: dict, paths: dict | None = None) -> str:
     s, m, a = data["summary"], data["machine"], data["args"]
     out = [f'## DTI benchmark, {m["date"]}', "",
@@ -341,6 +379,8 @@ def markdown(data: dict, paths: dict | None = None) -> str:
            "executed per call, counted under QEMU -icount shift=0 (one CPU, "
            "one boot).", "",
            "### Goals (issue 17)", "", *_goal_rows(s), "",
+           *(["**LTTng rows skipped**: see LTTng below.", ""] if lttng_skipped(data)
+             else []),
            "### Other ratios", "", *_other_rows(s), "",
            "### Time per call", "",
            "Absolute ns are TCG time on this host: compare them only within this "
@@ -359,6 +399,7 @@ def markdown(data: dict, paths: dict | None = None) -> str:
             "| writers | records/s | sum of writers' rates |", "|---|---|---|",
             *[f'| {n} | {v["per_sec"]:,.0f} | {v["sum_per_sec"]:,.0f} |'
               for n, v in sorted(t.items())], ""]
+    out += ["### LTTng (issue 44)", "", *_lttng_rows(data), ""]
     p = s.get("probe")
     out += ["### Probe effect (dti_event 64 B, one boot)", ""]
     if p:

@@ -20,6 +20,10 @@ Further boots, each once:
   files   a DTI channel flooded in the guest; its per-CPU files are
           decoded on the host with `dti decode` and read with `cat`
 
+With LTTng available (bench/lttngbench.py: lttng-modules built for the
+guest kernel), the latency and icount boots also load it and run case
+lttng_event64; without it they run without it, and the report says why.
+
 Also a static count, from objdump, of the instructions of the functions on
 dti_event's path in dti.ko.
 
@@ -53,6 +57,7 @@ sys.path.insert(0, str(HERE))
 from harness import dump, initramfs, kernels, vm      # noqa: E402
 from harness.kernel import find_kernel                # noqa: E402
 
+import lttngbench                                     # noqa: E402
 import report                                         # noqa: E402
 
 # Every case of dti_bench.c, in the order they run, with what it measures.
@@ -78,6 +83,11 @@ CASES = {
     "empty_call": "empty noinline function call",
     "clock_mono": "DTI's timestamp: ktime_get_mono_fast_ns()",
     "clock_local": "ftrace's default clock: trace_clock_local()",
+}
+# Cases run only where LTTng could be built and loaded (issue 44).
+LTTNG_CASES = {
+    "lttng_event64": "trace_event64's tracepoint into an LTTng kernel channel "
+                     "(overwrite mode), ftrace's event off",
 }
 # Guest kernel command line additions.  QEMU's TCG runs each vCPU in its
 # own host thread, so the kernel's TSC synchronisation check fails and
@@ -151,7 +161,7 @@ def build(kernel, work: Path) -> dict[str, Path]:
     the stap module must match the dti.ko the guest loads.  The work
     tree's own build products are left alone."""
     src = work / "src"
-    for d in ("kmod", "runtime", "bench/kmod"):
+    for d in ("kmod", "runtime", "bench/kmod", "bench/lttng"):
         shutil.copytree(REPO / d, src / d, ignore=SNAPSHOT_IGNORE)
     # The same dti.ko without dti:dti_record, under the same name.
     shutil.copytree(REPO / "kmod", src / "kmod-notp", ignore=SNAPSHOT_IGNORE)
@@ -159,10 +169,15 @@ def build(kernel, work: Path) -> dict[str, Path]:
     make(src / "kmod-notp", "DTI_NO_TRACEPOINT=y", kernel=kernel, root=src)
     make(src / "bench" / "kmod", kernel=kernel, root=src)
     make(src / "runtime", "build/dti")
-    return {"dti.ko": src / "kmod" / "dti.ko",
-            "dti-notp.ko": src / "kmod-notp" / "dti.ko",
-            "dti_bench.ko": src / "bench" / "kmod" / "dti_bench.ko",
-            "dti": src / "runtime" / "build" / "dti"}
+    files = {"dti.ko": src / "kmod" / "dti.ko",
+             "dti-notp.ko": src / "kmod-notp" / "dti.ko",
+             "dti_bench.ko": src / "bench" / "kmod" / "dti_bench.ko",
+             "dti": src / "runtime" / "build" / "dti"}
+    try:
+        files["lttng"] = lttngbench.build(kernel, src, work)
+    except lttngbench.Unavailable as e:
+        files["lttng_skipped"] = str(e)
+    return files
 
 
 # ---------------------------------------------------------------- guest side
@@ -191,12 +206,18 @@ ftstored() {{
 
 def case_commands(cases, cpus: int, batches: int, calls: int) -> str:
     """Guest shell: every case on every CPU.  TRACE_EVENT cases are checked
-    through the instance's counters, which the module cannot read."""
+    through the instance's counters, which the module cannot read; LTTng
+    cases through the session's buffers (lttngbench.stored()), and the
+    instance must then have recorded nothing."""
     sh = []
     for case in cases:
         for cpu in range(cpus):
             cmd = f"bench run {case} {cpu} {batches} {calls}"
-            if case.startswith("trace_event"):
+            if case in LTTNG_CASES:
+                sh.append(f"b=$(ftstored {cpu}); lt {case} {cpu} {batches} {calls}; "
+                          f'a=$(ftstored {cpu}); echo "FTRACE_OFF case={case} cpu={cpu} '
+                          f'stored=$((a - b))"')
+            elif case.startswith("trace_event"):
                 sh.append(f"b=$(ftstored {cpu}); {cmd}; a=$(ftstored {cpu}); "
                           f'echo "FTRACE case={case} cpu={cpu} stored=$((a - b))"')
             else:
@@ -232,6 +253,17 @@ def case_results(stdout: str) -> dict[str, dict[int, dict]]:
         # The instance also counted the module's untimed warm-up batch.
         run = res[d["case"]][d["cpu"]]
         run["stored"] = d["stored"] - run["calls"]
+    for d in parse_lines(stdout, "FTRACE_OFF"):
+        if d["stored"]:
+            raise RuntimeError(f"{d['case']} on cpu{d['cpu']}: the ftrace instance "
+                               f"recorded {d['stored']} events; only LTTng should have")
+    lttng = parse_lines(stdout, "LTTNG")
+    for case in set(res) & set(LTTNG_CASES):
+        for cpu, run in res[case].items():
+            # The session also recorded the warm-up batch.
+            st, fig = lttngbench.stored(lttng, case, cpu,
+                                        (run["batches"] + 1) * run["calls"])
+            run.update(fig, stored=st - run["calls"])
     for case, cpus in res.items():
         for cpu, d in cpus.items():
             if d["stored"] != d["expected"]:
@@ -262,22 +294,31 @@ def phase_results(stdout: str, what: str) -> dict[str, list[dict]]:
 
 
 def boot(name: str, script: str, files: dict[str, Path], args, *, smp=None,
-         extra_files=None, timeout=None, qemu=None, tcg_single=False) -> vm.Result:
+         extra_files=None, timeout=None, qemu=None, tcg_single=False,
+         lttng=False) -> vm.Result:
     """One guest boot running `script` after GUEST_SETUP; raises unless it
     exited 0.  `qemu` replaces the QEMU binary (the -icount wrapper);
-    `tcg_single`: all vCPUs in one host thread (see vm.run())."""
+    `tcg_single`: all vCPUs in one host thread (see vm.run()); `lttng`:
+    LTTng's modules loaded too, and lttngbench.guest_setup()'s `lt`."""
     run_dir = args.work / "runs" / name
+    modules = [files["dti.ko"], files["dti_bench.ko"]]
+    extra_files = dict(extra_files or {})
+    setup = GUEST_SETUP
+    if lttng:
+        lt = files["lttng"]
+        modules += lt["modules"]
+        extra_files[lt["helper"]] = f"/usr/bin/{lttngbench.HELPER}"
+        setup += lttngbench.guest_setup(lt)
     old = os.environ.get("DTI_QEMU")
     if qemu:
         os.environ["DTI_QEMU"] = str(qemu)
     try:
         t0 = time.monotonic()
         load0 = os.getloadavg()[0]
-        res = vm.run(f"PERSIST=persist={PERSIST_REGION}\n" + GUEST_SETUP + script,
+        res = vm.run(f"PERSIST=persist={PERSIST_REGION}\n" + setup + script,
                      smp=smp or args.smp, mem=args.mem,
-                     timeout=timeout or args.timeout,
-                     modules=[files["dti.ko"], files["dti_bench.ko"]],
-                     extra_files=extra_files or {}, kernel=args.kernel,
+                     timeout=timeout or args.timeout, modules=modules,
+                     extra_files=extra_files, kernel=args.kernel,
                      build_dir=args.build_dir, run_dir=run_dir, tcg_single=tcg_single,
                      append=f"{args.append} {PERSIST_MEMMAP}".strip())
     finally:
@@ -297,6 +338,17 @@ def boot(name: str, script: str, files: dict[str, Path], args, *, smp=None,
     return res
 
 
+def uses_lttng(cases) -> bool:
+    return any(c in LTTNG_CASES for c in cases)
+
+
+def lttng_skipped_banner(reason: str) -> str:
+    """What a run without LTTng says, on stderr at its start and end."""
+    rule = "!" * 72
+    return f"{rule}\nLTTng rows SKIPPED (lttng_event64, the goal dti_event64 / " \
+           f"lttng_event64):\n{reason}\n{rule}"
+
+
 def latency_boot(i: int, files, args) -> dict:
     """One repeat: every case on every CPU, then the throughput runs."""
     b, n = args.batches, args.calls
@@ -305,7 +357,7 @@ def latency_boot(i: int, files, args) -> dict:
     script += f"bench tput {TPUT_CASE} {args.smp} {b} {n}\n"
     script += ('echo "GUEST uname=$(uname -r) clocksource=$(cat '
                '/sys/devices/system/clocksource/clocksource0/current_clocksource)"\n')
-    res = boot(f"latency-{i}", script, files, args)
+    res = boot(f"latency-{i}", script, files, args, lttng=uses_lttng(args.cases))
     tput = {}
     for d in parse_lines(res.stdout, "BENCH"):
         if "writers" in d:
@@ -421,8 +473,10 @@ def icount_boot(files, args, name: str = "icount", cases=None,
         return {"skipped": "--no-icount"}
     script = "bench clock tsc\n" + setup
     script += "dmesg | grep -m1 'tsc: Detected' | sed 's/^/TSC /'\n"
-    script += case_commands(cases or CASES, 1, args.icount_batches, args.icount_calls)
-    res = boot(name, script, files, args, smp=1, qemu=HERE / "qemu-icount")
+    cases = cases or args.cases
+    script += case_commands(cases, 1, args.icount_batches, args.icount_calls)
+    res = boot(name, script, files, args, smp=1, qemu=HERE / "qemu-icount",
+               lttng=uses_lttng(cases))
     results = case_results(res.stdout)
     tsc = re.search(r"^TSC .*Detected ([\d.]+) MHz", res.stdout, re.M)
     return {"method": "QEMU -icount shift=0: guest TSC ticks = guest instructions",
@@ -582,7 +636,7 @@ def jump_label_sites(ko: Path) -> list[tuple[str, int]]:
 JUMP_ENTRY_SIZE = 16            # struct jump_entry on x86-64: s32, s32, long
 
 
-def static_count(files) -> dict:
+def static_count(files, cases) -> dict:
     """Static instruction counts of dti_event's path through dti.ko and of
     each case's loop in dti_bench.ko, the calls each makes, and its
     static-key sites (jump labels: a NOP or jmp patched at run time)."""
@@ -606,7 +660,7 @@ def static_count(files) -> dict:
     notp = disassemble(files["dti-notp.ko"])
     nsites = jump_label_sites(files["dti-notp.ko"])
     path_notp = {f: entry(notp[f], nsites) for f in DTI_PATH if f in notp}
-    loops = {c: entry(bench.get(f"bench_batch_{c}"), bsites) for c in CASES}
+    loops = {c: entry(bench.get(f"bench_batch_{c}"), bsites) for c in cases}
     stub_calls = sorted(f"{f} -> {c}" for f in path if not f.startswith("dti_probe_")
                         for c in path[f]["calls"] if c.startswith("dti_probe_"))
     return {"method": "objdump -dr: instructions in each function's body (a static "
@@ -674,7 +728,7 @@ def parse_args(argv=None):
     for k, v in base.items():
         if getattr(args, k, None) is None:
             setattr(args, k, v)
-    unknown = set(args.cases or ()) - set(CASES)
+    unknown = set(args.cases or ()) - set(CASES) - set(LTTNG_CASES)
     if unknown:
         p.error(f"unknown case(s): {', '.join(sorted(unknown))}")
     return args
@@ -705,14 +759,26 @@ def main(argv=None) -> int:
     args.build_dir = initramfs.default_build_dir()
     log(f"building a copy of the sources for {args.kernel.release} in {args.work}")
     files = build(args.kernel, args.work)
+    lt = files.get("lttng")
+    if lt:
+        log(f"LTTng {lt['version']} from {lt['source']}: case lttng_event64 included")
+        lttng = {k: str(v) for k, v in lt.items() if k != "modules"}
+        lttng["modules"] = [Path(m).name for m in lt["modules"]]
+        lttng["record_min_bytes"] = lttngbench.RECORD_MIN
+    else:
+        log(lttng_skipped_banner(files["lttng_skipped"]))
+        lttng = {"skipped": files["lttng_skipped"]}
 
     data = {"args": {k: getattr(args, k) for k in
                      ("repeat", "smp", "batches", "calls", "fill_kb", "tiny",
                       "icount_batches", "icount_calls", "host_reps", "tp_pairs")},
-            "cases": CASES, "machine": machine(args), "boots": []}
+            "cases": {**CASES, **(LTTNG_CASES if lt else {})}, "lttng": lttng,
+            "machine": machine(args), "boots": []}
     if args.cases:
+        if uses_lttng(args.cases) and not lt:
+            sys.exit("bench: --cases names an LTTng case and LTTng is not available")
         return quick_look(files, args)
-    args.cases = list(CASES)
+    args.cases = list(data["cases"])
     for i in range(1, args.repeat + 1):
         log(f"latency boot {i}/{args.repeat}")
         data["boots"].append(latency_boot(i, files, args))
@@ -738,12 +804,14 @@ def main(argv=None) -> int:
         data["dump"] = dump_bench(vmcore, files["dti"], min(args.host_reps, DUMP_REPS))
     finally:
         vmcore.unlink()
-    data["static"] = static_count(files)
+    data["static"] = static_count(files, args.cases)
     data["summary"] = report.summarise(data)
 
     paths = report.write_all(data, args.outdir, stamp)
     print(report.markdown(data, paths))
     log(f"JSON {paths['json']}, chart {paths['png']}")
+    if not lt:
+        log(lttng_skipped_banner(files["lttng_skipped"]))
     return 0
 
 

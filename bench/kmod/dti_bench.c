@@ -7,7 +7,9 @@
  * DTI calls, and the baselines a driver author would otherwise use (a raw
  * relay channel of the same geometry, an ftrace instance through
  * trace_array_printk() and through a TRACE_EVENT of this module, printk,
- * an empty function call).  A case runs on a CPU in a kthread bound to it:
+ * an empty function call), and LTTng recording the same TRACE_EVENT's
+ * tracepoint (lttng_event64: bench/lttng/ attaches LTTng to it; this
+ * module only fires it).  A case runs on a CPU in a kthread bound to it:
  * B batches of N calls, each batch timed as a whole, interrupts left on,
  * so a batch that a timer tick hit shows in the tail and not in the median.
  * The result is the median, p99, minimum and maximum over the batches of
@@ -166,7 +168,8 @@ struct bench_run {
  * BENCH_CHECK_MISSES	the call's own result (relay_reserve() not NULL,
  *			printk and trace_array_printk() returning > 0)
  * BENCH_CHECK_EXTERNAL	not visible here: the host reads the ftrace
- *			instance's per-CPU entries and overrun counts
+ *			instance's per-CPU entries and overrun counts, or
+ *			LTTng's buffer positions
  * BENCH_CHECK_NONE	nothing is stored (the empty call)
  */
 enum bench_check {
@@ -186,11 +189,15 @@ enum bench_check {
  *		they took; a function per case so that the call is inlined
  *		in its loop and nothing but the loop is added to it
  * @check:	how stored records are counted
+ * @ftrace_off:	an event of this module disabled in the ftrace instance
+ *		while the case runs, or NULL: the LTTng case fires
+ *		trace_event64's tracepoint with LTTng's probe alone on it
  */
 struct bench_case {
 	const char *name;
 	u64 (*batch)(struct bench_run *run, unsigned int calls);
 	enum bench_check check;
+	const char *ftrace_off;
 };
 
 static u64 bench_now(void)
@@ -327,6 +334,7 @@ BENCH_BATCH(trace_array_printk,
 BENCH_BATCH(trace_event16, trace_dti_bench_payload16(bench_payload))
 BENCH_BATCH(trace_event64, trace_dti_bench_payload64(bench_payload))
 BENCH_BATCH(trace_event256, trace_dti_bench_payload256(bench_payload))
+BENCH_BATCH(lttng_event64, trace_dti_bench_payload64(bench_payload))
 BENCH_BATCH(printk,
 	    if (unlikely(pr_info(BENCH_FMT, BENCH_ARGS) <= 0))
 		run->misses++)
@@ -361,6 +369,8 @@ static const struct bench_case bench_cases[] = {
 	BENCH_CASE(trace_event16, EXTERNAL),
 	BENCH_CASE(trace_event64, EXTERNAL),
 	BENCH_CASE(trace_event256, EXTERNAL),
+	{ .name = "lttng_event64", .batch = bench_batch_lttng_event64,
+	  .check = BENCH_CHECK_EXTERNAL, .ftrace_off = "dti_bench_payload64" },
 	BENCH_CASE(printk, MISSES),
 	BENCH_CASE(empty_call, NONE),
 	BENCH_CASE(clock_mono, NONE),
@@ -375,6 +385,15 @@ static const struct bench_case *bench_find(const char *name)
 		if (!strcmp(bench_cases[i].name, name))
 			return &bench_cases[i];
 	return NULL;
+}
+
+/* Enable or disable @bc's ftrace_off event in the ftrace instance. */
+static int bench_ftrace_event(const struct bench_case *bc, bool enable)
+{
+	if (!bc->ftrace_off)
+		return 0;
+	return trace_array_set_clr_event(bench_tr, "dti_bench", bc->ftrace_off,
+					 enable);
 }
 
 /* The per-CPU DTI counter a case's records show in, or NULL. */
@@ -732,7 +751,7 @@ static int bench_command(const char *cmd)
 	char verb[BENCH_CMD_MAX], arg[BENCH_CMD_MAX];
 	unsigned int a = 0, b = 0, c = 0;
 	const struct bench_case *bc;
-	int n, ret;
+	int n, ret, on;
 
 	n = sscanf(cmd, "%95s %95s %u %u %u", verb, arg, &a, &b, &c);
 	if (n >= 1 && !strcmp(verb, "list"))
@@ -757,11 +776,17 @@ static int bench_command(const char *cmd)
 	ret = bench_check_counts(b, c);
 	if (ret)
 		return ret;
+	if (strcmp(verb, "run") && strcmp(verb, "tput"))
+		return -EINVAL;
+	ret = bench_ftrace_event(bc, false);
+	if (ret)
+		return ret;
 	if (!strcmp(verb, "run"))
-		return bench_cmd_run(bc, a, b, c);
-	if (!strcmp(verb, "tput"))
-		return bench_cmd_tput(bc, a, b, c);
-	return -EINVAL;
+		ret = bench_cmd_run(bc, a, b, c);
+	else
+		ret = bench_cmd_tput(bc, a, b, c);
+	on = bench_ftrace_event(bc, true);
+	return ret ? ret : on;
 }
 
 static ssize_t bench_ctl_write(struct file *file, const char __user *ubuf,
