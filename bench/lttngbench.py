@@ -139,7 +139,7 @@ ltlost() {{ dmesg | grep -c 'LTTng: ring buffer .*records were lost' || true; }}
 lt() {{
     l0=$(ltlost)
     if ! {HELPER} {EVENT} sh -c "echo run $1 $2 $3 $4 > $C" > /tmp/lttng.out 2>&1; then
-        echo "BENCH error=lttng_flight cmd=$1_$2 $(tr '\\n' ' ' < /tmp/lttng.out)"
+        echo "BENCH error=lttng_flight cmd=$1_$2 $(tr '\\n' ' ' < /tmp/lttng.out) $(cat $C)"
         return 0
     fi
     l1=$(ltlost)

@@ -272,6 +272,12 @@ def _other_rows(s: dict) -> list[str]:
     return rows
 
 
+def _loop_insns(loop: dict) -> str:
+    if "folded_into" in loop:
+        return f'{loop["insns"]} (folded into {loop["folded_into"]})'
+    return str(loop.get("insns", "–"))
+
+
 def _case_rows(data: dict) -> list[str]:
     s = data["summary"]
     ic = (data.get("icount") or {}).get("cases") or {}
@@ -286,7 +292,7 @@ def _case_rows(data: dict) -> list[str]:
         insns = ic.get(case, {}).get("insns_median")
         rows.append(f'| {case} | {data["cases"][case]} | {_ns(v["median_ns"])} | '
                     f'{_ns(v["p99_ns"])} | {per_cpu} | {_f(insns, 1)} | '
-                    f'{loops.get(case, {}).get("insns", "–")} |')
+                    f'{_loop_insns(loops.get(case, {}))} |')
     return rows
 
 
@@ -355,8 +361,8 @@ def _lttng_rows(data: dict) -> list[str]:
             "as ctf_array(u8, 64).  While lttng_event64 runs, dti_bench.ko disables "
             "the event in its ftrace instance, so LTTng's probe is alone on the "
             "tracepoint (the instance is checked to have recorded nothing).  Every "
-            "run is checked to have had no record discarded and its CPU's buffer "
-            f'to have moved by at least {lt["record_min_bytes"]} bytes per record '
+            "run is checked: LTTng reported no buffer that lost records, and the "
+            f'run\'s CPU\'s buffer moved by at least {lt["record_min_bytes"]} bytes per record '
             "(compact header and payload); it moved by "
             f"{statistics.median(per_record):.2f} bytes per record (median over boots "
             "and CPUs: records, packet headers and sub-buffer padding)."]

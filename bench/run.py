@@ -636,6 +636,18 @@ def jump_label_sites(ko: Path) -> list[tuple[str, int]]:
 JUMP_ENTRY_SIZE = 16            # struct jump_entry on x86-64: s32, s32, long
 
 
+def batch_function(bench: dict, case: str) -> tuple[dict | None, str | None]:
+    """The code of `case`'s batch function in dti_bench.ko, and the name
+    of the function it was folded into, if any: gcc's identical code
+    folding makes a batch whose code is another's (lttng_event64's is
+    trace_event64's) a jump to that one."""
+    fn = bench.get(f"bench_batch_{case}")
+    body = [i for i in (fn or {}).get("insns", ())
+            if not re.match(r"nop|call\s.*<__fentry__>", i)]
+    m = len(body) == 1 and re.match(r"jmp\s.*<(bench_batch_\w+)>$", body[0])
+    return (bench[m.group(1)], m.group(1)) if m else (fn, None)
+
+
 def static_count(files, cases) -> dict:
     """Static instruction counts of dti_event's path through dti.ko and of
     each case's loop in dti_bench.ko, the calls each makes, and its
@@ -660,7 +672,10 @@ def static_count(files, cases) -> dict:
     notp = disassemble(files["dti-notp.ko"])
     nsites = jump_label_sites(files["dti-notp.ko"])
     path_notp = {f: entry(notp[f], nsites) for f in DTI_PATH if f in notp}
-    loops = {c: entry(bench.get(f"bench_batch_{c}"), bsites) for c in cases}
+    loops = {}
+    for c in cases:
+        fn, folded = batch_function(bench, c)
+        loops[c] = dict(entry(fn, bsites), **({"folded_into": folded} if folded else {}))
     stub_calls = sorted(f"{f} -> {c}" for f in path if not f.startswith("dti_probe_")
                         for c in path[f]["calls"] if c.startswith("dti_probe_"))
     return {"method": "objdump -dr: instructions in each function's body (a static "
