@@ -23,8 +23,8 @@
  * count of discarded events it keeps is the consumer's, read from the
  * packet a consumer holds, and there is none here.
  *
- * Exit status: COMMAND's, or 1 after a message on stderr naming the
- * LTTng request that failed.
+ * Exit status: COMMAND's, 2 for a usage error, or 1 after a message on
+ * stderr naming the LTTng request that failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,7 +92,7 @@ static int fail(const char *what)
 	return -1;
 }
 
-/* ioctl() on an LTTng file; a new file's descriptor is closed on exec. */
+/* ioctl() on an LTTng file: its result, or -1 after saying what failed. */
 static int lttng_ioctl(int fd, unsigned long req, void *arg, const char *what)
 {
 	int ret = ioctl(fd, req, arg);
@@ -102,6 +102,7 @@ static int lttng_ioctl(int fd, unsigned long req, void *arg, const char *what)
 	return ret;
 }
 
+/* The same for a request that makes a file, closed on exec: its fd. */
 static int lttng_new_fd(int fd, unsigned long req, void *arg, const char *what)
 {
 	int ret = lttng_ioctl(fd, req, arg, what);
@@ -216,8 +217,7 @@ int main(int argc, char **argv)
 	n = open_streams(channel, streams);
 	if (n < 0)
 		return 1;
-	if (lttng_ioctl(session, LTTNG_SESSION_START, NULL,
-			"session start") < 0)
+	if (lttng_ioctl(session, LTTNG_SESSION_START, NULL, "session start") < 0)
 		return 1;
 	for (i = 0; i < n; i++)
 		if (sample(streams[i], &before[i]) < 0)
