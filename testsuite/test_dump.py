@@ -180,6 +180,22 @@ def test_out_dir_decodes_the_same(qemu_crash, tmp_path):
             .stdout.splitlines(), ch
 
 
+
+def test_channels_merged_in_one_timeline(qemu_crash):
+    """dti dump --channel A,B of a real dump: one timeline, each record of
+    the channels read alone, in time order (ties: A's first), text lines
+    after their channel's name."""
+    res, _ = qemu_crash
+    elf = res.files["elf"]
+    a, b = "wrap8k", "mid64k"
+    alone = [dump_json(elf, ch) for ch in (a, b)]
+    both = dump_json(elf, f"{a},{b}")
+    want = sorted(alone[0] + alone[1], key=lambda r: int(r["ts_ns"]))
+    assert len(alone[0]) > 0 and len(alone[1]) > 0
+    assert both == want
+    text = run_dti("dump", elf, "--channel", a, "--channel", b, "-F", "text").stdout
+    assert [line.split()[0] for line in text.splitlines()] == [r["channel"] for r in want]
+
 def test_damaged_descriptor_skips_only_its_channel(qemu_crash, tmp_path):
     """A flipped bit in wrap8k's descriptor: wrap8k is reported and
     skipped, every other channel still comes out."""
