@@ -99,6 +99,28 @@ static int dti_ctf_mkdir(const char *dir)
 	return 0;
 }
 
+/* The UUID of the clock of every trace this run of dti writes */
+static unsigned char dti_ctf_clock_uuid[16];
+static bool dti_ctf_clock_uuid_set;
+
+/* A random UUID (RFC 4122, version 4) into @u.  0, or -1 (errno). */
+static int dti_ctf_new_uuid(unsigned char u[16])
+{
+	if (getrandom(u, 16, 0) != 16)
+		return -1;
+	u[6] = (u[6] & 0x0f) | 0x40;
+	u[8] = (u[8] & 0x3f) | 0x80;
+	return 0;
+}
+
+/* @u as TSDL writes a UUID: a quoted string */
+static void dti_ctf_uuid(FILE *f, const unsigned char u[16])
+{
+	fprintf(f, "\"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\"",
+		u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
+		u[12], u[13], u[14], u[15]);
+}
+
 struct dti_ctf *dti_ctf_create(const char *dir, const char *channel)
 {
 	struct dti_ctf *c;
@@ -113,16 +135,16 @@ struct dti_ctf *dti_ctf_create(const char *dir, const char *channel)
 		free(c);
 		return NULL;
 	}
-	/* the trace's identity, which each packet repeats */
-	if (getrandom(c->uuid, sizeof(c->uuid), 0) != sizeof(c->uuid)) {
-		dti_err("%s: no random bytes for the trace's UUID: %s", dir, strerror(errno));
+	/* the trace's identity, which each packet repeats; the run's clock */
+	if (dti_ctf_new_uuid(c->uuid) < 0 ||
+	    (!dti_ctf_clock_uuid_set && dti_ctf_new_uuid(dti_ctf_clock_uuid) < 0)) {
+		dti_err("%s: no random bytes for a UUID: %s", dir, strerror(errno));
 		free(c->channel);
 		free(c->dir);
 		free(c);
 		return NULL;
 	}
-	c->uuid[6] = (c->uuid[6] & 0x0f) | 0x40;	/* version 4, RFC 4122 */
-	c->uuid[8] = (c->uuid[8] & 0x3f) | 0x80;
+	dti_ctf_clock_uuid_set = true;
 	return c;
 }
 
@@ -442,11 +464,13 @@ static const char dti_ctf_head[] =
 /*
  * The clock of DTI's records: dti.ko stamps them with
  * ktime_get_mono_fast_ns(), CLOCK_MONOTONIC in nanoseconds, from the
- * traced machine's boot; its offset from the epoch is not known.
+ * traced machine's boot; its offset from the epoch is not known.  Its
+ * UUID, after "clock {" and its name, is one for all the traces a run of
+ * dti writes (several channels of one machine), so that babeltrace2
+ * merges them by time: of clocks with no UUID and no absolute origin it
+ * takes those of one trace only (2.1: "Unexpected clock class").
  */
 static const char dti_ctf_clock[] =
-	"clock {\n"
-	"\tname = \"monotonic\";\n"
 	"\tdescription = \"CLOCK_MONOTONIC of the traced machine (dti.ko: ktime_get_mono_fast_ns()), nanoseconds since its boot\";\n"
 	"\tfreq = 1000000000;\n"
 	"\tprecision = 1;\n"
@@ -486,7 +510,6 @@ static const char dti_ctf_clock[] =
 /* The metadata of @c into DIR/metadata.  0 or -1 (printed). */
 static int dti_ctf_metadata(struct dti_ctf *c)
 {
-	const unsigned char *u = c->uuid;
 	char path[PATH_MAX];
 	unsigned int i, j;
 	FILE *f;
@@ -497,18 +520,19 @@ static int dti_ctf_metadata(struct dti_ctf *c)
 	if (!f)
 		return dti_err("%s: %s", path, strerror(errno)), -1;
 	fputs(dti_ctf_head, f);
-	fprintf(f, "trace {\n\tmajor = 1;\n\tminor = 8;\n"
-		"\tuuid = \"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\";\n"
-		"\tbyte_order = %s;\n"
+	fputs("trace {\n\tmajor = 1;\n\tminor = 8;\n\tuuid = ", f);
+	dti_ctf_uuid(f, c->uuid);
+	fprintf(f, ";\n\tbyte_order = %s;\n"
 		"\tpacket.header := struct {\n\t\tuint32_t magic;\n\t\tuint8_t uuid[16];\n\t};\n};\n\n",
-		u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11],
-		u[12], u[13], u[14], u[15],
 		__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? "le" : "be");
 	fputs("env {\n\tdomain = \"kernel\";\n\ttracer_name = \"dti\";\n", f);
 	fprintf(f, "\ttracer_major = %d;\n\ttracer_minor = %d;\n", 0, 1);
 	fputs("\tchannel = ", f);
 	dti_ctf_quote(f, c->channel ? c->channel : "");
 	fputs(";\n};\n\n", f);
+	fputs("clock {\n\tname = \"monotonic\";\n\tuuid = ", f);
+	dti_ctf_uuid(f, dti_ctf_clock_uuid);
+	fputs(";\n", f);
 	fputs(dti_ctf_clock, f);
 	for (i = 0; i < c->n_classes; i++) {
 		const struct dti_ctf_class *k = &c->classes[i];

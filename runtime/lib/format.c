@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "libdti-local.h"
 
@@ -1090,6 +1091,28 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 }
 
 /*
+ * The boot ID the Journal Export Format gives records of a boot not
+ * known (a snapshot's, a dump's, a previous boot's): one made up for
+ * this run, the same for all its records, so that their monotonic times
+ * stay comparable among themselves and with nothing else.  systemd 257's
+ * journal writer refuses an entry with a monotonic time and no boot ID.
+ */
+static const char *dti_run_boot_id(void)
+{
+	static char id[2 * DTI_BOOT_ID_BYTES + 1];
+	unsigned char b[DTI_BOOT_ID_BYTES];
+	unsigned int i;
+
+	if (id[0])
+		return id;
+	if (getrandom(b, sizeof(b), 0) != sizeof(b))
+		memset(b, 0, sizeof(b));	/* no randomness: all zero, which journald refuses */
+	for (i = 0; i < sizeof(b); i++)
+		snprintf(id + 2 * i, 3, "%02x", b[i]);
+	return id;
+}
+
+/*
  * A record in the Journal Export Format (systemd's, for
  * systemd-journal-remote and journalctl): journald's fields (the
  * timestamps, MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, CODE_*), then DTI_*
@@ -1110,8 +1133,8 @@ static char *dti_put_export(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	p = dti_exp_num(ob, p, "__REALTIME_TIMESTAMP",
 			((r && r->boot_known ? (uint64_t)r->boot_realtime_ns : 0) + rec->ts_ns) / 1000);
 	p = dti_exp_num(ob, p, "__MONOTONIC_TIMESTAMP", rec->ts_ns / 1000);
-	if (r && r->boot_id[0])
-		p = dti_exp_str(ob, p, "_BOOT_ID", r->boot_id);
+	/* journald's writer takes no monotonic time without its boot (257) */
+	p = dti_exp_str(ob, p, "_BOOT_ID", r && r->boot_id[0] ? r->boot_id : dti_run_boot_id());
 	p = dti_exp_num(ob, p, "PRIORITY", (unsigned int)rec->level & 7);
 	p = dti_exp_str(ob, p, "SYSLOG_IDENTIFIER", name ? name : "dti");
 	if (name)

@@ -475,6 +475,9 @@ size_t dti_event_json(const struct dti_evfmt *f, const struct dti_values *v, cha
  */
 size_t dti_event_export(const struct dti_evfmt *f, const struct dti_values *v, char *buf);
 
+/* Bytes of a boot ID (/proc/sys/kernel/random/boot_id, journald's _BOOT_ID) */
+#define DTI_BOOT_ID_BYTES	16
+
 struct dti_reader {
 	struct dti_stream *s;
 	unsigned int n;
@@ -534,7 +537,7 @@ struct dti_reader {
 	/* the boot that wrote the records, for DTI_FMT_EXPORT, when known */
 	bool boot_known;
 	int64_t boot_realtime_ns;	/* CLOCK_REALTIME at CLOCK_MONOTONIC 0 */
-	char boot_id[33];		/* its boot ID in hex, or "" */
+	char boot_id[2 * DTI_BOOT_ID_BYTES + 1];	/* its boot ID in hex, or "" */
 };
 
 /* merge.c: a merge's child */
