@@ -175,7 +175,8 @@ enum dti_format {
  * time, microseconds since boot), __REALTIME_TIMESTAMP (the boot's wall
  * clock time plus that, where the boot's is known: a live channel's, of
  * this boot, read at dti_open_channel(); else the time since boot
- * alone, as of 1970), _BOOT_ID (a live channel's), PRIORITY (the
+ * alone, as of 1970), _BOOT_ID (a live channel's; else one made up
+ * for the process, the same for all its records), PRIORITY (the
  * level), SYSLOG_IDENTIFIER (the channel, "dti" when no name is known),
  * MESSAGE (a text record's text less one final newline, a typed event
  * as DTI_FMT_TEXT prints it, a binary payload in hex as DTI_FMT_TEXT
