@@ -235,6 +235,8 @@ int dti_read_lines_table(struct dti_read_opts *o, const struct dti_module *mods,
  * wins.  DTI_EXIT_OK, or DTI_EXIT_FAIL (message printed).
  */
 int dti_read_lines_other(struct dti_read_opts *o, const struct dti_module *mods, int n);
+/* Readers @r reads: a merge's children (o->merged), else 1 */
+unsigned int dti_read_nr_readers(struct dti_reader *r, const struct dti_read_opts *o);
 /*
  * Several channels: a merge into *@m for dti_read_print() (@cmd's -F raw
  * refused).  Returns -1 to go on, or an exit code (message printed).

@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "dti-cli.h"
 #include "ctf.h"
@@ -280,17 +279,30 @@ static int dti_export_records(struct dti_reader *r, struct dti_export *x, unsign
 	return ret;
 }
 
-/* DIR/NAME for child @i's trace, or DIR/NAME.@i if taken.  NULL: ENOMEM. */
-static char *dti_export_name(const char *dir, const char *name, unsigned int i)
-{
-	char *path;
+/* Bytes of a merge child's name as the exports give it: NAME or NAME.N */
+#define DTI_EXPORT_NAME_MAX	(DTI_NAME_MAX + 16)
 
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		return NULL;
-	if (access(path, F_OK) != 0)
-		return path;
-	free(path);
-	return asprintf(&path, "%s/%s.%u", dir, name, i) < 0 ? NULL : path;
+/*
+ * The name of merge @m's child @i as the exports give it (a CTF trace's
+ * directory, a Perfetto track): its channel's, NAME.@i where an earlier
+ * child has the same one, into @buf of DTI_EXPORT_NAME_MAX bytes.
+ */
+static const char *dti_export_child_name(struct dti_reader *m, unsigned int i, char *buf)
+{
+	const char *name = dti_merge_name(m, i), *other;
+	unsigned int j;
+
+	if (!name)
+		name = "channel";
+	snprintf(buf, DTI_EXPORT_NAME_MAX, "%s", name);
+	for (j = 0; j < i; j++) {
+		other = dti_merge_name(m, j);
+		if (other && !strcmp(other, name)) {
+			snprintf(buf, DTI_EXPORT_NAME_MAX, "%s.%u", name, i);
+			break;
+		}
+	}
+	return buf;
 }
 
 /*
@@ -301,14 +313,11 @@ static char *dti_export_name(const char *dir, const char *name, unsigned int i)
  */
 static int dti_export_merged(struct dti_reader *m, struct dti_read_opts *o)
 {
+	unsigned int n = dti_read_nr_readers(m, o), i;
+	char name[DTI_EXPORT_NAME_MAX], *tmp, *dir;
 	struct dti_export *x;
-	char *tmp, *dir;
-	unsigned int n = 0, i;
-	const char *name;
 	int ret = 0;
 
-	while (dti_merge_reader(m, n))
-		n++;
 	x = calloc(n, sizeof(*x));
 	if (!x)
 		return dti_err("out of memory");
@@ -326,10 +335,10 @@ static int dti_export_merged(struct dti_reader *m, struct dti_read_opts *o)
 	for (i = 0; i < n; i++) {
 		if (dti_export_close(&x[i], dti_merge_reader(m, i)) < 0 || !x[i].ctf)
 			ret = -1;
-		name = dti_merge_name(m, i);
 		if (!x[i].ctf || asprintf(&tmp, "%s/.%u", o->output, i) < 0)
 			continue;
-		dir = dti_export_name(o->output, name ? name : "channel", i);
+		if (asprintf(&dir, "%s/%s", o->output, dti_export_child_name(m, i, name)) < 0)
+			dir = NULL;
 		if (!dir || rename(tmp, dir) != 0)
 			ret = dti_err("%s: cannot name the trace %s: %s", tmp, dir ? dir : "",
 				      strerror(dir ? errno : ENOMEM));
@@ -365,34 +374,19 @@ struct dti_xperfetto {
 	struct dti_read_opts *o;
 	struct dti_reader *r;		/* the reader read (a merge: the merge) */
 	int child;			/* of a merge, the child whose notices these are */
-	char name[DTI_NAME_MAX + 16];	/* of a merge's child: its track's name */
+	char name[DTI_EXPORT_NAME_MAX];	/* of a merge's child: its track's name */
 	bool *failed;
 };
 
 /*
  * The channel @x's records are of: the reader's, or of a merge's child
- * @x->child its name, NAME.N where an earlier child has the same one
- * (as dti export names the CTF traces of several channels).
+ * @x->child its name as the CTF traces of several channels have it.
  */
 static const char *dti_xperfetto_name(struct dti_xperfetto *x)
 {
-	const char *name, *other;
-	int i;
-
 	if (x->child < 0)
 		return dti_channel_name(x->r);
-	name = dti_merge_name(x->r, x->child);
-	if (!name)
-		name = "channel";
-	snprintf(x->name, sizeof(x->name), "%s", name);
-	for (i = 0; i < x->child; i++) {
-		other = dti_merge_name(x->r, i);
-		if (other && !strcmp(other, name)) {
-			snprintf(x->name, sizeof(x->name), "%s.%d", name, x->child);
-			break;
-		}
-	}
-	return x->name;
+	return dti_export_child_name(x->r, x->child, x->name);
 }
 
 /* Lost records into the Perfetto trace, and every notice on stderr as dti read has it */
@@ -410,13 +404,11 @@ int dti_export_perfetto(struct dti_reader *r, struct dti_read_opts *o)
 	struct dti_lines *lines = o->lines_other ? o->lines_other :
 				  o->lines_on && !o->lines_other_off ? o->lines_l : NULL;
 	struct dti_xperfetto *x;
-	unsigned int k = 1, i;
+	unsigned int k = dti_read_nr_readers(r, o), i;
 	bool failed = false;
 	struct dti_rec rec;
 	int n = 0;
 
-	while (o->merged && dti_merge_reader(r, k))
-		k++;
 	x = calloc(k, sizeof(*x));
 	if (!x)
 		return dti_err("out of memory");

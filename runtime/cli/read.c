@@ -735,6 +735,15 @@ int dti_read_merge_add(struct dti_reader *m, struct dti_reader *r, const char *n
 	return DTI_EXIT_OK;
 }
 
+unsigned int dti_read_nr_readers(struct dti_reader *r, const struct dti_read_opts *o)
+{
+	unsigned int n = 1;
+
+	while (o->merged && dti_merge_reader(r, n))
+		n++;
+	return n;
+}
+
 int dti_read_merge_new(const char *cmd, struct dti_read_opts *o, struct dti_reader **m)
 {
 	if (o->format == DTI_FMT_RAW && !o->ctf && !o->perfetto)

@@ -425,11 +425,9 @@ int dti_report_run(struct dti_reader *r, struct dti_read_opts *o)
 	struct dti_report rep = { .o = o };
 	struct dti_rchild *child;
 	struct dti_rec rec;
-	unsigned int n = 1, i;
+	unsigned int n = dti_read_nr_readers(r, o), i;
 	int ret;
 
-	while (o->merged && dti_merge_reader(r, n))
-		n++;
 	child = calloc(n, sizeof(*child));
 	if (!child)
 		return dti_err("out of memory");
