@@ -73,9 +73,85 @@ static inline bool dti_record_whole(const struct dti_record *rec, size_t room, u
 	if (room < sizeof(*rec))
 		return false;
 	*len = READ_ONCE(rec->len);
-	return rec->magic == DTI_RECORD_MAGIC && rec->version == DTI_RECORD_VERSION &&
+	return rec->magic == DTI_RECORD_MAGIC && rec->version == DTI_RECORD_VERSION_1 &&
 	       rec->hdr_len == sizeof(*rec) && DTI_RECORD_SIZE((u64)*len) <= room;
 }
+
+/*
+ * Whether @hdr is a sub-buffer header dti.ko can read the records after:
+ * those of version 1 or 2.  Its info, at DTI_SUBBUF_INFO_V1_SIZE bytes of
+ * which every version has, follows it.
+ */
+static inline bool dti_subbuf_header_ok(const struct dti_record *hdr)
+{
+	return hdr->magic == DTI_RECORD_MAGIC && (hdr->flags & DTI_REC_SUBBUF) &&
+	       (hdr->version == DTI_RECORD_VERSION_1 ||
+		hdr->version == DTI_RECORD_VERSION) &&
+	       hdr->hdr_len == sizeof(*hdr) &&
+	       hdr->len >= (hdr->version == DTI_RECORD_VERSION_1 ?
+			    DTI_SUBBUF_INFO_V1_SIZE : sizeof(struct dti_subbuf_info));
+}
+
+/* Bytes of the header of a sub-buffer that dti_subbuf_header_ok() took */
+static inline size_t dti_subbuf_header_size(const struct dti_record *hdr)
+{
+	return hdr->version == DTI_RECORD_VERSION_1 ? DTI_SUBBUF_HEADER_SIZE_V1 :
+						      DTI_SUBBUF_HEADER_SIZE;
+}
+
+/**
+ * struct dti_rview - a record as readers see it, whatever its version
+ * @ts_ns:	time
+ * @seq:	sequence number (0 for a format)
+ * @caller:	caller, 0 if none
+ * @payload:	the payload, in the buffer
+ * @len:	payload bytes
+ * @size:	bytes the record takes in its sub-buffer
+ * @log_cpu:	CPU that logged it
+ * @flags:	DTI_REC_* bits
+ * @level:	level
+ */
+struct dti_rview {
+	u64 ts_ns;
+	u64 seq;
+	u64 caller;
+	const void *payload;
+	u32 len;
+	u32 size;
+	u32 log_cpu;
+	u8 flags;
+	s8 level;
+};
+
+/**
+ * struct dti_walk - a reader's place in one sub-buffer (dti_walk_next())
+ * @sub:	the sub-buffer, its header first
+ * @pos:	where the next record starts, from @sub
+ * @end:	bytes from @sub that may hold records
+ * @left:	records of the header's count not walked yet
+ * @version:	the header's record version
+ * @cpu:	the CPU whose buffer it is
+ * @hdr_ts:	the header's time: that of its formats
+ * @ts:	time the next compact record's delta is from
+ * @seq:	sequence number the next record takes unless it skips some
+ * @caller_base: what DTI_CREC_CALLER32 callers are told from
+ */
+struct dti_walk {
+	const void *sub;
+	size_t pos;
+	size_t end;
+	u32 left;
+	u8 version;
+	u16 cpu;
+	u64 hdr_ts;
+	u64 ts;
+	u64 seq;
+	u64 caller_base;
+};
+
+bool dti_walk_start(struct dti_walk *w, const void *sub, size_t end, u32 records);
+bool dti_walk_next(struct dti_walk *w, struct dti_rview *v);
+void dti_rview_record(const struct dti_rview *v, u16 cpu, struct dti_record *rec);
 
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
 #define DTI_TRACE_FILE_BASE	"trace"
@@ -269,6 +345,10 @@ struct dti_prev {
  * @events_gen:	generation of the event types whose formats frame the
  *		CPU's current sub-buffer (dti_event.c); not a trigger's,
  *		but per channel and per CPU as well
+ * @crec_ts:	time of the record the CPU stored last, which the next
+ *		compact record's time is told from (struct dti_crec)
+ * @crec_seq:	sequence number the next record stored takes unless it
+ *		skips some; like @crec_ts, the writer's and not a trigger's
  */
 struct dti_trigger_cpu {
 	u64 first_seq;
@@ -276,6 +356,8 @@ struct dti_trigger_cpu {
 	u64 records;
 	u32 gen;
 	u32 events_gen;
+	u64 crec_ts;
+	u64 crec_seq;
 };
 
 /**
@@ -294,12 +376,16 @@ struct dti_meta {
 	u8 flags;
 };
 
-/* Write the header of a record of @len bytes of payload held by @cpu's buffer. */
+/*
+ * Write the whole (version 1) header of a record of @len bytes of payload
+ * held by @cpu's buffer: a pending store's, or a sub-buffer header, whose
+ * version the caller sets.
+ */
 static inline void dti_fill_record(struct dti_record *rec, const struct dti_meta *meta,
 				   unsigned int cpu, size_t len, u64 seq)
 {
 	rec->magic = DTI_RECORD_MAGIC;
-	rec->version = DTI_RECORD_VERSION;
+	rec->version = DTI_RECORD_VERSION_1;
 	rec->flags = meta->flags;
 	rec->level = meta->level;
 	rec->hdr_len = sizeof(*rec);

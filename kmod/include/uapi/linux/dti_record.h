@@ -9,8 +9,17 @@
  * sub-buffer is padding, whose length the sub-buffer header states.
  *
  * All fields are in the byte order of the machine that wrote them; the
- * magic number tells a reader which order that was.  Every record starts
- * on a DTI_RECORD_ALIGN boundary and occupies DTI_RECORD_SIZE() bytes.
+ * magic number tells a reader which order that was.
+ *
+ * Two record versions exist.  Version 1 records each carry a whole
+ * struct dti_record, start on a DTI_RECORD_ALIGN boundary and occupy
+ * DTI_RECORD_SIZE() bytes.  From version 2 the sub-buffer header is still
+ * a struct dti_record (its version 2), but the records after it are
+ * compact (struct dti_crec): their time, sequence number and caller are
+ * told relative to the record before them and to the sub-buffer header,
+ * so a reader decodes a sub-buffer from its start.  Pending stores and
+ * the records-alone stream of readers (dti read -F raw) keep version 1's
+ * whole headers, which stand alone.
  *
  * Timestamps come from ktime_get_mono_fast_ns(): CLOCK_MONOTONIC, one
  * clock for all CPUs (so records of different CPUs can be merged by
@@ -24,7 +33,8 @@
 #include <linux/types.h>
 
 #define DTI_RECORD_MAGIC	0xD71A	/* reads as 0x1AD7 in the other byte order */
-#define DTI_RECORD_VERSION	1
+#define DTI_RECORD_VERSION	2	/* sub-buffers of compact records */
+#define DTI_RECORD_VERSION_1	1	/* whole headers everywhere */
 #define DTI_RECORD_ALIGN	8
 
 /* Longest channel name, not counting the terminating NUL. */
@@ -92,6 +102,68 @@ struct dti_record {
 	__u64 caller;
 };
 
+/**
+ * struct dti_crec - header in front of every record after a version-2
+ * sub-buffer header
+ * @len:	payload length in bytes; 0 with DTI_CREC_LEN32, where a __u32
+ *		length follows
+ * @flags:	DTI_REC_* bits; never DTI_REC_SUBBUF nor DTI_REC_PENDING
+ * @info:	the level (DTI_CREC_LEVEL) and DTI_CREC_* bits saying which
+ *		extensions follow
+ * @ts_delta:	the record's time less the time of the record before it in
+ *		the sub-buffer (for the first: struct dti_subbuf_info's
+ *		@ts_base); 0 with DTI_CREC_TS64
+ *
+ * The header is followed by its extensions, in this order, each present
+ * when its bit is set: the __u32 length (DTI_CREC_LEN32), the __u64 time
+ * (DTI_CREC_TS64), the __u64 count of sequence numbers skipped
+ * (DTI_CREC_SKIP), the caller (DTI_CREC_CALLER32: a __s32 to add to the
+ * sub-buffer header's @caller, the caller base; DTI_CREC_CALLER64: a
+ * __u64; neither: no caller), and for a DTI_REC_REPLAYED record the __u32
+ * CPU that logged it.  Then the payload.  A record starts on a
+ * DTI_CREC_ALIGN boundary and takes DTI_CREC_SIZE() bytes.
+ *
+ * Sequence numbers: the first record of a sub-buffer has the number
+ * struct dti_subbuf_info's @seq_base says, each one after has the number
+ * after the one before it; DTI_CREC_SKIP adds the records that were not
+ * stored (dropped, nested, halted) in between.  DTI_REC_FORMAT records
+ * take no number and no time: they are left out of both chains, and
+ * their time is the sub-buffer header's.  The CPU whose buffer holds a
+ * record is the sub-buffer header's @cpu, and so is the CPU that logged
+ * it unless the record says otherwise (DTI_REC_REPLAYED).
+ */
+struct dti_crec {
+	__u16 len;
+	__u8  flags;
+	__u8  info;
+	__s32 ts_delta;
+};
+
+/* dti_crec.info */
+#define DTI_CREC_LEVEL		0x07	/* the record's level */
+#define DTI_CREC_TS64		0x08	/* __u64 time: the delta did not fit */
+#define DTI_CREC_SKIP		0x10	/* __u64 sequence numbers skipped */
+#define DTI_CREC_CALLER32	0x20	/* __s32 caller, from the caller base */
+#define DTI_CREC_CALLER64	0x40	/* __u64 caller */
+#define DTI_CREC_LEN32		0x80	/* __u32 payload length */
+
+#define DTI_CREC_ALIGN		4
+/* Longest header: struct dti_crec and every extension */
+#define DTI_CREC_HDR_MAX	(sizeof(struct dti_crec) + 4 + 8 + 8 + 8 + 4)
+
+/* Bytes the header of a compact record with these @info and @flags takes. */
+static __inline__ unsigned int dti_crec_hdr_size(__u8 info, __u8 flags)
+{
+	return sizeof(struct dti_crec) +
+	       (info & DTI_CREC_LEN32 ? 4 : 0) + (info & DTI_CREC_TS64 ? 8 : 0) +
+	       (info & DTI_CREC_SKIP ? 8 : 0) + (info & DTI_CREC_CALLER32 ? 4 : 0) +
+	       (info & DTI_CREC_CALLER64 ? 8 : 0) + (flags & DTI_REC_REPLAYED ? 4 : 0);
+}
+
+/* Bytes a compact record of @hdr header bytes and @len payload bytes takes. */
+#define DTI_CREC_SIZE(hdr, len) \
+	(((__u64)(hdr) + (len) + DTI_CREC_ALIGN - 1) & ~((__u64)DTI_CREC_ALIGN - 1))
+
 /* Sub-buffer states, dti_subbuf_info.state */
 #define DTI_SUBBUF_OPEN		0	/* being written; padding not yet known */
 #define DTI_SUBBUF_CLOSED	1	/* complete; padding is valid */
@@ -106,6 +178,14 @@ struct dti_record {
  * @generation:	  generation of the buffers (struct dti_dump_desc), never 0;
  *		  0 in sub-buffers written before dti.ko had generations
  * @name:	  channel name, NUL-terminated
+ * @seq_base:	  version 2: the sequence number of the sub-buffer's first
+ *		  record but for those it skips (struct dti_crec)
+ * @ts_base:	  version 2: the time the first record's @ts_delta is from
+ *		  (the time of the record stored before it on this CPU)
+ *
+ * In a version-2 sub-buffer header (struct dti_record), @caller is the
+ * caller base of DTI_CREC_CALLER32 callers.  Version 1's info ends
+ * before @seq_base.
  *
  * With this header a sub-buffer describes itself: a dump reader that
  * finds one in memory knows the channel, the CPU (in the record header),
@@ -126,7 +206,12 @@ struct dti_subbuf_info {
 	__u32 state;
 	__u32 generation;
 	char  name[DTI_NAME_MAX + 1];
+	__u64 seq_base;
+	__u64 ts_base;
 };
+
+/* struct dti_subbuf_info as version 1 wrote it: without @seq_base, @ts_base */
+#define DTI_SUBBUF_INFO_V1_SIZE	(sizeof(struct dti_subbuf_info) - 2 * sizeof(__u64))
 
 /* Bytes a record with a payload of @len bytes occupies in the buffer. */
 #define DTI_RECORD_SIZE(len) \
@@ -135,6 +220,7 @@ struct dti_subbuf_info {
 
 /* Bytes the sub-buffer header takes at the start of every sub-buffer. */
 #define DTI_SUBBUF_HEADER_SIZE	DTI_RECORD_SIZE(sizeof(struct dti_subbuf_info))
+#define DTI_SUBBUF_HEADER_SIZE_V1	DTI_RECORD_SIZE(DTI_SUBBUF_INFO_V1_SIZE)
 
 /*
  * Event types: binary records that describe themselves.  A driver
