@@ -207,6 +207,12 @@ static void dti_event_field(const char *fmt, const char *conv, unsigned int i,
 	sprintf(out, "arg%u", i);
 }
 
+/* Bytes the format record of @type takes in a sub-buffer */
+static size_t dti_event_format_size(const struct dti_event_type *type)
+{
+	return DTI_CREC_SIZE(sizeof(struct dti_crec), type->format_len);
+}
+
 /*
  * Build @t's DTI_REC_FORMAT payload: struct dti_event_format, name,
  * layout, field names, template.  0 or -ENOMEM.
@@ -330,7 +336,7 @@ int dti_event_register(struct dti_info *trace, struct dti_event_type *type)
 	ret = dti_event_build(type, name_len, fmt_len);
 	if (ret)
 		goto out;
-	bytes = (old ? old->bytes : 0) + DTI_RECORD_SIZE(type->format_len);
+	bytes = (old ? old->bytes : 0) + dti_event_format_size(type);
 	ret = -ENOSPC;
 	if ((old && old->n == DTI_EVENT_TYPES_MAX) ||
 	    bytes > ch->subbuf_size / DTI_EVENT_FRAME_SHARE)
@@ -402,7 +408,6 @@ void dti_event_release(struct dti_channel *ch)
  * @ch: channel
  * @buf: the CPU's buffer
  * @at: where the first format record goes, right after the header
- * @ts_ns: the sub-buffer header's time
  * @bytes: set to the bytes the format records take
  *
  * Notes the generation of the table written in @buf's CPU's trigger
@@ -415,14 +420,10 @@ void dti_event_release(struct dti_channel *ch)
  * Return: the number of format records written.
  */
 unsigned int dti_event_frame(struct dti_channel *ch, struct rchan_buf *buf,
-			     void *at, u64 ts_ns, size_t *bytes)
+			     void *at, size_t *bytes)
 {
-	/* level 0, seq 0, no caller: a format is no trace record */
-	const struct dti_meta meta = {
-		.ts_ns = ts_ns, .cpu = buf->cpu, .flags = DTI_REC_FORMAT,
-	};
 	struct dti_event_table *t;
-	struct dti_record *rec;
+	struct dti_crec *rec;
 	unsigned int i, n = 0;
 
 	*bytes = 0;
@@ -431,11 +432,13 @@ unsigned int dti_event_frame(struct dti_channel *ch, struct rchan_buf *buf,
 	for (i = 0; t && i < t->n; i++) {
 		const struct dti_event_type *type = t->types[i];
 
+		/* Level 0, no time of its own, no number, no caller. */
 		rec = at + *bytes;
-		memset(rec, 0, DTI_RECORD_SIZE(type->format_len));
-		dti_fill_record(rec, &meta, buf->cpu, type->format_len, 0);
+		memset(rec, 0, dti_event_format_size(type));
+		rec->len = type->format_len;
+		rec->flags = DTI_REC_FORMAT;
 		memcpy(rec + 1, type->format, type->format_len);
-		*bytes += DTI_RECORD_SIZE(type->format_len);
+		*bytes += dti_event_format_size(type);
 		n++;
 	}
 	per_cpu_ptr(ch->trigger, buf->cpu)->events_gen = t ? t->gen : 0;
@@ -469,17 +472,14 @@ bool dti_event_stale(struct dti_channel *ch, unsigned int cpu)
  */
 unsigned int dti_event_formats(const void *subbuf, size_t size, u32 records)
 {
-	size_t pos = DTI_SUBBUF_HEADER_SIZE;
-	const struct dti_record *rec;
+	struct dti_walk w;
+	struct dti_rview v;
 	unsigned int n = 0;
 
-	while (n < records && pos + sizeof(*rec) <= size) {
-		rec = subbuf + pos;
-		if (!(rec->flags & DTI_REC_FORMAT) || rec->len > size - pos - sizeof(*rec))
-			break;
-		pos += DTI_RECORD_SIZE(rec->len);
+	if (!dti_walk_start(&w, subbuf, size, records))
+		return 0;
+	while (dti_walk_next(&w, &v) && (v.flags & DTI_REC_FORMAT))
 		n++;
-	}
 	return n;
 }
 

@@ -149,6 +149,12 @@ struct dti_walk {
 	u64 caller_base;
 };
 
+/*
+ * What DTI_CREC_CALLER32 callers are told from: an address in dti.ko's
+ * code, within 2 GiB of every module's and the kernel's on x86-64
+ */
+#define DTI_CALLER_BASE		((unsigned long)dti_walk_start)
+
 bool dti_walk_start(struct dti_walk *w, const void *sub, size_t end, u32 records);
 bool dti_walk_next(struct dti_walk *w, struct dti_rview *v);
 void dti_rview_record(const struct dti_rview *v, u16 cpu, struct dti_record *rec);
@@ -463,7 +469,7 @@ struct dti_event_table;
 int dti_event_parse(const char *fmt, size_t len, char *layout);
 void dti_event_release(struct dti_channel *ch);
 unsigned int dti_event_frame(struct dti_channel *ch, struct rchan_buf *buf,
-			     void *at, u64 ts_ns, size_t *bytes);
+			     void *at, size_t *bytes);
 bool dti_event_stale(struct dti_channel *ch, unsigned int cpu);
 unsigned int dti_event_formats(const void *subbuf, size_t size, u32 records);
 size_t dti_event_pack(const struct dti_event_type *type, u8 *out, va_list args,
@@ -503,7 +509,8 @@ int dti_parse_level(const char *buf, int *level);
 void dti_create_work(struct work_struct *work);
 
 /* dti_trace.c */
-void dti_trace_record(const struct dti_channel *ch, const struct dti_record *rec);
+void dti_trace_record(const struct dti_channel *ch, const struct dti_record *rec,
+		      const void *payload);
 
 /* dti_usermark.c */
 int dti_user_mark_create_files(struct dti_channel *ch);
@@ -513,7 +520,8 @@ void dti_write_loaded(void);
 void dti_probe_loaded(unsigned int version, int (*listen)(bool on));
 void dti_probe_unloading(void);
 void dti_write_exit(void);
-void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec);
+void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec,
+		      const void *payload);
 void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
 		    size_t len, int err, const char *reason);
 extern DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks dti_relay_callbacks;

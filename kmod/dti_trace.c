@@ -13,7 +13,8 @@
 /**
  * dti_trace_record - fire dti:dti_record for a record just stored
  * @ch: channel
- * @rec: the record, as dti_probe_stored() gets it
+ * @rec: the record's header, as dti_probe_stored() gets it
+ * @payload: its payload
  *
  * Out of line, so that the write path holds only the tracepoint's
  * patched-out jump.  The tracepoint's probes are found under RCU-sched,
@@ -27,8 +28,9 @@
  * Context: interrupts disabled, the channel's write guard held; any
  * context, NMI included.
  */
-void dti_trace_record(const struct dti_channel *ch, const struct dti_record *rec)
+void dti_trace_record(const struct dti_channel *ch, const struct dti_record *rec,
+		      const void *payload)
 {
 	if (likely(rcu_is_watching()))
-		trace_dti_record(ch->name, rec);
+		trace_dti_record(ch->name, rec, payload);
 }

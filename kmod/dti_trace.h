@@ -37,13 +37,13 @@ static inline u32 dti_tp_payload_len(const struct dti_record *rec)
 }
 
 /* The type id of an event of a registered type (DTI_REC_TYPED), else -1. */
-static inline s32 dti_tp_event_id(const struct dti_record *rec)
+static inline s32 dti_tp_event_id(const struct dti_record *rec, const void *payload)
 {
 	u16 id;
 
 	if (!(rec->flags & DTI_REC_TYPED) || rec->len < sizeof(id))
 		return -1;
-	memcpy(&id, rec + 1, sizeof(id));
+	memcpy(&id, payload, sizeof(id));
 	return id;
 }
 
@@ -59,7 +59,9 @@ static inline s32 dti_tp_event_id(const struct dti_record *rec)
 /**
  * dti_record - a record was stored in a DTI channel
  * @name: the channel's name
- * @rec: the record, header and payload (see dti_tp_payload_len())
+ * @rec: the record's header, whole (version 1) whatever the format in
+ *	 the buffer
+ * @payload: its payload (see dti_tp_payload_len())
  *
  * Fields: channel (a fixed array, NUL-padded, so that tools read it as a
  * string without decoding a __data_loc field, which bpftrace 0.23 gets
@@ -73,9 +75,9 @@ static inline s32 dti_tp_event_id(const struct dti_record *rec)
  */
 TRACE_EVENT(dti_record,
 
-	TP_PROTO(const char *name, const struct dti_record *rec),
+	TP_PROTO(const char *name, const struct dti_record *rec, const void *payload),
 
-	TP_ARGS(name, rec),
+	TP_ARGS(name, rec, payload),
 
 	TP_STRUCT__entry(
 		__array(char, channel, DTI_NAME_MAX + 1)
@@ -102,9 +104,9 @@ TRACE_EVENT(dti_record,
 		__entry->seq = rec->seq;
 		__entry->flags = rec->flags;
 		__entry->caller = rec->caller;
-		__entry->event_id = dti_tp_event_id(rec);
+		__entry->event_id = dti_tp_event_id(rec, payload);
 		__entry->len = rec->len;
-		memcpy(p, rec + 1, n - text);
+		memcpy(p, payload, n - text);
 		if (text)
 			p[n - 1] = '\0';
 	),

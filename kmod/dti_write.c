@@ -115,24 +115,38 @@ static struct dti_subbuf_info *dti_subbuf_info(void *subbuf)
 	return subbuf + sizeof(struct dti_record);
 }
 
-static void dti_write_subbuf_header(struct dti_channel *ch,
-				    struct rchan_buf *buf, void *subbuf)
+/*
+ * Frame a sub-buffer: its header, of the current record version, with
+ * where the chains of its compact records start.  A buffer's first
+ * sub-buffer (@first) starts them: there is no record before it.
+ */
+static void dti_write_subbuf_header(struct dti_channel *ch, struct rchan_buf *buf,
+				    void *subbuf, bool first)
 {
+	struct dti_trigger_cpu *w = per_cpu_ptr(ch->trigger, buf->cpu);
 	struct dti_subbuf_info *info = dti_subbuf_info(subbuf);
+	struct dti_record *hdr = subbuf;
 	struct dti_meta meta = {
 		.ts_ns = ktime_get_mono_fast_ns(),
+		.caller = DTI_CALLER_BASE,
 		.cpu = buf->cpu,
 		.flags = DTI_REC_SUBBUF,
 	};
 
-	dti_fill_record(subbuf, &meta, buf->cpu, sizeof(*info),
-			buf->subbufs_produced);
+	if (first) {
+		w->crec_ts = meta.ts_ns;
+		w->crec_seq = per_cpu_ptr(ch->info->stats, buf->cpu)->seq;
+	}
+	dti_fill_record(hdr, &meta, buf->cpu, sizeof(*info), buf->subbufs_produced);
+	hdr->version = DTI_RECORD_VERSION;
 	memset(info, 0, sizeof(*info));
 	info->subbuf_size = ch->subbuf_size;
 	info->n_subbufs = ch->n_subbufs;
 	info->state = DTI_SUBBUF_OPEN;
 	info->generation = ch->dump.generation;
 	strscpy(info->name, ch->name, sizeof(info->name));
+	info->seq_base = w->crec_seq;
+	info->ts_base = w->crec_ts;
 }
 
 /*
@@ -177,7 +191,7 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subb
 							  info->records);
 	}
 
-	dti_write_subbuf_header(ch, buf, subbuf);
+	dti_write_subbuf_header(ch, buf, subbuf, !prev_subbuf);
 	/*
 	 * The new header before anything that writes over the records the
 	 * slot held: a reader of the live ring on another CPU (an oops on
@@ -187,7 +201,6 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subb
 	smp_wmb();
 	info = dti_subbuf_info(subbuf);
 	info->records = dti_event_frame(ch, buf, subbuf + DTI_SUBBUF_HEADER_SIZE,
-					((struct dti_record *)subbuf)->ts_ns,
 					&formats);
 	subbuf_start_reserve(buf, DTI_SUBBUF_HEADER_SIZE + formats);
 	return 1;
@@ -242,8 +255,10 @@ DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks dti_relay_callbacks = {
 /**
  * dti_probe_stored - probe point: a record was stored
  * @ch: channel
- * @rec: the record, header and payload complete (a dti_reserve_raw()
- *	 record's once dti_commit_raw() publishes it)
+ * @rec: the record's whole header (version 1, built for the probe: the
+ *	 buffer holds a compact one)
+ * @payload: its payload, complete (a dti_reserve_raw() record's once
+ *	 dti_commit_raw() publishes it)
  *
  * Does nothing; tapset/dti.stp probes it to see every record.  Called
  * only while someone listens (dti_ctl_probe_stored(), or the
@@ -253,7 +268,8 @@ DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks dti_relay_callbacks = {
  * Context: interrupts disabled; any context, NMI included.
  */
 DTI_PROBE_POINT void dti_probe_stored(struct dti_channel *ch,
-				      const struct dti_record *rec)
+				      const struct dti_record *rec,
+				      const void *payload)
 {
 	barrier();
 }
@@ -501,31 +517,39 @@ size_t dti_max_payload(const struct dti_channel *ch)
 	size_t formats = rcu_access_pointer(ch->events) ?
 			 ch->subbuf_size / DTI_EVENT_FRAME_SHARE : 0;
 
-	return ch->subbuf_size - DTI_SUBBUF_HEADER_SIZE - formats -
-	       sizeof(struct dti_record);
+	return ch->subbuf_size - DTI_SUBBUF_HEADER_SIZE - formats - DTI_CREC_HDR_MAX;
 }
 
 /*
  * Account for a record that is not stored: count it under its reason,
- * give it a sequence number and tell dti.lost.  this_cpu operations, as
+ * give it a sequence number unless it took one already (@seq_taken) and
+ * tell dti.lost.  this_cpu operations, as
  * a writer this one interrupted may be updating the same counters.
  *
  * Context: interrupts disabled.
  * Return: the errno for the caller, as an ERR_PTR().
  */
-static void *dti_lose(struct dti_info *info, struct dti_channel *ch,
-		      const struct dti_meta *meta, size_t len,
-		      enum dti_loss why)
+static void *__dti_lose(struct dti_info *info, struct dti_channel *ch,
+			const struct dti_meta *meta, size_t len,
+			enum dti_loss why, bool seq_taken)
 {
 	u64 __percpu *counter = (u64 __percpu *)
 		((char __percpu *)info->stats + dti_losses[why].counter);
 
 	this_cpu_inc(*counter);
-	this_cpu_inc(info->stats->seq);
+	if (!seq_taken)
+		this_cpu_inc(info->stats->seq);
 	if (ch)
 		dti_probe_lost(ch, meta, len, dti_losses[why].err,
 			       dti_losses[why].reason);
 	return ERR_PTR(dti_losses[why].err);
+}
+
+static void *dti_lose(struct dti_info *info, struct dti_channel *ch,
+		      const struct dti_meta *meta, size_t len,
+		      enum dti_loss why)
+{
+	return __dti_lose(info, ch, meta, len, why, false);
 }
 
 /* Why a write that found its CPU busy with the same channel is refused. */
@@ -698,8 +722,8 @@ static inline void *dti_relay_reserve(struct dti_channel *ch, struct rchan *rcha
 #define DTI_COPY_INLINE_MAX	256
 
 /*
- * Copy a payload into a record.  @dst follows a record header and is
- * DTI_RECORD_ALIGN-aligned; @src may have any alignment.
+ * Copy a payload into a record.  @dst follows a compact record header
+ * and is DTI_CREC_ALIGN-aligned; @src may have any alignment.
  */
 static __always_inline void dti_copy_payload(void *dst, const void *src,
 					     size_t len)
@@ -709,17 +733,17 @@ static __always_inline void dti_copy_payload(void *dst, const void *src,
 		return;
 	}
 	for (; len >= sizeof(u64); len -= sizeof(u64)) {
-		*(u64 *)dst = get_unaligned((const u64 *)src);
+		put_unaligned(get_unaligned((const u64 *)src), (u64 *)dst);
 		dst += sizeof(u64);
 		src += sizeof(u64);
 	}
 	if (len & sizeof(u32)) {
-		*(u32 *)dst = get_unaligned((const u32 *)src);
+		put_unaligned(get_unaligned((const u32 *)src), (u32 *)dst);
 		dst += sizeof(u32);
 		src += sizeof(u32);
 	}
 	if (len & sizeof(u16)) {
-		*(u16 *)dst = get_unaligned((const u16 *)src);
+		put_unaligned(get_unaligned((const u16 *)src), (u16 *)dst);
 		dst += sizeof(u16);
 		src += sizeof(u16);
 	}
@@ -781,7 +805,10 @@ static __always_inline void dti_store_unlock(raw_spinlock_t *lock)
  *		being destroyed is no longer found, though it waits for
  *		this CPU to enable interrupts before it goes)
  * @buf:	its CPU's buffer
- * @rec:	the record; NULL while the slot is free
+ * @payload:	the record's payload; NULL while the slot is free
+ * @meta:	the record's metadata
+ * @seq:	its sequence number
+ * @len:	its payload length
  * @halt:	the halt trigger's place it took: the arming's generation
  *		+ 1, or 0
  * @locked:	it holds the channel's order lock
@@ -792,7 +819,10 @@ static __always_inline void dti_store_unlock(raw_spinlock_t *lock)
 struct dti_reservation {
 	struct dti_channel *ch;
 	struct rchan_buf *buf;
-	struct dti_record *rec;
+	void *payload;
+	struct dti_meta meta;
+	u64 seq;
+	size_t len;
 	u32 halt;
 	bool locked;
 };
@@ -807,31 +837,51 @@ static __always_inline struct dti_reservation *dti_reservation_slot(void)
 
 static __always_inline void dti_reservation_open(struct dti_channel *ch,
 						 struct rchan_buf *buf,
-						 struct dti_record *rec, u32 halt)
+						 const struct dti_meta *meta, u64 seq,
+						 void *payload, size_t len, u32 halt)
 {
 	struct dti_reservation *r = dti_reservation_slot();
 
 	r->ch = ch;
 	r->buf = buf;
+	r->meta = *meta;
+	r->seq = seq;
+	r->len = len;
 	r->halt = halt;
 	r->locked = false;
-	r->rec = rec;
+	r->payload = payload;
+}
+
+/*
+ * The stored-record probe point and the tracepoint, which get the
+ * record's whole header, built here: the buffer holds a compact one.
+ */
+static noinline void dti_publish_probes(struct dti_channel *ch, struct rchan_buf *buf,
+					const struct dti_meta *meta, u64 seq,
+					const void *payload, size_t len)
+{
+	struct dti_record rec;
+
+	dti_fill_record(&rec, meta, buf->cpu, len, seq);
+	if (static_branch_unlikely(&dti_stored_probe_key))
+		dti_probe_stored(ch, &rec, payload);
+	if (dti_trace_attached())
+		dti_trace_record(ch, &rec, payload);
 }
 
 /*
  * Publish a record whose header and payload are complete: count it in its
- * sub-buffer, give it its sequence number, and call the stored-record
- * probe point and the tracepoint.  @halt is the halt trigger's
- * generation + 1 under which it took its place, or 0.
+ * sub-buffer and call the stored-record probe point and the tracepoint.
+ * @halt is the halt trigger's generation + 1 under which it took its
+ * place, or 0.
  */
 static __always_inline void dti_publish(struct dti_channel *ch,
 					struct rchan_buf *buf,
-					struct dti_record *rec, u32 halt)
+					const struct dti_meta *meta, u64 seq,
+					const void *payload, size_t len, u32 halt)
 {
 	struct dti_info *info = ch->info;
-	u64 seq = this_cpu_inc_return(info->stats->seq) - 1;
 
-	rec->seq = seq;
 	/*
 	 * Count the record only once it is whole: a dump taken with this
 	 * CPU stopped anywhere above shows it as unused space, and a reader
@@ -843,12 +893,82 @@ static __always_inline void dti_publish(struct dti_channel *ch,
 	smp_store_release(&dti_subbuf_info(buf->data)->records,
 			  dti_subbuf_info(buf->data)->records + 1);
 	this_cpu_inc(info->stats->written);
-	if (static_branch_unlikely(&dti_stored_probe_key))
-		dti_probe_stored(ch, rec);
-	if (dti_trace_attached())
-		dti_trace_record(ch, rec);
+	if (static_branch_unlikely(&dti_stored_probe_key) || dti_trace_attached())
+		dti_publish_probes(ch, buf, meta, seq, payload, len);
 	if (unlikely(halt))
 		dti_halt_account(ch, halt - 1, seq);
+}
+
+/*
+ * The compact header (struct dti_crec) of a record of @len payload bytes
+ * that takes sequence number @seq on this CPU, told from what @w says of
+ * the record stored before it: its info byte, and in *@hdr the bytes the
+ * header takes with its extensions.
+ */
+static __always_inline u8 dti_crec_plan(const struct dti_trigger_cpu *w,
+					const struct dti_meta *meta, u64 seq,
+					size_t len, unsigned int *hdr)
+{
+	s64 delta = meta->ts_ns - w->crec_ts;
+	long off = meta->caller - DTI_CALLER_BASE;
+	u8 info = meta->level;
+
+	if (unlikely(delta != (s32)delta))
+		info |= DTI_CREC_TS64;
+	if (unlikely(seq != w->crec_seq))
+		info |= DTI_CREC_SKIP;
+	if (likely(off == (s32)off))
+		info |= DTI_CREC_CALLER32;
+	else if (meta->caller)
+		info |= DTI_CREC_CALLER64;
+	if (unlikely(len > U16_MAX))
+		info |= DTI_CREC_LEN32;
+	*hdr = dti_crec_hdr_size(info, meta->flags);
+	return info;
+}
+
+/*
+ * Write at @at the compact header dti_crec_plan() planned, and make the
+ * record the one the next is told from.
+ * Return: where the payload goes.
+ */
+static __always_inline void *dti_crec_write(void *at, u8 info,
+					    const struct dti_meta *meta, u64 seq,
+					    size_t len, struct dti_trigger_cpu *w)
+{
+	struct dti_crec *c = at;
+	u8 *x = (u8 *)(c + 1);
+
+	c->len = info & DTI_CREC_LEN32 ? 0 : len;
+	c->flags = meta->flags;
+	c->info = info;
+	c->ts_delta = info & DTI_CREC_TS64 ? 0 : (s32)(meta->ts_ns - w->crec_ts);
+	if (unlikely(info & DTI_CREC_LEN32)) {
+		put_unaligned((u32)len, (u32 *)x);
+		x += sizeof(u32);
+	}
+	if (unlikely(info & DTI_CREC_TS64)) {
+		put_unaligned(meta->ts_ns, (u64 *)x);
+		x += sizeof(u64);
+	}
+	if (unlikely(info & DTI_CREC_SKIP)) {
+		put_unaligned(seq - w->crec_seq, (u64 *)x);
+		x += sizeof(u64);
+	}
+	if (likely(info & DTI_CREC_CALLER32)) {
+		put_unaligned((s32)(meta->caller - DTI_CALLER_BASE), (s32 *)x);
+		x += sizeof(s32);
+	} else if (info & DTI_CREC_CALLER64) {
+		put_unaligned((u64)meta->caller, (u64 *)x);
+		x += sizeof(u64);
+	}
+	if (unlikely(meta->flags & DTI_REC_REPLAYED)) {
+		put_unaligned((u32)meta->cpu, (u32 *)x);
+		x += sizeof(u32);
+	}
+	w->crec_ts = meta->ts_ns;
+	w->crec_seq = seq + 1;
+	return x;
 }
 
 /**
@@ -876,8 +996,12 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 					 const void *payload, size_t len)
 {
 	struct dti_info *info = ch->info;
+	struct dti_trigger_cpu *w;
 	struct rchan_buf *buf;
-	struct dti_record *rec;
+	unsigned int hdr;
+	void *rec, *data;
+	u8 crec_info;
+	u64 seq;
 	u32 halt = 0;		/* the trigger's generation + 1 while it holds a place */
 
 	buf = *this_cpu_ptr(rchan->buf);
@@ -890,7 +1014,7 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
 	}
 	/* One reservation at a time in a context: commits find it by CPU. */
-	if (unlikely(!payload) && dti_reservation_slot()->rec) {
+	if (unlikely(!payload) && dti_reservation_slot()->payload) {
 		if (halt)
 			dti_halt_untake(ch, halt - 1);
 		return dti_lose(info, ch, meta, len, dti_nested_loss());
@@ -898,21 +1022,28 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 	/* An event whose format this sub-buffer lacks starts a new one. */
 	if (unlikely(meta->flags & DTI_REC_TYPED) && dti_event_stale(ch, buf->cpu))
 		dti_switch_now(ch, buf);
-	rec = dti_relay_reserve(ch, rchan, buf, DTI_RECORD_SIZE(len));
+	/*
+	 * The number first: one this CPU's NMI takes for a record it loses
+	 * comes after it, so the header planned here stays true.
+	 */
+	seq = this_cpu_inc_return(info->stats->seq) - 1;
+	w = this_cpu_ptr(ch->trigger);
+	crec_info = dti_crec_plan(w, meta, seq, len, &hdr);
+	rec = dti_relay_reserve(ch, rchan, buf, DTI_CREC_SIZE(hdr, len));
 	if (unlikely(!rec)) {
 		/* Nothing was stored: the place goes back to the trigger. */
 		if (halt)
 			dti_halt_untake(ch, halt - 1);
-		return dti_lose(info, ch, meta, len, DTI_LOSS_FULL);
+		return __dti_lose(info, ch, meta, len, DTI_LOSS_FULL, true);
 	}
-	dti_fill_record(rec, meta, buf->cpu, len, 0);
+	data = dti_crec_write(rec, crec_info, meta, seq, len, w);
 	if (unlikely(!payload)) {
-		dti_reservation_open(ch, buf, rec, halt);
-		return rec + 1;
+		dti_reservation_open(ch, buf, meta, seq, data, len, halt);
+		return data;
 	}
-	dti_copy_payload(rec + 1, payload, len);
-	dti_publish(ch, buf, rec, halt);
-	return rec + 1;
+	dti_copy_payload(data, payload, len);
+	dti_publish(ch, buf, meta, seq, data, len, halt);
+	return data;
 }
 
 /*
@@ -1512,9 +1643,10 @@ EXPORT_SYMBOL_GPL(dti_event_log_raw);
  * record is nobody's to see: not counted in its sub-buffer (so no
  * reader, oops report or memory dump takes the unwritten bytes for a
  * record), not in the channel's stats, not given to the stored-record
- * probes or the tracepoint, and its sequence number not taken.  Records
- * of the same channel that this CPU logs meanwhile (an NMI) are refused
- * as nmi; a second reservation in the same context, on any channel,
+ * probes or the tracepoint.  Its sequence number is taken here, so that
+ * the compact header written here is true: a record of the same channel
+ * that this CPU logs meanwhile (an NMI) is refused as nmi and takes the
+ * number after it; a second reservation in the same context, on any channel,
  * before the commit is refused as nested.  While a handle's buffers do
  * not exist yet nothing can be reserved; the record is counted as lost.
  *
@@ -1544,8 +1676,8 @@ EXPORT_SYMBOL_GPL(dti_reserve_raw);
  * @data: what dti_reserve_raw() returned; NULL does nothing
  *
  * Usually called through dti_commit().  The record, its payload now
- * written, is counted in its sub-buffer and the channel's stats, takes
- * its sequence number, and goes to the stored-record probes and the
+ * written, is counted in its sub-buffer and the channel's stats, and
+ * goes to the stored-record probes and the
  * tracepoint, payload included; it counts toward a halt trigger armed
  * when it was reserved.  A @data that is not this CPU's open reservation
  * of @trace is a caller's bug: a warning, and nothing published.
@@ -1560,16 +1692,16 @@ void dti_commit_raw(struct dti_info *trace, void *data)
 	if (!data)
 		return;
 	r = dti_reservation_slot();
-	if (WARN_ON_ONCE(!r->rec || r->rec + 1 != data ||
+	if (WARN_ON_ONCE(!r->payload || r->payload != data ||
 			 r->ch->info != trace || !irqs_disabled()))
 		return;
-	dti_publish(r->ch, r->buf, r->rec, r->halt);
+	dti_publish(r->ch, r->buf, &r->meta, r->seq, r->payload, r->len, r->halt);
 	if (r->locked) {
 		/* Taken by dti_store_ordered() for the reservation. */
 		__acquire(&r->ch->order_lock);
 		dti_store_unlock(&r->ch->order_lock);
 	}
-	r->rec = NULL;
+	r->payload = NULL;
 	dti_guard_exit(trace);
 }
 EXPORT_SYMBOL_GPL(dti_commit_raw);

@@ -51,7 +51,7 @@
  * checked against this before anything else uses it.
  */
 #define DTI_PAYLOAD_MAX		(DTI_SUBBUF_SIZE_MAX - DTI_SUBBUF_HEADER_SIZE - \
-				 sizeof(struct dti_record))
+				 DTI_CREC_HDR_MAX)
 
 /**
  * struct dti_cpu_stats - per-CPU counters and write guard of a channel
@@ -374,8 +374,8 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
  * is invisible until then (see dti_reserve_raw()).
  *
  * Context: interrupts disabled, from the reservation until the commit.
- * Return: pointer to @len bytes of payload, or NULL if filtered or not
- * stored.
+ * Return: pointer to @len bytes of payload, aligned to DTI_CREC_ALIGN
+ * (4) bytes only, or NULL if filtered or not stored.
  */
 #define __dti_reserve(trace, level, len)				\
 ({									\
