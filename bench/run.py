@@ -722,6 +722,9 @@ def parse_args(argv=None):
     p.add_argument("--no-stap", action="store_true", help="skip the probe effect")
     p.add_argument("--tp-pairs", type=int, help="pairs of boots measuring the "
                    f"tracepoint's cost (default {DEFAULTS['tp_pairs']})")
+    p.add_argument("--insns", action="store_true",
+                   help="with --cases: guest instructions per call instead "
+                        "(one boot under -icount)")
     p.add_argument("--no-icount", action="store_true",
                    help="skip the instruction count under -icount")
     p.add_argument("--append", default=DEFAULT_APPEND,
@@ -762,6 +765,17 @@ def quick_look(files, args) -> int:
     return 0
 
 
+def quick_insns(files, args) -> int:
+    """--cases with --insns: one icount boot, the chosen cases' guest
+    instructions per call and their ratio to the first one."""
+    cases = icount_boot(files, args, "icount-look")["cases"]
+    base = cases[args.cases[0]]["insns_median"]
+    for case in args.cases:
+        n = cases[case]["insns_median"]
+        print(f"  {case:20} {n:9.1f} insns  {n / base:6.2f} x {args.cases[0]}")
+    return 0
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -792,6 +806,8 @@ def main(argv=None) -> int:
     if args.cases:
         if uses_lttng(args.cases) and not lt:
             sys.exit("bench: --cases names an LTTng case and LTTng is not available")
+        if args.insns:
+            return quick_insns(files, args)
         return quick_look(files, args)
     args.cases = list(data["cases"])
     for i in range(1, args.repeat + 1):
