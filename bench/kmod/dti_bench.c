@@ -710,7 +710,7 @@ static int bench_cmd_fill(unsigned int kb)
 		f.cpu = cpu;
 		/* Every record takes at least a header: this surely wraps. */
 		f.max_records = BENCH_FILL_LIMIT * ((u64)kb << 10) /
-				DTI_RECORD_SIZE(0);
+				DTI_CREC_SIZE(sizeof(struct dti_crec), 0);
 		init_completion(&f.done);
 		t = kthread_create(bench_fill_thread, &f, "dti_bench_fill/%u",
 				   cpu);
