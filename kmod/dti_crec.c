@@ -39,9 +39,11 @@ bool dti_walk_start(struct dti_walk *w, const void *sub, size_t end, u32 records
 	if (w->version == DTI_RECORD_VERSION_1) {
 		w->ts = 0;
 		w->seq = 0;
+		w->caller = 0;
 	} else {
 		w->ts = info->ts_base;
 		w->seq = info->seq_base;
+		w->caller = info->caller_prev;
 	}
 	return true;
 }
@@ -84,8 +86,7 @@ static bool dti_walk_v2(struct dti_walk *w, size_t room, struct dti_rview *v)
 	info = READ_ONCE(c->info);
 	flags = READ_ONCE(c->flags);
 	len = READ_ONCE(c->len);
-	if ((flags & DTI_CREC_NOT_FLAGS) ||
-	    (info & DTI_CREC_CALLER32 && info & DTI_CREC_CALLER64))
+	if (flags & DTI_CREC_NOT_FLAGS)
 		return false;
 	hdr = dti_crec_hdr_size(info, flags);
 	if (hdr > room)
@@ -106,13 +107,20 @@ static bool dti_walk_v2(struct dti_walk *w, size_t room, struct dti_rview *v)
 		skip = get_unaligned((const u64 *)x);
 		x += sizeof(u64);
 	}
-	v->caller = 0;
-	if (info & DTI_CREC_CALLER32) {
+	switch (info & DTI_CREC_CALLER) {
+	case DTI_CREC_CALLER32:
 		v->caller = w->caller_base + (s64)get_unaligned((const s32 *)x);
 		x += sizeof(s32);
-	} else if (info & DTI_CREC_CALLER64) {
+		break;
+	case DTI_CREC_CALLER64:
 		v->caller = get_unaligned((const u64 *)x);
 		x += sizeof(u64);
+		break;
+	case DTI_CREC_CALLER_SAME:
+		v->caller = w->caller;
+		break;
+	default:
+		v->caller = 0;
 	}
 	v->log_cpu = w->cpu;
 	if (flags & DTI_REC_REPLAYED)
@@ -124,6 +132,7 @@ static bool dti_walk_v2(struct dti_walk *w, size_t room, struct dti_rview *v)
 	} else {
 		w->ts = ts;
 		w->seq += skip;
+		w->caller = v->caller;
 		v->ts_ns = ts;
 		v->seq = w->seq++;
 	}

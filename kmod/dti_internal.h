@@ -135,6 +135,7 @@ struct dti_rview {
  * @ts:	time the next compact record's delta is from
  * @seq:	sequence number the next record takes unless it skips some
  * @caller_base: what DTI_CREC_CALLER32 callers are told from
+ * @caller:	the caller of the record before (DTI_CREC_CALLER_SAME)
  */
 struct dti_walk {
 	const void *sub;
@@ -147,6 +148,7 @@ struct dti_walk {
 	u64 ts;
 	u64 seq;
 	u64 caller_base;
+	u64 caller;
 };
 
 /*
@@ -355,6 +357,7 @@ struct dti_prev {
  *		compact record's time is told from (struct dti_crec)
  * @crec_seq:	sequence number the next record stored takes unless it
  *		skips some; like @crec_ts, the writer's and not a trigger's
+ * @crec_caller: caller of the record the CPU stored last
  */
 struct dti_trigger_cpu {
 	u64 first_seq;
@@ -364,6 +367,7 @@ struct dti_trigger_cpu {
 	u32 events_gen;
 	u64 crec_ts;
 	u64 crec_seq;
+	u64 crec_caller;
 };
 
 /**

@@ -136,6 +136,7 @@ static void dti_write_subbuf_header(struct dti_channel *ch, struct rchan_buf *bu
 	if (first) {
 		w->crec_ts = meta.ts_ns;
 		w->crec_seq = per_cpu_ptr(ch->info->stats, buf->cpu)->seq;
+		w->crec_caller = 0;
 	}
 	dti_fill_record(hdr, &meta, buf->cpu, sizeof(*info), buf->subbufs_produced);
 	hdr->version = DTI_RECORD_VERSION;
@@ -147,6 +148,7 @@ static void dti_write_subbuf_header(struct dti_channel *ch, struct rchan_buf *bu
 	strscpy(info->name, ch->name, sizeof(info->name));
 	info->seq_base = w->crec_seq;
 	info->ts_base = w->crec_ts;
+	info->caller_prev = w->crec_caller;
 }
 
 /*
@@ -941,11 +943,12 @@ static __always_inline void dti_publish(struct dti_channel *ch,
 }
 
 /*
- * The compact header (struct dti_crec) most records have: a time within
- * 2 s of the record before, the number after its, a caller within 2 GiB
- * of DTI_CALLER_BASE, a length in 16 bits and no CPU of its own.
+ * The compact headers (struct dti_crec) most records have: a time within
+ * 2 s of the record before, the number after its, a length in 16 bits,
+ * no CPU of its own, and the caller of the record before or one within
+ * 2 GiB of DTI_CALLER_BASE.
  */
-#define DTI_CREC_PLAIN_HDR	(sizeof(struct dti_crec) + sizeof(s32))
+#define DTI_CREC_PLAIN_HDR	sizeof(struct dti_crec)
 
 /*
  * Whether the record of @len payload bytes that takes sequence number
@@ -975,7 +978,9 @@ static noinline u8 dti_crec_plan(const struct dti_trigger_cpu *w,
 		info |= DTI_CREC_TS64;
 	if (seq != w->crec_seq)
 		info |= DTI_CREC_SKIP;
-	if (off == (s32)off)
+	if (meta->caller == w->crec_caller)
+		info |= DTI_CREC_CALLER_SAME;
+	else if (off == (s32)off)
 		info |= DTI_CREC_CALLER32;
 	else if (meta->caller)
 		info |= DTI_CREC_CALLER64;
@@ -1010,10 +1015,10 @@ static noinline void *dti_crec_write(void *at, u8 info, const struct dti_meta *m
 		put_unaligned(seq - w->crec_seq, (u64 *)x);
 		x += sizeof(u64);
 	}
-	if (info & DTI_CREC_CALLER32) {
+	if ((info & DTI_CREC_CALLER) == DTI_CREC_CALLER32) {
 		put_unaligned((s32)(meta->caller - DTI_CALLER_BASE), (s32 *)x);
 		x += sizeof(s32);
-	} else if (info & DTI_CREC_CALLER64) {
+	} else if ((info & DTI_CREC_CALLER) == DTI_CREC_CALLER64) {
 		put_unaligned((u64)meta->caller, (u64 *)x);
 		x += sizeof(u64);
 	}
@@ -1054,7 +1059,7 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 	unsigned int hdr;
 	void *rec, *data;
 	u8 crec_info;
-	bool plain;
+	bool plain, same;
 	u64 seq;
 	u32 halt = 0;		/* the trigger's generation + 1 while it holds a place */
 
@@ -1084,8 +1089,9 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 	w = this_cpu_ptr(ch->trigger);
 	plain = dti_crec_plain(w, meta, seq, len);
 	if (likely(plain)) {
-		crec_info = meta->level | DTI_CREC_CALLER32;
-		hdr = DTI_CREC_PLAIN_HDR;
+		same = meta->caller == w->crec_caller;
+		crec_info = meta->level | (same ? DTI_CREC_CALLER_SAME : DTI_CREC_CALLER32);
+		hdr = DTI_CREC_PLAIN_HDR + (same ? 0 : sizeof(s32));
 	} else {
 		crec_info = dti_crec_plan(w, meta, seq, len);
 		hdr = dti_crec_hdr_size(crec_info, meta->flags);
@@ -1104,13 +1110,15 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 		c->flags = meta->flags;
 		c->info = crec_info;
 		c->ts_delta = meta->ts_ns - w->crec_ts;
-		put_unaligned((s32)(meta->caller - DTI_CALLER_BASE), (s32 *)(c + 1));
-		data = rec + DTI_CREC_PLAIN_HDR;
+		if (!same)
+			put_unaligned((s32)(meta->caller - DTI_CALLER_BASE), (s32 *)(c + 1));
+		data = rec + hdr;
 	} else {
 		data = dti_crec_write(rec, crec_info, meta, seq, len, w);
 	}
 	w->crec_ts = meta->ts_ns;
 	w->crec_seq = seq + 1;
+	w->crec_caller = meta->caller;
 	if (unlikely(!payload)) {
 		dti_reservation_open(ch, buf, meta, seq, data, len, halt);
 		return data;

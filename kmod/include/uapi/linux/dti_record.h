@@ -119,7 +119,9 @@ struct dti_record {
  * (DTI_CREC_TS64), the __u64 count of sequence numbers skipped
  * (DTI_CREC_SKIP), the caller (DTI_CREC_CALLER32: a __s32 to add to the
  * sub-buffer header's @caller, the caller base; DTI_CREC_CALLER64: a
- * __u64; neither: no caller), and for a DTI_REC_REPLAYED record the __u32
+ * __u64; DTI_CREC_CALLER_SAME, both bits: none, the caller is that of the
+ * record before it, for the first struct dti_subbuf_info's @caller_prev;
+ * neither: no caller, 0), and for a DTI_REC_REPLAYED record the __u32
  * CPU that logged it.  Then the payload.  A record starts on a
  * DTI_CREC_ALIGN boundary and takes DTI_CREC_SIZE() bytes.
  *
@@ -146,6 +148,8 @@ struct dti_crec {
 #define DTI_CREC_CALLER32	0x20	/* __s32 caller, from the caller base */
 #define DTI_CREC_CALLER64	0x40	/* __u64 caller */
 #define DTI_CREC_LEN32		0x80	/* __u32 payload length */
+#define DTI_CREC_CALLER_SAME	(DTI_CREC_CALLER32 | DTI_CREC_CALLER64)	/* none */
+#define DTI_CREC_CALLER		DTI_CREC_CALLER_SAME	/* the caller's bits */
 
 #define DTI_CREC_ALIGN		4
 /* Longest header: struct dti_crec and every extension */
@@ -156,8 +160,10 @@ static __inline__ unsigned int dti_crec_hdr_size(__u8 info, __u8 flags)
 {
 	return sizeof(struct dti_crec) +
 	       (info & DTI_CREC_LEN32 ? 4 : 0) + (info & DTI_CREC_TS64 ? 8 : 0) +
-	       (info & DTI_CREC_SKIP ? 8 : 0) + (info & DTI_CREC_CALLER32 ? 4 : 0) +
-	       (info & DTI_CREC_CALLER64 ? 8 : 0) + (flags & DTI_REC_REPLAYED ? 4 : 0);
+	       (info & DTI_CREC_SKIP ? 8 : 0) +
+	       ((info & DTI_CREC_CALLER) == DTI_CREC_CALLER32 ? 4 : 0) +
+	       ((info & DTI_CREC_CALLER) == DTI_CREC_CALLER64 ? 8 : 0) +
+	       (flags & DTI_REC_REPLAYED ? 4 : 0);
 }
 
 /* Bytes a compact record of @hdr header bytes and @len payload bytes takes. */
@@ -182,6 +188,8 @@ static __inline__ unsigned int dti_crec_hdr_size(__u8 info, __u8 flags)
  *		  record but for those it skips (struct dti_crec)
  * @ts_base:	  version 2: the time the first record's @ts_delta is from
  *		  (the time of the record stored before it on this CPU)
+ * @caller_prev:  version 2: the caller of a first record that says it has
+ *		  that of the record before it (DTI_CREC_CALLER_SAME)
  *
  * In a version-2 sub-buffer header (struct dti_record), @caller is the
  * caller base of DTI_CREC_CALLER32 callers.  Version 1's info ends
@@ -208,10 +216,11 @@ struct dti_subbuf_info {
 	char  name[DTI_NAME_MAX + 1];
 	__u64 seq_base;
 	__u64 ts_base;
+	__u64 caller_prev;
 };
 
-/* struct dti_subbuf_info as version 1 wrote it: without @seq_base, @ts_base */
-#define DTI_SUBBUF_INFO_V1_SIZE	(sizeof(struct dti_subbuf_info) - 2 * sizeof(__u64))
+/* struct dti_subbuf_info as version 1 wrote it: up to @seq_base */
+#define DTI_SUBBUF_INFO_V1_SIZE	(sizeof(struct dti_subbuf_info) - 3 * sizeof(__u64))
 
 /* Bytes a record with a payload of @len bytes occupies in the buffer. */
 #define DTI_RECORD_SIZE(len) \
