@@ -143,7 +143,7 @@ RAW_STORED_STP = """
 probe begin { printf("READY\\n") }
 probe module("dti").function("dti_probe_stored")
 {
-	printf("HIT %s", kernel_string_n($rec + $rec->hdr_len, $rec->len))
+	printf("HIT %s", kernel_string_n($payload, $rec->len))
 }
 """
 
