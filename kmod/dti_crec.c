@@ -181,6 +181,41 @@ bool dti_walk_next(struct dti_walk *w, struct dti_rview *v)
 }
 
 /**
+ * dti_rec_size_at - the bytes of the record at @p of a current sub-buffer
+ * @p: where a record starts
+ * @room: bytes from @p that may hold it
+ * @header: @p is the sub-buffer's start: its header
+ *
+ * A record's size needs nothing of the records before it, so a reader
+ * that goes on from a record boundary can tell where whole records end.
+ *
+ * Context: any.
+ * Return: the bytes the record takes, or 0 if no whole record of this
+ * dti.ko's version is within @room there.
+ */
+size_t dti_rec_size_at(const void *p, size_t room, bool header)
+{
+	const struct dti_crec *c = p;
+	unsigned int hdr;
+	u64 len;
+
+	if (header) {
+		const struct dti_record *rec = p;
+
+		return room >= sizeof(*rec) && dti_subbuf_header_ok(rec) &&
+		       DTI_RECORD_SIZE((u64)rec->len) <= room ?
+		       DTI_RECORD_SIZE((u64)rec->len) : 0;
+	}
+	if (room < sizeof(*c))
+		return 0;
+	hdr = dti_crec_hdr_size(c->info, c->flags);
+	if (hdr > room)
+		return 0;
+	len = c->info & DTI_CREC_LEN32 ? get_unaligned((const u32 *)(c + 1)) : c->len;
+	return DTI_CREC_SIZE(hdr, len) <= room ? DTI_CREC_SIZE(hdr, len) : 0;
+}
+
+/**
  * dti_rview_record - the whole (version 1) header of a record
  * @v: the record
  * @cpu: the CPU whose buffer holds it

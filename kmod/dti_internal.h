@@ -160,6 +160,7 @@ struct dti_walk {
 bool dti_walk_start(struct dti_walk *w, const void *sub, size_t end, u32 records);
 bool dti_walk_next(struct dti_walk *w, struct dti_rview *v);
 void dti_rview_record(const struct dti_rview *v, u16 cpu, struct dti_record *rec);
+size_t dti_rec_size_at(const void *p, size_t room, bool header);
 
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
 #define DTI_TRACE_FILE_BASE	"trace"

@@ -44,26 +44,58 @@
 #define DTI_VIEW_FORMATS	64
 
 /**
+ * struct dti_view_fmt - an event format a view found in its snapshots
+ * @id:		the type's id
+ * @len:	bytes of @fmt
+ * @fmt:	the format (struct dti_event_format and what follows it)
+ */
+struct dti_view_fmt {
+	int id;
+	u32 len;
+	const void *fmt;
+};
+
+/**
+ * struct dti_view_cpu - where a view's merge is in one CPU's snapshot
+ * @walk:	the walk of sub-buffer @s
+ * @head:	the CPU's next record, while @have
+ * @s:		number of the sub-buffer walked
+ * @have:	@head holds a record
+ */
+struct dti_view_cpu {
+	struct dti_walk walk;
+	struct dti_rview head;
+	size_t s;
+	bool have;
+};
+
+/**
  * struct dti_view - a merged snapshot, the private data of an open view
  * @with_ts:	merged-ts format
- * @nr_cpus:	entries in @cpus
+ * @nr_cpus:	entries in @cpus and @at
  * @cpus:	per-CPU snapshots
- * @recs:	all records, grouped by CPU in buffer order
- * @order:	all records in merged order
- * @nr_recs:	number of records
+ * @at:		per CPU, the merge's place in its snapshot
+ * @pos:	the number of the record the merge is at
+ * @cur:	the CPU whose head is that record, or @nr_cpus at the end
  * @prev:	the previous boot's records the snapshots borrow, or NULL
- * @formats:	DTI_REC_FORMAT records found in the snapshots, one per id
+ * @formats:	event formats found in the snapshots, the first of each id
  * @nr_formats:	entries in @formats
+ *
+ * The records are merged as they are read, from a walk of each CPU's
+ * sub-buffers: compact records are read in order from their
+ * sub-buffer's start (dti_walk_next()), and no index is kept.  A read
+ * that goes back (seq_file restarts at an earlier record) merges again
+ * from the start.
  */
 struct dti_view {
 	bool with_ts;
 	unsigned int nr_cpus;
 	struct dti_snap_cpu *cpus;
-	const struct dti_record **recs;
-	const struct dti_record **order;
-	size_t nr_recs;
+	struct dti_view_cpu *at;
+	loff_t pos;
+	unsigned int cur;
 	struct dti_prev *prev;
-	const struct dti_record *formats[DTI_VIEW_FORMATS];
+	struct dti_view_fmt formats[DTI_VIEW_FORMATS];
 	unsigned int nr_formats;
 };
 
@@ -168,15 +200,15 @@ static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
 }
 
 /* The id of a DTI_REC_TYPED or DTI_REC_FORMAT record, or -1 if it has none */
-static int dti_rec_event_id(const struct dti_record *rec)
+static int dti_rec_event_id(const struct dti_rview *rec)
 {
 	if (rec->len < sizeof(u16))
 		return -1;
-	return get_unaligned((const u16 *)(rec + 1));
+	return get_unaligned((const u16 *)rec->payload);
 }
 
 /* Keep the first format of each id found in the snapshot, up to a limit. */
-static void dti_view_format(struct dti_view *v, const struct dti_record *rec)
+static void dti_view_format(struct dti_view *v, const struct dti_rview *rec)
 {
 	int id = dti_rec_event_id(rec);
 	unsigned int i;
@@ -184,43 +216,11 @@ static void dti_view_format(struct dti_view *v, const struct dti_record *rec)
 	if (id < 0 || v->nr_formats == DTI_VIEW_FORMATS)
 		return;
 	for (i = 0; i < v->nr_formats; i++)
-		if (dti_rec_event_id(v->formats[i]) == id)
+		if (v->formats[i].id == id)
 			return;
-	v->formats[v->nr_formats++] = rec;
-}
-
-/*
- * Walk the records of sub-buffer data [start, start + len) and hand each
- * trace record to @emit (when not NULL), each format to @v's formats
- * (when @v is not NULL).  Stops at the first header that
- * does not parse, which in our own buffers only the end of data can be.
- */
-static size_t dti_walk(const void *start, size_t len,
-		       void (*emit)(struct dti_view *, const struct dti_record *),
-		       struct dti_view *v)
-{
-	const struct dti_record *rec;
-	size_t pos = 0, count = 0;
-	u32 rec_len;
-
-	for (; dti_record_whole(start + pos, len - pos, &rec_len);
-	     pos += DTI_RECORD_SIZE(rec_len)) {
-		rec = start + pos;
-		if (rec->flags & DTI_REC_FORMAT) {
-			if (v)
-				dti_view_format(v, rec);
-		} else if (!(rec->flags & DTI_REC_SUBBUF)) {
-			if (emit)
-				emit(v, rec);
-			count++;
-		}
-	}
-	return count;
-}
-
-static void dti_view_add(struct dti_view *v, const struct dti_record *rec)
-{
-	v->recs[v->nr_recs++] = rec;
+	v->formats[v->nr_formats++] = (struct dti_view_fmt){
+		.id = id, .len = rec->len, .fmt = rec->payload,
+	};
 }
 
 /*
@@ -237,6 +237,26 @@ static bool dti_subbuf_is(const void *sub, size_t s)
 }
 
 /*
+ * Sub-buffer number @s of a snapshot, if it holds data, and in *@len how
+ * many of its bytes are used; NULL if it holds none.
+ */
+static const void *dti_snap_sub(const struct dti_snap_cpu *sc, bool partial,
+				size_t s, size_t *len)
+{
+	size_t size = sc->subbuf_size, idx = s % sc->n_subbufs;
+	const void *sub = sc->data + idx * size;
+
+	/* a slot the writer began again while it was copied: skip */
+	if (!dti_subbuf_is(sub, s))
+		return NULL;
+	if (s == sc->produced)
+		*len = partial ? sc->offset : 0;
+	else
+		*len = size - min(sc->padding[idx], size);
+	return sub;
+}
+
+/*
  * Hand @fn the data of every sub-buffer of a snapshot that holds any,
  * oldest first: the sub-buffer number, where it starts, and how many of
  * its bytes are used.
@@ -245,72 +265,107 @@ static size_t dti_snap_for_each(const struct dti_snap_cpu *sc,
 				size_t (*fn)(const void *sub, size_t len, void *arg),
 				void *arg)
 {
-	size_t size = sc->subbuf_size, n = sc->n_subbufs;
-	size_t s, idx, first, last, len, count = 0;
+	size_t s, first, last, len, count = 0;
+	const void *sub;
 	bool partial;
 
 	dti_snap_range(sc, &partial, &first, &last);
 	for (s = first; s <= last && s <= sc->produced; s++) {
-		idx = s % n;
-		/* a slot the writer began again while it was copied: skip */
-		if (!dti_subbuf_is(sc->data + idx * size, s))
-			continue;
-		if (s == sc->produced)
-			len = partial ? sc->offset : 0;
-		else
-			len = size - min(sc->padding[idx], size);
-		count += fn(sc->data + idx * size, len, arg);
+		sub = dti_snap_sub(sc, partial, s, &len);
+		if (sub)
+			count += fn(sub, len, arg);
 	}
 	return count;
 }
 
-static size_t dti_walk_count(const void *sub, size_t len, void *arg)
+/* Start a walk of the sub-buffer @sub, @len of its bytes used. */
+static bool dti_snap_walk_start(struct dti_walk *w, const void *sub, size_t len)
 {
-	return dti_walk(sub, len, NULL, NULL);
+	const struct dti_subbuf_info *info = sub + sizeof(struct dti_record);
+
+	return len >= DTI_SUBBUF_HEADER_SIZE_V1 &&
+	       dti_walk_start(w, sub, len, info->records);
 }
 
-static size_t dti_walk_add(const void *sub, size_t len, void *arg)
+/* Note the formats of one sub-buffer in the view @arg. */
+static size_t dti_view_sub_formats(const void *sub, size_t len, void *arg)
 {
-	return dti_walk(sub, len, dti_view_add, arg);
-}
+	struct dti_walk w;
+	struct dti_rview rec;
 
-/* Walk every sub-buffer of a snapshot that holds data, oldest first. */
-static size_t dti_walk_snap(struct dti_snap_cpu *sc, struct dti_view *v)
-{
-	return dti_snap_for_each(sc, v ? dti_walk_add : dti_walk_count, v);
-}
-
-static int dti_rec_before(const struct dti_record *a,
-			  const struct dti_record *b)
-{
-	return a->ts_ns < b->ts_ns;
-}
-
-/* k-way merge of the per-CPU record lists into @v->order. */
-static int dti_view_merge(struct dti_view *v)
-{
-	size_t *next, i, out;
-	unsigned int c, best;
-
-	next = kcalloc(v->nr_cpus, sizeof(*next), GFP_KERNEL);
-	if (!next)
-		return -ENOMEM;
-	for (out = 0; out < v->nr_recs; out++) {
-		best = v->nr_cpus;
-		for (c = 0; c < v->nr_cpus; c++) {
-			if (next[c] >= v->cpus[c].nr)
-				continue;
-			i = v->cpus[c].first + next[c];
-			if (best == v->nr_cpus ||
-			    dti_rec_before(v->recs[i], v->recs[v->cpus[best].first +
-							       next[best]]))
-				best = c;
-		}
-		v->order[out] = v->recs[v->cpus[best].first + next[best]];
-		next[best]++;
-	}
-	kfree(next);
+	if (!dti_snap_walk_start(&w, sub, len))
+		return 0;
+	while (dti_walk_next(&w, &rec))
+		if (rec.flags & DTI_REC_FORMAT)
+			dti_view_format(arg, &rec);
 	return 0;
+}
+
+/*
+ * The next trace record of CPU @c's snapshot into its head, walking on
+ * into the sub-buffers after the one it is in; false at its end.
+ */
+static bool dti_view_cpu_next(struct dti_view *v, unsigned int c)
+{
+	const struct dti_snap_cpu *sc = &v->cpus[c];
+	struct dti_view_cpu *at = &v->at[c];
+	size_t first, last, len;
+	const void *sub;
+	bool partial;
+
+	dti_snap_range(sc, &partial, &first, &last);
+	for (;;) {
+		while (dti_walk_next(&at->walk, &at->head))
+			if (!(at->head.flags & DTI_REC_FORMAT))
+				return at->have = true;
+		do {
+			if (++at->s > last || at->s > sc->produced)
+				return at->have = false;
+			sub = dti_snap_sub(sc, partial, at->s, &len);
+		} while (!sub || !dti_snap_walk_start(&at->walk, sub, len));
+	}
+}
+
+/* Make the CPU whose head is the oldest the current one. */
+static void dti_view_pick(struct dti_view *v)
+{
+	unsigned int c;
+
+	/* Ties go to the lower CPU. */
+	v->cur = v->nr_cpus;
+	for (c = 0; c < v->nr_cpus; c++)
+		if (v->at[c].have &&
+		    (v->cur == v->nr_cpus || v->at[c].head.ts_ns < v->at[v->cur].head.ts_ns))
+			v->cur = c;
+}
+
+/* Start the merge over, at the first record. */
+static void dti_view_rewind(struct dti_view *v)
+{
+	size_t first, last;
+	unsigned int c;
+	bool partial;
+
+	for (c = 0; c < v->nr_cpus; c++) {
+		dti_snap_range(&v->cpus[c], &partial, &first, &last);
+		/* One before the first: dti_view_cpu_next() goes on from it. */
+		v->at[c].s = first - 1;
+		v->at[c].walk.left = 0;
+		dti_view_cpu_next(v, c);
+	}
+	v->pos = 0;
+	dti_view_pick(v);
+}
+
+/* Take the current record and move to the next one; false at the end. */
+static bool dti_view_advance(struct dti_view *v)
+{
+	if (v->cur == v->nr_cpus)
+		return false;
+	dti_view_cpu_next(v, v->cur);
+	v->pos++;
+	dti_view_pick(v);
+	return v->cur != v->nr_cpus;
 }
 
 static void dti_view_free(struct dti_view *v)
@@ -322,32 +377,24 @@ static void dti_view_free(struct dti_view *v)
 	for (c = 0; c < v->nr_cpus; c++)
 		dti_snap_free(&v->cpus[c]);
 	kfree(v->cpus);
+	kfree(v->at);
 	if (v->prev)
 		dti_prev_put(v->prev);
-	kvfree(v->recs);
-	kvfree(v->order);
 	kfree(v);
 }
 
-/* Index and merge the records of the snapshots in @v->cpus. */
+/* Find the formats of the snapshots in @v->cpus and start the merge. */
 static int dti_view_index(struct dti_view *v)
 {
-	size_t total = 0, c;
+	unsigned int c;
 
-	for (c = 0; c < v->nr_cpus; c++)
-		total += dti_walk_snap(&v->cpus[c], NULL);
-	v->recs = kvmalloc_array(max_t(size_t, total, 1), sizeof(*v->recs),
-				 GFP_KERNEL);
-	v->order = kvmalloc_array(max_t(size_t, total, 1), sizeof(*v->order),
-				  GFP_KERNEL);
-	if (!v->recs || !v->order)
+	v->at = kcalloc(max(v->nr_cpus, 1U), sizeof(*v->at), GFP_KERNEL);
+	if (!v->at)
 		return -ENOMEM;
-	for (c = 0; c < v->nr_cpus; c++) {
-		v->cpus[c].first = v->nr_recs;
-		dti_walk_snap(&v->cpus[c], v);
-		v->cpus[c].nr = v->nr_recs - v->cpus[c].first;
-	}
-	return v->nr_recs ? dti_view_merge(v) : 0;
+	for (c = 0; c < v->nr_cpus; c++)
+		dti_snap_for_each(&v->cpus[c], dti_view_sub_formats, v);
+	dti_view_rewind(v);
+	return 0;
 }
 
 static int dti_view_fill(struct dti_channel *ch, struct rchan *rchan,
@@ -420,7 +467,13 @@ static void *dti_merged_start(struct seq_file *m, loff_t *pos)
 {
 	struct dti_view *v = m->private;
 
-	return *pos < v->nr_recs ? &v->order[*pos] : NULL;
+	if (*pos < v->pos)
+		dti_view_rewind(v);
+	while (v->pos < *pos && dti_view_advance(v))
+		;
+	if (v->pos != *pos || v->cur == v->nr_cpus)
+		return NULL;
+	return &v->at[v->cur];
 }
 
 static void *dti_merged_next(struct seq_file *m, void *p, loff_t *pos)
@@ -435,16 +488,16 @@ static void dti_merged_stop(struct seq_file *m, void *p)
 
 /* Print event @rec through its format, if the snapshot has it; true if printed. */
 static bool dti_show_event(struct seq_file *m, const struct dti_view *v,
-			   const struct dti_record *rec)
+			   const struct dti_rview *rec)
 {
 	int id = dti_rec_event_id(rec);
 	unsigned int i;
 
 	for (i = 0; id >= 0 && i < v->nr_formats; i++) {
-		if (dti_rec_event_id(v->formats[i]) != id)
+		if (v->formats[i].id != id)
 			continue;
-		if (dti_event_show(m, v->formats[i] + 1, v->formats[i]->len,
-				   (const u8 *)(rec + 1), rec->len))
+		if (dti_event_show(m, v->formats[i].fmt, v->formats[i].len,
+				   rec->payload, rec->len))
 			return false;
 		if (!seq_has_overflowed(m) && (!m->count || m->buf[m->count - 1] != '\n'))
 			seq_putc(m, '\n');
@@ -454,9 +507,9 @@ static bool dti_show_event(struct seq_file *m, const struct dti_view *v,
 }
 
 static void dti_show_payload(struct seq_file *m, const struct dti_view *v,
-			     const struct dti_record *rec)
+			     const struct dti_rview *rec)
 {
-	const u8 *data = (const u8 *)(rec + 1);
+	const u8 *data = rec->payload;
 	size_t pos, chunk;
 
 	if ((rec->flags & DTI_REC_TYPED) && dti_show_event(m, v, rec))
@@ -476,7 +529,7 @@ static void dti_show_payload(struct seq_file *m, const struct dti_view *v,
 
 static int dti_merged_show(struct seq_file *m, void *p)
 {
-	const struct dti_record *rec = *(const struct dti_record **)p;
+	const struct dti_rview *rec = &((struct dti_view_cpu *)p)->head;
 	struct dti_view *v = m->private;
 	u32 nsec;
 	u64 sec;

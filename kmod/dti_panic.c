@@ -105,23 +105,23 @@ MODULE_PARM_DESC(dump_on_oops,
  * @first:	number of the oldest sub-buffer that may hold records
  * @last:	number of the newest
  * @s:		number of the sub-buffer being read
- * @pos:	offset of the next record in it
- * @left:	records its header still counts
+ * @walk:	the walk of its records
  * @seq:	sequence number of the last record returned
  * @older:	valid records before the selection
  * @skip:	valid records still to pass over before the selection
- * @rec:	the next record of the selection, NULL at its end
- * @len:	its payload length, as checked (an oops does not stop writers)
+ * @rec:	the next record of the selection, as read (an oops does not
+ *		stop writers: it is checked before it is printed)
+ * @have:	@rec holds a record; false at the selection's end
  */
 struct dti_panic_cursor {
 	const void *start;
 	unsigned int cpu;
-	size_t first, last, s, pos;
-	u32 left;
+	size_t first, last, s;
+	struct dti_walk walk;
 	u64 seq;
 	u64 older, skip;
-	const struct dti_record *rec;
-	u32 len;
+	struct dti_rview rec;
+	bool have;
 };
 
 /* One per possible CPU, and the line: allocated at load */
@@ -143,34 +143,37 @@ unsigned int dti_panic_default_records(void)
 	return READ_ONCE(dti_panic_default);
 }
 
-/* Whether @rec is a sound header of sub-buffer @s of @ch's current ring */
+/*
+ * Whether @rec is a sound header of sub-buffer @s of @ch's current ring,
+ * CPU @cpu's
+ */
 static bool dti_panic_header_ok(struct dti_channel *ch, const struct dti_record *rec,
-				size_t s, u32 *records)
+				size_t s, unsigned int cpu, u32 *records)
 {
 	const struct dti_subbuf_info *info = (const void *)(rec + 1);
 	size_t room = ch->subbuf_size - DTI_SUBBUF_HEADER_SIZE;
 
 	if (rec->magic != DTI_RECORD_MAGIC || rec->version != DTI_RECORD_VERSION ||
 	    rec->hdr_len != sizeof(*rec) || !(rec->flags & DTI_REC_SUBBUF) ||
-	    rec->len != sizeof(*info) || rec->seq != s ||
+	    rec->len != sizeof(*info) || rec->seq != s || rec->cpu != cpu ||
 	    info->generation != READ_ONCE(ch->dump.generation))
 		return false;
 	/* pairs with the writer's release: the records counted are whole */
 	*records = smp_load_acquire(&info->records);
-	return *records <= room / DTI_RECORD_SIZE(0);
+	return *records <= room / sizeof(struct dti_crec);
 }
 
 /* Open the next sub-buffer from c->s on whose header is sound. */
 static bool dti_panic_open_subbuf(struct dti_channel *ch, struct dti_panic_cursor *c)
 {
 	const struct dti_record *hdr;
+	u32 records;
 
 	for (; c->s <= c->last; c->s++) {
 		hdr = c->start + (c->s % ch->n_subbufs) * ch->subbuf_size;
-		if (dti_panic_header_ok(ch, hdr, c->s, &c->left)) {
-			c->pos = DTI_SUBBUF_HEADER_SIZE;
+		if (dti_panic_header_ok(ch, hdr, c->s, c->cpu, &records) &&
+		    dti_walk_start(&c->walk, hdr, ch->subbuf_size, records))
 			return true;
-		}
 	}
 	return false;
 }
@@ -181,44 +184,31 @@ static bool dti_panic_open_subbuf(struct dti_channel *ch, struct dti_panic_curso
  */
 static void dti_panic_advance(struct dti_channel *ch, struct dti_panic_cursor *c)
 {
-	const struct dti_record *rec;
-	u32 len;
+	struct dti_rview *rec = &c->rec;
 
 	for (;;) {
-		if (!c->left) {
+		/* a header may count more records than its sub-buffer holds */
+		if (!dti_walk_next(&c->walk, rec)) {
 			c->s++;
 			if (!dti_panic_open_subbuf(ch, c)) {
-				c->rec = NULL;
+				c->have = false;
 				return;
 			}
 			continue;
 		}
-		rec = c->start + (c->s % ch->n_subbufs) * ch->subbuf_size + c->pos;
-		/* a header may count more records than its sub-buffer holds */
-		if (!dti_record_whole(rec, ch->subbuf_size - c->pos, &len) ||
-		    (rec->flags & DTI_REC_SUBBUF) || rec->cpu != c->cpu) {
-			c->left = 0;
-			continue;
-		}
 		/* the event formats framing a sub-buffer are not shown */
-		if (rec->flags & DTI_REC_FORMAT) {
-			c->pos += DTI_RECORD_SIZE((u64)len);
-			c->left--;
+		if (rec->flags & DTI_REC_FORMAT)
 			continue;
-		}
 		if (c->seq != U64_MAX && rec->seq <= c->seq) {
-			c->left = 0;
+			c->walk.left = 0;
 			continue;
 		}
-		c->pos += DTI_RECORD_SIZE((u64)len);
-		c->left--;
 		c->seq = rec->seq;
 		if (c->skip) {
 			c->skip--;
 			continue;
 		}
-		c->rec = rec;
-		c->len = len;
+		c->have = true;
 		return;
 	}
 }
@@ -230,11 +220,10 @@ static void dti_panic_cursor_start(struct dti_channel *ch, struct dti_panic_curs
 	c->s = c->first;
 	c->seq = U64_MAX;
 	c->skip = skip;
-	c->left = 0;
 	if (dti_panic_open_subbuf(ch, c))
 		dti_panic_advance(ch, c);
 	else
-		c->rec = NULL;
+		c->have = false;
 }
 
 /*
@@ -252,7 +241,7 @@ static u64 dti_panic_cursor_init(struct dti_channel *ch, struct dti_panic_cursor
 	c->start = buf->start;
 	c->cpu = cpu;
 	dti_ring_range(produced, offset, ch->subbuf_size, ch->n_subbufs, &c->first, &c->last);
-	for (dti_panic_cursor_start(ch, c, 0); c->rec; dti_panic_advance(ch, c))
+	for (dti_panic_cursor_start(ch, c, 0); c->have; dti_panic_advance(ch, c))
 		count++;
 	c->older = count > want ? count - want : 0;
 	dti_panic_cursor_start(ch, c, c->older);
@@ -274,7 +263,7 @@ static struct dti_panic_cursor *dti_panic_first(unsigned int n)
 	struct dti_panic_cursor *best = NULL, *c;
 
 	for (c = dti_panic_cursors; c < dti_panic_cursors + n; c++)
-		if (c->rec && (!best || c->rec->ts_ns < best->rec->ts_ns))
+		if (c->have && (!best || c->rec.ts_ns < best->rec.ts_ns))
 			best = c;
 	return best;
 }
@@ -296,10 +285,11 @@ static bool dti_panic_escape(u8 b, size_t i)
 }
 
 /* The @len bytes of payload of @rec, escaped, after the prefix at *@at */
-static void dti_panic_payload(const struct dti_record *rec, u32 len, size_t *at)
+static void dti_panic_payload(const struct dti_rview *rec, size_t *at)
 {
 	const size_t room = DTI_PANIC_LINE_MAX - DTI_PANIC_LINE_TAIL;
-	const u8 *p = (const u8 *)(rec + 1);
+	const u8 *p = rec->payload;
+	u32 len = rec->len;
 	size_t i, n = len;
 	bool text = rec->flags & DTI_REC_TEXT;
 
@@ -338,7 +328,7 @@ static void dti_panic_payload(const struct dti_record *rec, u32 len, size_t *at)
 static size_t dti_panic_format(struct dti_channel *ch, const struct dti_panic_cursor *c)
 {
 	const struct dti_record *hdr = c->start + (c->s % ch->n_subbufs) * ch->subbuf_size;
-	const struct dti_record *rec = c->rec;
+	const struct dti_rview *rec = &c->rec;
 	size_t at = 0;
 	u32 nsec;
 	u64 sec;
@@ -346,7 +336,7 @@ static size_t dti_panic_format(struct dti_channel *ch, const struct dti_panic_cu
 	sec = div_u64_rem(rec->ts_ns, NSEC_PER_SEC, &nsec);
 	dti_panic_put(&at, "[%5llu.%09u] cpu%u L%d #%llu 0x%llx: ", sec, nsec,
 		      rec->log_cpu, rec->level, rec->seq, rec->caller);
-	dti_panic_payload(rec, c->len, &at);
+	dti_panic_payload(rec, &at);
 	smp_rmb();
 	return READ_ONCE(hdr->seq) == c->s ? at : 0;
 }

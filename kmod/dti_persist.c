@@ -449,17 +449,19 @@ static bool dti_prev_subbuf_ok(const void *sub, const struct dti_persist_area *a
 {
 	const struct dti_record *rec = sub;
 	const struct dti_subbuf_info *info = sub + sizeof(*rec);
-	size_t size = area->subbuf_size;
-	u32 len;
+	size_t size = area->subbuf_size, hdr_size;
 
-	return dti_record_whole(rec, size, &len) && (rec->flags & DTI_REC_SUBBUF) &&
-	       len == sizeof(*info) && rec->cpu == cpu &&
+	/* a version-1 ring is an older dti.ko's, whose info was shorter */
+	if (size < DTI_SUBBUF_HEADER_SIZE || !dti_subbuf_header_ok(rec))
+		return false;
+	hdr_size = dti_subbuf_header_size(rec);
+	return DTI_RECORD_SIZE((u64)rec->len) == hdr_size && rec->cpu == cpu &&
 	       dti_seq_slot(rec->seq, area->n_subbufs) == idx &&
 	       info->generation == area->generation && info->subbuf_size == size &&
 	       info->n_subbufs == area->n_subbufs &&
 	       (info->state == DTI_SUBBUF_OPEN ||
 		(info->state == DTI_SUBBUF_CLOSED &&
-		 info->padding <= size - DTI_SUBBUF_HEADER_SIZE)) &&
+		 info->padding <= size - hdr_size)) &&
 	       !strncmp(info->name, name, sizeof(info->name));
 }
 
@@ -473,18 +475,19 @@ static bool dti_prev_subbuf_ok(const void *sub, const struct dti_persist_area *a
 static size_t dti_prev_records(const void *sub, size_t size, unsigned int cpu, u32 *good)
 {
 	const struct dti_subbuf_info *info = sub + sizeof(struct dti_record);
-	size_t pos = DTI_SUBBUF_HEADER_SIZE, end = size;
-	const struct dti_record *rec;
-	u32 len;
+	size_t end = size, pos;
+	struct dti_rview rec;
+	struct dti_walk w;
 
 	if (info->state == DTI_SUBBUF_CLOSED)
 		end = size - info->padding;
-	for (*good = 0; *good < info->records; ++*good, pos += DTI_RECORD_SIZE(len)) {
-		rec = sub + pos;
-		if (!dti_record_whole(rec, end - pos, &len) || (rec->flags & DTI_REC_SUBBUF) ||
-		    rec->cpu != cpu || rec->level < 0 || rec->level > DTI_LEVEL_MAX)
+	*good = 0;
+	if (!dti_walk_start(&w, sub, end, info->records))
+		return 0;
+	/* The header is the CPU's: dti_prev_subbuf_ok(). */
+	for (pos = w.pos; dti_walk_next(&w, &rec); pos = w.pos, ++*good)
+		if (rec.level < 0 || rec.level > DTI_LEVEL_MAX)
 			break;
-	}
 	return pos;
 }
 

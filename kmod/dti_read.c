@@ -188,11 +188,11 @@ static void dti_read_next_subbuf(struct rchan_buf *buf)
  */
 static size_t dti_read_whole(const struct dti_read_step *st)
 {
-	size_t pos = 0;
-	u32 plen;
+	size_t pos = 0, size;
 
-	while (dti_record_whole(st->bounce + pos, st->len - pos, &plen))
-		pos += DTI_RECORD_SIZE((u64)plen);
+	while ((size = dti_rec_size_at(st->bounce + pos, st->len - pos,
+				       st->from + pos == 0)))
+		pos += size;
 	return pos || !st->cut_ok ? pos : st->len;
 }
 

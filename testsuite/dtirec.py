@@ -12,17 +12,28 @@ import struct
 from dataclasses import dataclass
 
 MAGIC = 0xD71A
-VERSION = 1
+VERSION = 2                                # sub-buffers of compact records
+VERSION_1 = 1                              # whole headers everywhere
 ALIGN = 8
+CREC_ALIGN = 4
 REC_TEXT = 0x01
 REC_TRUNCATED = 0x02
 REC_RESERVED = 0x04
 REC_REPLAYED = 0x08
+REC_FORMAT = 0x20
 REC_SUBBUF = 0x80
 
 HDR = struct.Struct("<HBBbBHIIQQQ")        # struct dti_record, 40 bytes
-SUBBUF = struct.Struct("<IIIIII32s")       # struct dti_subbuf_info, 56 bytes
-assert HDR.size == 40 and SUBBUF.size == 56
+SUBBUF_V1 = struct.Struct("<IIIIII32s")    # struct dti_subbuf_info of version 1
+SUBBUF = struct.Struct("<IIIIII32sQQQ")    # ... of version 2: seq_base, ts_base, caller_prev
+CREC = struct.Struct("<HBBi")              # struct dti_crec, 8 bytes
+assert HDR.size == 40 and SUBBUF_V1.size == 56 and SUBBUF.size == 80 and CREC.size == 8
+# dti_crec.info
+CREC_LEVEL, CREC_TS64, CREC_SKIP = 0x07, 0x08, 0x10
+CREC_CALLER32, CREC_CALLER64, CREC_LEN32 = 0x20, 0x40, 0x80
+CREC_CALLER = CREC_CALLER32 | CREC_CALLER64    # both: the caller of the record before
+# Longest compact header: struct dti_crec and every extension
+CREC_HDR_MAX = CREC.size + 4 + 8 + 8 + 8 + 4
 
 
 def json_record(line: str) -> dict:
@@ -37,7 +48,20 @@ def json_record(line: str) -> dict:
 
 
 def record_size(payload_len: int) -> int:
+    """Bytes of a whole-header (version 1) record: a sub-buffer header's,
+    a pending store's, or one of a records-alone stream."""
     return (HDR.size + payload_len + ALIGN - 1) & ~(ALIGN - 1)
+
+
+# A sub-buffer's header record (version 2)
+SUBBUF_HEADER_SIZE = record_size(SUBBUF.size)
+
+
+def crec_size(payload_len: int, *, caller: bool = True) -> int:
+    """Bytes of a compact record with the plain header: the number after
+    the record before's, a time within 2 s of it, and a 32-bit caller
+    (none with caller=False: the caller of the record before)."""
+    return (CREC.size + 4 * caller + payload_len + CREC_ALIGN - 1) & ~(CREC_ALIGN - 1)
 
 
 @dataclass
@@ -64,9 +88,67 @@ class FormatError(ValueError):
     pass
 
 
+def crec_layout(payload_lens: list[int], subbuf_size: int) -> list[list[int]]:
+    """Where records of one call site and these payload lengths land in
+    a fresh channel CPU's ring of `subbuf_size`-byte sub-buffers: per
+    sub-buffer (by number), the offset of each record in it.  The CPU's
+    first record carries its caller; the rest, the same, none."""
+    subs: list[list[int]] = [[]]
+    used = SUBBUF_HEADER_SIZE
+    for i, n in enumerate(payload_lens):
+        size = crec_size(n, caller=i == 0)
+        if used + size > subbuf_size:
+            subs.append([])
+            used = SUBBUF_HEADER_SIZE
+        subs[-1].append(used)
+        used += size
+    return subs
+
+
+def _compact(data: bytes, pos: int, end: int, count: int | None, hdr: tuple, info: tuple,
+             name: str) -> tuple[list[Record], int]:
+    """The `count` compact records of a version-2 sub-buffer from `pos`
+    (all up to `end` for None)."""
+    recs = []
+    cpu, caller_base = hdr[5], hdr[10]
+    seq, ts, caller = info[7], info[8], info[9]
+    while pos < end if count is None else count > 0:
+        if count is not None:
+            count -= 1
+        if end - pos < CREC.size:
+            raise FormatError(f"{name}: truncated compact header at offset {pos}")
+        length, flags, cinfo, delta = CREC.unpack_from(data, pos)
+        x = pos + CREC.size
+
+        def take(fmt: str) -> int:
+            nonlocal x
+            v = struct.unpack_from(fmt, data, x)[0]
+            x += struct.calcsize(fmt)
+            return v
+        if cinfo & CREC_LEN32:
+            length = take("<I")
+        rts = take("<Q") if cinfo & CREC_TS64 else ts + delta
+        skip = take("<Q") if cinfo & CREC_SKIP else 0
+        kind = cinfo & CREC_CALLER
+        rcaller = (caller_base + take("<i")) & (2**64 - 1) if kind == CREC_CALLER32 else \
+            take("<Q") if kind == CREC_CALLER64 else caller if kind == CREC_CALLER else 0
+        log_cpu = take("<I") if flags & REC_REPLAYED else cpu
+        if flags & REC_SUBBUF or x + length > end:
+            raise FormatError(f"{name}: bad compact record at offset {pos}")
+        payload = data[x:x + length]
+        pos = (x + length + CREC_ALIGN - 1) & ~(CREC_ALIGN - 1)
+        if flags & REC_FORMAT:
+            continue            # outside the chains, not a trace record
+        ts, caller, seq = rts, rcaller, seq + skip
+        recs.append(Record(flags, cinfo & CREC_LEVEL, cpu, log_cpu, seq, ts, caller, payload))
+        seq += 1
+    return recs, pos
+
+
 def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], list[dict]]:
-    """Parse what a read() of a trace file returns: records and sub-buffer
-    headers back to back (relay strips the padding).  Returns the trace
+    """Parse what a read() of a trace file returns: sub-buffers back to
+    back (relay strips the padding), each a header and its records (whole
+    headers in version 1, compact ones in version 2).  Returns the trace
     records and the sub-buffer headers; raises FormatError on garbage."""
     recs: list[Record] = []
     subbufs: list[dict] = []
@@ -74,9 +156,9 @@ def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], li
     while pos < len(data):
         if len(data) - pos < HDR.size:
             raise FormatError(f"{name}: truncated header at offset {pos}")
-        (magic, version, flags, level, hdr_len, cpu, length, log_cpu, seq, ts,
-         caller) = HDR.unpack_from(data, pos)
-        if magic != MAGIC or version != VERSION or hdr_len != HDR.size:
+        hdr = HDR.unpack_from(data, pos)
+        (magic, version, flags, level, hdr_len, cpu, length, log_cpu, seq, ts, caller) = hdr
+        if magic != MAGIC or version not in (VERSION, VERSION_1) or hdr_len != HDR.size:
             raise FormatError(f"{name}: bad header at offset {pos}: magic "
                               f"{magic:#x} version {version} hdr_len {hdr_len}")
         size = record_size(length)
@@ -84,10 +166,19 @@ def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], li
             raise FormatError(f"{name}: record at offset {pos} runs past the end")
         payload = data[pos + HDR.size:pos + HDR.size + length]
         if flags & REC_SUBBUF:
-            f = SUBBUF.unpack_from(payload)
+            f = (SUBBUF if version == VERSION else SUBBUF_V1).unpack_from(payload)
             subbufs.append(dict(number=seq, cpu=cpu, subbuf_size=f[0],
                                 n_subbufs=f[1], padding=f[2], records=f[3],
                                 state=f[4], generation=f[5], name=f[6].rstrip(b"\0").decode()))
+            if version == VERSION:
+                # relay returns a closed sub-buffer without its padding
+                end = min(len(data), pos + f[0] - (f[2] if f[4] == 1 else 0))
+                # the sub-buffer being written is the last one read, and
+                # may hold records its count did not have yet
+                more, pos = _compact(data, pos + size, end, f[3] if f[4] == 1 else None,
+                                     hdr, f, name)
+                recs += more
+                continue
         else:
             recs.append(Record(flags, level, cpu, log_cpu, seq, ts, caller, payload))
         pos += size

@@ -40,7 +40,7 @@ import pytest
 import dumpcase
 from dumpcase import Rec, from_json, from_ts
 from harness import dump
-from dtirec import json_record
+from dtirec import crec_size, json_record
 
 REPO = Path(__file__).resolve().parent.parent
 DTI = REPO / "runtime" / "build" / "dti"
@@ -49,8 +49,8 @@ MIDWRITE_CHANNEL = "flood"
 MIDWRITE_SMP = 4                # more vCPUs than host cores: writers get preempted
 FLOOD = re.compile(r"flood (\d+) (\d+)")
 # The most records the AFTER ones can have displaced from wrap8k: one
-# sub-buffer of the smallest text records ("w0 0\n", 48 bytes each).
-MAX_DISPLACED = dumpcase.WRAP_SUBBUF // 48
+# sub-buffer of the smallest text records ("w0 0\n", 16 bytes each).
+MAX_DISPLACED = dumpcase.WRAP_SUBBUF // crec_size(len("w0 0\n"), caller=False)
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from dtirec import (accounting_errors, parse_kv, parse_merged_ts, parse_stats,
-                    parse_stream, payload_for, readable, record_size)
+from dtirec import (CREC_HDR_MAX, SUBBUF_HEADER_SIZE, accounting_errors, parse_kv,
+                    parse_merged_ts, parse_stats, parse_stream, payload_for, readable)
 from guestlib import CONTROL_FILES, PRELUDE, VIEW_FILES, flood_reading
 
 EINVAL, EEXIST, EMSGSIZE, ENXIO, ENODEV = 22, 17, 90, 6, 19
@@ -302,15 +302,20 @@ BAD_REGISTER = [
 ]
 
 
+# The largest payload of a channel of 1024-byte sub-buffers: its size less
+# the sub-buffer header and the longest compact record header.
+SMALL_MAX = 1024 - SUBBUF_HEADER_SIZE - CREC_HDR_MAX
+
+
 def test_bad_api_arguments_are_refused_and_leave_nothing(dti_guest):
     script = PRELUDE + "ctl register dup 65536 3\nctl register " + "n" * 31 + " 65536 3\n"
     for cmd, _ in BAD_REGISTER:
         script += f"echo \"$(try {cmd})\" >> /out/results\n"
-    script += """
+    script += f"""
         ls $D > /out/dirs
         ctl register_sub small 1024 4 7 0
-        echo "$(try event small 1 1 0 process 889)" > /out/toobig
-        echo "$(try event small 1 1 0 process 888)" > /out/fits
+        echo "$(try event small 1 1 0 process {SMALL_MAX + 1})" > /out/toobig
+        echo "$(try event small 1 1 0 process {SMALL_MAX})" > /out/fits
         echo "$(try printk small -1 1 0 process neg)" > /out/neglevel
         echo "$(try set_level small 8)" > /out/setlevel8
         echo "$(try set_level small -3)" > /out/setlevelm3
@@ -322,7 +327,7 @@ def test_bad_api_arguments_are_refused_and_leave_nothing(dti_guest):
     for (cmd, err), line in zip(BAD_REGISTER, results, strict=True):
         assert line == f"ret=-{err}", (cmd, line)
     assert set(texts(res, "dirs")) == {"dup", "n" * 31} | HANDLE_DIRS
-    assert parse_kv(out(res, "info"))["max_payload"] == str(1024 - 96 - 40)
+    assert parse_kv(out(res, "info"))["max_payload"] == str(SMALL_MAX)
     assert parse_kv(out(res, "toobig"))["first_err"] == f"-{EMSGSIZE}"
     assert parse_kv(out(res, "fits"))["stored"] == "1"
     assert parse_kv(out(res, "neglevel"))["first_err"] == f"-{EINVAL}"
@@ -331,7 +336,8 @@ def test_bad_api_arguments_are_refused_and_leave_nothing(dti_guest):
     st = parse_stats(out(res, "s", "stats"))["total"]
     assert st["rejected"] == 2 and st["written"] == 1
     assert out(res, "s", "level") == "7\n"
-    assert record_size(888) == 1024 - 96
+    # the largest payload fits whatever extensions its header needs
+    assert SUBBUF_HEADER_SIZE + SMALL_MAX + CREC_HDR_MAX <= 1024
 
 
 def test_unregister_while_reader_holds_files_open(dti_guest):

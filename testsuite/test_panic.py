@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pytest
 
-from dtirec import accounting_errors, json_record, parse_stats
+from dtirec import accounting_errors, crec_layout, json_record, parse_stats
 from guestlib import PRELUDE
 from harness import vm
 from harness.initramfs import DRAIN_OUTPUT
@@ -180,8 +180,8 @@ def test_panic_while_every_cpu_writes(modules, kernel, build_dir, dti_tool, host
 
 PANICIN_N = 30
 PANICIN_SUBBUF = 8192
-# DTI_SUBBUF_HEADER_SIZE, and the size of a "pw <i>" record (40-byte header)
-SUBBUF_HEADER, PW_RECORD = 96, 48
+# The "pw <i>" records that fit the first sub-buffer
+PW_FIT = len(crec_layout([len(f"pw {i}\n") for i in range(100000)], PANICIN_SUBBUF)[0])
 PANICIN_SCRIPT = PRELUDE + rf"""
 ctl register_sub pw {PANICIN_SUBBUF} 4 7 0
 echo {PANICIN_N} > $D/pw/dump_on_panic
@@ -200,7 +200,7 @@ def test_panic_inside_a_write(modules, kernel, build_dir, dti_tool, host_dti, tm
     log.write_text(e.console)
     r = console_log(log, "-F", "json", "--channel", "pw")
     assert r.returncode == 0, r.stderr
-    fit = (PANICIN_SUBBUF - SUBBUF_HEADER) // PW_RECORD
+    fit = PW_FIT
     assert [json_record(x)["text"] for x in r.stdout.splitlines()] == \
         [f"pw {i}\n" for i in range(fit - PANICIN_N, fit)]
 

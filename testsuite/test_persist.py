@@ -48,7 +48,7 @@ from pathlib import Path
 
 import pytest
 
-from dtirec import json_record, parse_merged_ts
+from dtirec import crec_layout, json_record, parse_merged_ts
 from guestlib import persist_prelude
 from harness import dump, initramfs, kernels, vm
 
@@ -306,23 +306,25 @@ def test_records_survive_panic_reboot(modules, kernel, build_dir):
     check_survived(digests, status, previous)
 
 
-# CPU 0 of pd logs 400 records "dmg <i>", 48 bytes each: its 4
-# sub-buffers of 4096 bytes hold about 83 each after their 96-byte
-# header, so the ring wraps and sub-buffer numbers 1..4 are kept.  Then
-# the header of the sub-buffer in slot 1 is overwritten, and the header
-# of record 20 of the one in slot 2.
-SUBBUF_HEADER = 96
-RECORD = 48
+# CPU 0 of pd logs "dmg <i>" records (compact ones of 15 to 20 bytes)
+# into 4 sub-buffers of 4096 bytes: enough to fill 4 and half a fifth
+# (DMG_N), so the ring wraps and sub-buffer numbers 1..4 are kept.  Then
+# the header of the sub-buffer in slot 1 (number 1) is overwritten, and
+# the header of record 20 of the one in slot 2 (number 2).
+DMG_SUBBUF = 4096
+_DMG = crec_layout([len(f"dmg {i}\n") for i in range(5000)], DMG_SUBBUF)
+DMG_N = sum(len(x) for x in _DMG[:4]) + len(_DMG[4]) // 2
+DMG_MISSING = len(_DMG[1]) + len(_DMG[2]) - 20
 DAMAGE = rf"""
-ctl register_sub pd 4096 4 7 2
-ctl printk pd 3 400 0 process dmg
+ctl register_sub pd {DMG_SUBBUF} 4 7 2
+ctl printk pd 3 {DMG_N} 0 process dmg
 digest $D/pd pd
 off=$(awk '$1=="area" && $4=="offset" && $6=="boot" {{print $2, $5}}' {PERSIST} |
       while read s o; do
           if grep -q "^slot $s pd " {PERSIST}; then echo $o; fi
       done)
-ctl scribble $(printf '%#x' $(({REGION_BASE} + off + 4096))) 64 0x5a
-ctl scribble $(printf '%#x' $(({REGION_BASE} + off + 2 * 4096 + {SUBBUF_HEADER} + 20 * {RECORD}))) 16 0xa5
+ctl scribble $(printf '%#x' $(({REGION_BASE} + off + {DMG_SUBBUF}))) 64 0x5a
+ctl scribble $(printf '%#x' $(({REGION_BASE} + off + 2 * {DMG_SUBBUF} + {_DMG[2][20]}))) 16 0xa5
 """
 
 
@@ -347,9 +349,9 @@ def test_damaged_region_is_reported_and_skipped(modules, kernel, build_dir):
     # ... the newest is there, and a sub-buffer and a part of another
     # are missing.
     shown = digests[0]["pd"][0]
-    assert seqs[-1] == 399, seqs[-5:]
+    assert seqs[-1] == DMG_N - 1, seqs[-5:]
     missing = shown - len(lines)
-    assert 80 < missing < 2 * 90, (shown, len(lines))
+    assert missing == DMG_MISSING, (shown, len(lines))
     gaps = [(a, b) for a, b in zip(seqs, seqs[1:]) if b != a + 1]
     assert len(gaps) == 1, gaps      # the two damaged parts are adjacent
     assert "Oops" not in res.console and "BUG" not in res.console
@@ -357,7 +359,8 @@ def test_damaged_region_is_reported_and_skipped(modules, kernel, build_dir):
 
 # Forged regions (issue 40, item 3).  Each round fills CPU 0's and CPU
 # 1's rings of the persistent channel pf (8 sub-buffers of 4096 bytes:
-# about 80 records each, so 800 records wrap them), lets it go, forges
+# about 250 records "fN <i>" each, so FORGE_N records wrap them), lets it
+# go, forges
 # the area it wrote (dti_test's forge: a kind and its randomness from
 # the seed), and loads dti.ko again, which reads that area as the
 # previous records; every file of them is read.  Then the region's
@@ -367,12 +370,13 @@ def test_damaged_region_is_reported_and_skipped(modules, kernel, build_dir):
 # 2 of each of dti_test's 9 kinds (its seed picks the kind and what it
 # does); DTI_FORGE_ROUNDS=N for a longer run.  About 3 s a round.
 FORGE_ROUNDS = int(os.environ.get("DTI_FORGE_ROUNDS", "18"))
+FORGE_N = 3 * len(crec_layout([len(f"f0 {i}\n") for i in range(1000)], 4096)[0]) * 4
 FORGE_SCRIPT = persist_prelude(REGION, PERSIST) + rf"""
 round=0
 while [ $round -lt {FORGE_ROUNDS} ]; do
     ctl register_sub pf 4096 8 7 2
-    ctl printk pf 3 800 0 process f0
-    ctl printk pf 3 800 1 process f1
+    ctl printk pf 3 {FORGE_N} 0 process f0
+    ctl printk pf 3 {FORGE_N} 1 process f1
     ctl unregister pf
     echo "forge {REGION_BASE:#x} 0x1000000 $round" > $T
     say "FORGED $round $(cat $T)"
