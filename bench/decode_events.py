@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DTI = REPO / "runtime" / "build" / "dti"
 sys.path.insert(0, str(REPO / "testsuite"))
-from dtirec import HDR, SUBBUF  # noqa: E402  (the record format's structs)
+from dtirec import HDR, SUBBUF_V1 as SUBBUF  # noqa: E402  (version 1 of the record format)
 
 MAGIC, VERSION = 0xD71A, 1
 TEXT, FORMAT, TYPED, SUBBUF_FLAG = 0x01, 0x20, 0x40, 0x80

@@ -215,7 +215,7 @@ static long dti_con_payload(const char *s, unsigned char *out, bool *text, bool 
 static int dti_con_record(struct dti_con *c, struct dti_con_chan *ch, const char *s)
 {
 	struct dti_record hdr = {
-		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
+		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION_1,
 		.hdr_len = sizeof(hdr),
 	};
 	unsigned long long sec, seq, caller;

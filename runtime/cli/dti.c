@@ -175,8 +175,9 @@ int main(int argc, char **argv)
 		if (opt == DTI_OPT_EXIT)
 			return ret;
 		if (opt == 'V') {
-			printf("dti version %s (record format %d; --journal: %s)\n", DTI_VERSION,
-			       DTI_RECORD_VERSION, dti_journal_support);
+			printf("dti version %s (record formats %d to %d; --journal: %s)\n",
+			       DTI_VERSION, DTI_RECORD_VERSION_1, DTI_RECORD_VERSION,
+			       dti_journal_support);
 			return DTI_EXIT_OK;
 		}
 		debugfs = optarg;

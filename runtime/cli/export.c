@@ -164,10 +164,7 @@ static int dti_export_class(struct dti_export *x, int type_id, const char *name,
 
 unsigned int dti_export_stream(const struct dti_rec *rec)
 {
-	uint16_t cpu;
-
-	memcpy(&cpu, (const char *)rec->raw + offsetof(struct dti_record, cpu), sizeof(cpu));
-	return rec->swapped ? bswap_16(cpu) : cpu;
+	return rec->buf_cpu;
 }
 
 /* @rec as an event.  0 or -1 (printed). */

@@ -38,11 +38,17 @@ static uint32_t dti_u32(uint32_t v, bool swapped)
 	return swapped ? bswap_32(v) : v;
 }
 
-void dti_decode_sub(const void *payload, bool swapped, struct dti_sub *s)
+static uint64_t dti_u64(uint64_t v, bool swapped)
 {
-	struct dti_subbuf_info in;
+	return swapped ? bswap_64(v) : v;
+}
 
-	memcpy(&in, payload, sizeof(in));
+void dti_decode_sub(const void *payload, const struct dti_hdr *h, struct dti_sub *s)
+{
+	bool swapped = h->swapped;
+	struct dti_subbuf_info in = { 0 };
+
+	memcpy(&in, payload, dti_sub_info_len(h->version));
 	s->subbuf_size = dti_u32(in.subbuf_size, swapped);
 	s->n_subbufs = dti_u32(in.n_subbufs, swapped);
 	s->padding = dti_u32(in.padding, swapped);
@@ -52,6 +58,10 @@ void dti_decode_sub(const void *payload, bool swapped, struct dti_sub *s)
 	s->name_ok = memchr(in.name, '\0', sizeof(in.name)) != NULL;
 	memcpy(s->name, in.name, sizeof(s->name));
 	s->name[DTI_NAME_MAX] = '\0';
+	s->seq_base = dti_u64(in.seq_base, swapped);
+	s->ts_base = dti_u64(in.ts_base, swapped);
+	s->caller_prev = dti_u64(in.caller_prev, swapped);
+	s->version = h->version;
 }
 
 /*
@@ -60,26 +70,27 @@ void dti_decode_sub(const void *payload, bool swapped, struct dti_sub *s)
  */
 const char *dti_sub_invalid(const struct dti_hdr *h, const struct dti_sub *sub)
 {
-	uint32_t ss = sub->subbuf_size, data;
+	uint32_t ss = sub->subbuf_size, data, hs = dti_sub_size(h->version);
+	bool v1 = h->version == DTI_RECORD_VERSION_1;
 
 	if (h->flags != DTI_REC_SUBBUF)
 		return "sub-buffer flag together with other flags";
-	if (h->len != sizeof(struct dti_subbuf_info))
+	if (h->len != dti_sub_info_len(h->version))
 		return "record with the sub-buffer flag but not a sub-buffer header's length";
 	if (h->level || h->log_cpu != h->cpu)
 		return "sub-buffer header with a level or another logging CPU";
-	if (ss < DTI_SUB_SIZE + DTI_HDR_SIZE || ss > DTI_SUBBUF_MAX ||
-	    ss % DTI_RECORD_ALIGN)
+	if (ss < hs + DTI_HDR_SIZE || ss > DTI_SUBBUF_MAX || ss % DTI_RECORD_ALIGN)
 		return "impossible sub-buffer size";
 	if (!sub->n_subbufs || sub->n_subbufs > DTI_CPU_LIMIT)
 		return "impossible number of sub-buffers";
 	if (sub->state > DTI_SUBBUF_CLOSED)
 		return "unknown sub-buffer state";
-	if (sub->padding > ss - DTI_SUB_SIZE || sub->padding % DTI_RECORD_ALIGN ||
+	if (sub->padding > ss - hs ||
+	    sub->padding % (v1 ? DTI_RECORD_ALIGN : DTI_CREC_ALIGN) ||
 	    (sub->padding && sub->state != DTI_SUBBUF_CLOSED))
 		return "impossible sub-buffer padding";
-	data = ss - DTI_SUB_SIZE - sub->padding;
-	if ((uint64_t)sub->records * DTI_HDR_SIZE > data)
+	data = ss - hs - sub->padding;
+	if ((uint64_t)sub->records * (v1 ? DTI_HDR_SIZE : DTI_CREC_SIZE_MIN) > data)
 		return "more records than the sub-buffer can hold";
 	if (!sub->name_ok || !sub->name[0])
 		return "bad channel name";

@@ -128,6 +128,7 @@ struct dti_dump_chan {
 	const struct dti_found *pend;	/* the pending store's, or NULL */
 	struct dti_dump_ring *rings;	/* nr_cpu_ids of them, or NULL */
 	uint64_t live_slots;		/* slots of this generation: the choice */
+	uint8_t record_version;		/* of their sub-buffer headers; 0: none seen */
 	uint64_t pend_used;		/* bytes of the pending store to read */
 	char *error, *damage, *notes;	/* lines, malloc()ed */
 };
@@ -696,9 +697,9 @@ static bool dti_slot_live(const struct dti_dump_chan *c, const unsigned char *p,
 	struct dti_hdr h;
 
 	if (dti_decode_hdr(p, &h) != DTI_HDR_OK || !(h.flags & DTI_REC_SUBBUF) ||
-	    h.len != sizeof(struct dti_subbuf_info) || h.swapped != c->desc->swapped)
+	    h.len != dti_sub_info_len(h.version) || h.swapped != c->desc->swapped)
 		return false;
-	dti_decode_sub(p + DTI_HDR_SIZE, h.swapped, sub);
+	dti_decode_sub(p + DTI_HDR_SIZE, &h, sub);
 	return sub->generation == desc->generation &&
 	       h.seq % desc->n_subbufs == k && sub->name_ok &&
 	       !strcmp(sub->name, c->chan);
@@ -726,8 +727,12 @@ static void dti_ring_scan(struct dti_dump *d, struct dti_dump_chan *c,
 			continue;
 		}
 		c->live_slots++;
+		if (sub.version > c->record_version)
+			c->record_version = sub.version;
 		/* more than it can hold is damage the reader reports */
-		if ((uint64_t)sub.records * DTI_HDR_SIZE <= ss - DTI_SUB_SIZE)
+		if ((uint64_t)sub.records * (sub.version == DTI_RECORD_VERSION_1 ?
+					     DTI_HDR_SIZE : DTI_CREC_SIZE_MIN) <=
+		    ss - dti_sub_size(sub.version))
 			c->pub.records += sub.records;
 	}
 	for (i = 0; i < r->n_pages; i++)
@@ -2041,6 +2046,44 @@ static struct dti_dump_chan *dti_chan_usable(struct dti_dump *d, unsigned int i)
 }
 
 /*
+ * A version-2 sub-buffer @slot (decoded: *@sub) whose bytes from @keep
+ * on are not in the dump: its header made to count only the records
+ * whole before @keep, closed there, so that what is read of it is told
+ * from records that are all there.  *@sub is made to match.
+ */
+static void dti_slot_cut_compact(bool swapped, unsigned char *slot, uint64_t keep,
+				 struct dti_sub *sub)
+{
+	struct dti_subbuf_info *info = (void *)(slot + DTI_HDR_SIZE);
+	uint64_t pos = DTI_SUB_SIZE, size;
+	struct dti_crec cr;
+	uint32_t n, v, hlen;
+
+	for (n = 0; n < sub->records && pos + sizeof(cr) <= keep; n++, pos += size) {
+		memcpy(&cr, slot + pos, sizeof(cr));
+		hlen = dti_crec_hdr_size(cr.info, cr.flags);
+		if (cr.info & DTI_CREC_LEN32) {
+			memcpy(&v, slot + pos + sizeof(cr), sizeof(v));
+			size = DTI_CREC_SIZE(hlen, swapped ? bswap_32(v) : v);
+		} else {
+			size = DTI_CREC_SIZE(hlen, swapped ? bswap_16(cr.len) : cr.len);
+		}
+		if (pos + hlen > keep || pos + size > keep)
+			break;
+	}
+	sub->records = n;
+	sub->padding = sub->subbuf_size - pos;
+	sub->state = DTI_SUBBUF_CLOSED;
+	v = swapped ? bswap_32(n) : n;
+	memcpy(&info->records, &v, sizeof(v));
+	v = swapped ? bswap_32(sub->padding) : sub->padding;
+	memcpy(&info->padding, &v, sizeof(v));
+	v = swapped ? bswap_32(DTI_SUBBUF_CLOSED) : DTI_SUBBUF_CLOSED;
+	memcpy(&info->state, &v, sizeof(v));
+	memset(slot + pos, 0, sub->subbuf_size - pos);
+}
+
+/*
  * Slot @k of @buf, a copy of CPU @cpu's ring, is live but has data in a
  * page the dump lacks (*@page, the first): a record there is not whole,
  * and nothing shows it.  Zero the slot from the first record that
@@ -2049,20 +2092,25 @@ static struct dti_dump_chan *dti_chan_usable(struct dti_dump *d, unsigned int i)
  */
 static int dti_slot_cut(struct dti_dump_chan *c, struct dti_reader *r,
 			unsigned int cpu, unsigned char *buf, uint64_t k,
-			uint64_t page)
+			uint64_t page, struct dti_sub *sub)
 {
 	const struct dti_dump_desc *desc = &c->desc->d.c;
 	const uint64_t ss = desc->subbuf_size, start = k * ss;
 	const uint64_t lost = page * desc->page_size;
-	uint64_t pos = start + DTI_SUB_SIZE;
+	uint64_t pos = start + dti_sub_size(sub->version);
 	char source[sizeof(c->name) + 16];
 	struct dti_hdr h;
 
-	while (pos + DTI_HDR_SIZE <= start + ss && pos + DTI_HDR_SIZE <= lost &&
-	       dti_decode_hdr(buf + pos, &h) == DTI_HDR_OK &&
-	       pos + dti_rec_size(h.len) <= lost)
-		pos += dti_rec_size(h.len);
-	memset(buf + pos, 0, start + ss - pos);
+	if (sub->version != DTI_RECORD_VERSION_1) {
+		dti_slot_cut_compact(c->desc->swapped, buf + start, lost - start, sub);
+		pos = start + ss - sub->padding;
+	} else {
+		while (pos + DTI_HDR_SIZE <= start + ss && pos + DTI_HDR_SIZE <= lost &&
+		       dti_decode_hdr(buf + pos, &h) == DTI_HDR_OK &&
+		       pos + dti_rec_size(h.len) <= lost)
+			pos += dti_rec_size(h.len);
+		memset(buf + pos, 0, start + ss - pos);
+	}
 	snprintf(source, sizeof(source), "%s/trace%u", c->name, cpu);
 	if (!r)
 		return 0;
@@ -2110,7 +2158,7 @@ static unsigned char *dti_ring_copy(struct dti_dump *d, struct dti_dump_chan *c,
 			if (missing[page / 8] >> page % 8 & 1)
 				break;
 		if (page <= (k * ss + ss - 1) / ps &&
-		    dti_slot_cut(c, r, cpu, buf, k, page) < 0) {
+		    dti_slot_cut(c, r, cpu, buf, k, page, &sub) < 0) {
 			free(buf);
 			buf = NULL;
 			break;
@@ -2269,7 +2317,8 @@ static char *dti_save_info(const struct dti_dump_chan *c, size_t *len)
 				ch->subbuf_size, ch->n_subbufs);
 	}
 	fprintf(f, "buffers: %s\n", ch->subbuf_size ? "allocated" : "none");
-	fprintf(f, "record_version: %u\n", DTI_RECORD_VERSION);
+	fprintf(f, "record_version: %u\n",
+		c->record_version ? c->record_version : DTI_RECORD_VERSION);
 	if (c->desc)
 		fprintf(f, "generation: %u\nnr_cpu_ids: %u\npage_size: %u\n",
 			ch->generation, ch->nr_cpu_ids, ch->page_size);

@@ -1237,6 +1237,35 @@ static char *dti_put_event(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	return dti_event_line(p, f, &v);
 }
 
+/*
+ * A compact record as raw output: whole (version 1), as readers of
+ * records alone take them, in the byte order it was written in.
+ */
+static char *dti_put_whole(struct dti_obuf *ob, char *p, const struct dti_rec *rec)
+{
+	static const unsigned char zero[DTI_RECORD_ALIGN];
+	bool sw = rec->swapped;
+	struct dti_record h = {
+		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION_1,
+		.flags = rec->flags, .level = rec->level, .hdr_len = sizeof(h),
+		.cpu = sw ? bswap_16(rec->buf_cpu) : rec->buf_cpu,
+		.len = sw ? bswap_32(rec->len) : rec->len,
+		.log_cpu = sw ? bswap_32(rec->cpu) : rec->cpu,
+		.seq = sw ? bswap_64(rec->seq) : rec->seq,
+		.ts_ns = sw ? bswap_64(rec->ts_ns) : rec->ts_ns,
+		.caller = sw ? bswap_64(rec->caller) : rec->caller,
+	};
+
+	if (sw)
+		h.magic = bswap_16(h.magic);
+	p = dti_ob_put(ob, p, &h, sizeof(h));
+	if (p)
+		p = dti_ob_put(ob, p, rec->payload, rec->len);
+	if (p)
+		p = dti_ob_put(ob, p, zero, dti_rec_size(rec->len) - sizeof(h) - rec->len);
+	return p;
+}
+
 /* Format @rec after @p; returns the end, or NULL (a write error, or *@err). */
 static char *dti_put_rec(struct dti_reader *r, struct dti_obuf *ob, char *p,
 			 const struct dti_rec *rec, enum dti_format format,
@@ -1245,6 +1274,8 @@ static char *dti_put_rec(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	const unsigned char *text = rec->payload;
 	bool done = false;
 
+	if (format == DTI_FMT_RAW && rec->raw_version != DTI_RECORD_VERSION_1)
+		return dti_put_whole(ob, p, rec);
 	if (format == DTI_FMT_RAW)
 		return dti_ob_put(ob, p, rec->raw, rec->raw_len);
 	/* an event type's format is for readers, not a line */
@@ -1373,7 +1404,7 @@ static int __attribute__((noinline)) dti_print_more(struct dti_reader *r,
 
 	/* the record dti_next() returned, raw: a run starts */
 	if (format == DTI_FMT_RAW && out == ob->out && !ob->err && s &&
-	    rec->raw == dti_last_raw(r)) {
+	    rec->raw_version == DTI_RECORD_VERSION_1 && rec->raw == dti_last_raw(r)) {
 		if (dti_ob_settle(ob) < 0)
 			return dti_fail(EIO, "write error: %s", strerror(ob->err));
 		ob->run = rec->raw;
@@ -1422,6 +1453,7 @@ int dti_print(struct dti_reader *r, FILE *out, const struct dti_rec *rec,
 	if (format == DTI_FMT_RAW) {
 		/* right after the run of the stream it comes from: it goes on */
 		if (ob->run_src && ob->run_src == r->last &&
+		    rec->raw_version == DTI_RECORD_VERSION_1 &&
 		    rec->raw == ob->run + ob->run_len && out == ob->out) {
 			ob->run_len += rec->raw_len;
 			return 0;

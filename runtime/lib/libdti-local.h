@@ -14,7 +14,10 @@
 #include "dti/libdti.h"
 
 #define DTI_HDR_SIZE		((size_t)sizeof(struct dti_record))	/* 40 */
-#define DTI_SUB_SIZE		((size_t)DTI_SUBBUF_HEADER_SIZE)	/* 96 */
+/* A sub-buffer header: version 1's, and the largest, version 2's */
+#define DTI_SUB_SIZE_V1		((size_t)DTI_SUBBUF_HEADER_SIZE_V1)	/* 96 */
+#define DTI_SUB_SIZE		((size_t)DTI_SUBBUF_HEADER_SIZE)	/* 120 */
+#define DTI_CREC_SIZE_MIN	((size_t)sizeof(struct dti_crec))	/* 8 */
 /*
  * Largest sub-buffer accepted: dti.ko makes them up to 4 MiB
  * (DTI_SUBBUF_SIZE_MAX in <linux/dti.h>, a kernel header).  A record never
@@ -22,7 +25,7 @@
  * the memory a reader needs whatever the input claims.
  */
 #define DTI_SUBBUF_MAX		(4u << 20)
-#define DTI_MAX_PAYLOAD		((uint32_t)(DTI_SUBBUF_MAX - DTI_SUB_SIZE - DTI_HDR_SIZE))
+#define DTI_MAX_PAYLOAD		((uint32_t)(DTI_SUBBUF_MAX - DTI_SUB_SIZE_V1 - DTI_CREC_SIZE_MIN))
 /*
  * The rest of dti.ko's limits on a channel's geometry (<linux/dti.h>:
  * DTI_SUBBUF_SIZE_MIN, DTI_N_SUBBUFS_MIN/MAX, DTI_BUF_SIZE_MAX), which a
@@ -124,7 +127,9 @@ static inline enum dti_hdr_status dti_decode_hdr(const void *p, struct dti_hdr *
 		return h->magic || h->version || h->flags || h->level ||
 		       h->hdr_len || h->cpu ? DTI_HDR_BAD_MAGIC : DTI_HDR_ZERO;
 	}
-	if (h->version != DTI_RECORD_VERSION)
+	/* Whole headers are version 1's, and version 2's sub-buffer headers. */
+	if (h->version != DTI_RECORD_VERSION_1 &&
+	    (h->version != DTI_RECORD_VERSION || !(h->flags & DTI_REC_SUBBUF)))
 		return DTI_HDR_BAD_VERSION;
 	if (h->swapped) {
 		h->magic = DTI_RECORD_MAGIC;
@@ -140,13 +145,32 @@ static inline enum dti_hdr_status dti_decode_hdr(const void *p, struct dti_hdr *
 	return DTI_HDR_OK;
 }
 
-/* Sub-buffer info payload (host order) of a DTI_REC_SUBBUF record. */
+/* Bytes of the sub-buffer header of record version @version (1 or 2). */
+static inline size_t dti_sub_size(uint8_t version)
+{
+	return version == DTI_RECORD_VERSION_1 ? DTI_SUB_SIZE_V1 : DTI_SUB_SIZE;
+}
+
+/* Bytes of the info a sub-buffer header of record version @version has */
+static inline uint32_t dti_sub_info_len(uint8_t version)
+{
+	return version == DTI_RECORD_VERSION_1 ? DTI_SUBBUF_INFO_V1_SIZE :
+						 sizeof(struct dti_subbuf_info);
+}
+
+/*
+ * Sub-buffer info payload (host order) of a DTI_REC_SUBBUF record; for
+ * version 1 the bases are 0.
+ */
 struct dti_sub {
 	uint32_t subbuf_size, n_subbufs, padding, records, state, generation;
 	bool name_ok;		/* the name field holds a NUL */
 	char name[DTI_NAME_MAX + 1];
+	uint64_t seq_base, ts_base, caller_prev;
+	uint8_t version;	/* the header's record version */
 };
-void dti_decode_sub(const void *payload, bool swapped, struct dti_sub *s);
+/* @payload holds dti_sub_info_len(@h->version) bytes */
+void dti_decode_sub(const void *payload, const struct dti_hdr *h, struct dti_sub *s);
 const char *dti_hdr_status_str(enum dti_hdr_status st);
 const char *dti_sub_invalid(const struct dti_hdr *h, const struct dti_sub *sub);
 const char *dti_rec_invalid(const struct dti_hdr *h, unsigned int ncpu,
@@ -213,6 +237,15 @@ struct dti_stream {
 	struct dti_hdr head;
 	size_t head_pos;		/* in data */
 	uint64_t head_off;		/* in the source */
+	uint32_t head_hlen;		/* bytes of its header: where its payload starts */
+	uint32_t head_size;		/* bytes it takes */
+
+	/*
+	 * A version-2 sub-buffer (compact records): the chains its records
+	 * are told from, as after the last record decoded
+	 */
+	bool compact;
+	uint64_t c_ts, c_seq, c_caller;
 
 	bool any;			/* DTI data seen */
 	unsigned long damaged;		/* damage notices about it */
@@ -603,7 +636,7 @@ static inline void dti_stream_consume(struct dti_stream *s)
 {
 	if (!s->have_head)
 		return;
-	s->start = s->head_pos + dti_rec_size(s->head.len);
+	s->start = s->head_pos + s->head_size;
 	s->have_head = false;
 	if (s->in_sub && s->counted)
 		s->left--;
@@ -654,6 +687,8 @@ static inline bool dti_peek_fast(struct dti_stream *s)
 	h->swapped = false;
 	s->head_pos = s->start;
 	s->head_off = off;
+	s->head_hlen = DTI_HDR_SIZE;
+	s->head_size = size;
 	s->have_head = true;
 	return true;
 }
@@ -718,6 +753,8 @@ dti_fast_rec(const struct dti_fast *f, const unsigned char *p, struct dti_rec *r
 
 	memcpy(&len, p + offsetof(struct dti_record, len), sizeof(len));
 	rec->cpu = f->cpu;
+	rec->buf_cpu = f->cpu;
+	rec->raw_version = DTI_RECORD_VERSION_1;
 	rec->level = (int8_t)p[offsetof(struct dti_record, level)];
 	rec->flags = p[offsetof(struct dti_record, flags)];
 	rec->seq = f->seq_next - 1;

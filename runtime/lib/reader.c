@@ -1076,14 +1076,16 @@ static inline void dti_return(struct dti_reader *r, struct dti_stream *s,
 			      struct dti_rec *rec)
 {
 	rec->cpu = s->head.log_cpu;
+	rec->buf_cpu = s->head.cpu;
 	rec->level = s->head.level;
 	rec->flags = s->head.flags;
+	rec->raw_version = s->head.version;
 	rec->seq = s->head.seq;
 	rec->ts_ns = s->head.ts_ns;
 	rec->caller = s->head.caller;
 	rec->raw = s->data + s->head_pos;
-	rec->raw_len = dti_rec_size(s->head.len);
-	rec->payload = s->data + s->head_pos + DTI_HDR_SIZE;
+	rec->raw_len = s->head_size;
+	rec->payload = s->data + s->head_pos + s->head_hlen;
 	rec->len = s->head.len;
 	rec->source = s->name;
 	rec->offset = s->head_off;
@@ -1126,7 +1128,7 @@ static void dti_fast_start(struct dti_reader *r, struct dti_stream *s)
 		return;
 	f->on = true;
 	f->p = s->data + s->head_pos;
-	f->next = f->p + dti_rec_size(s->head.len);
+	f->next = f->p + s->head_size;
 	f->lim = s->data + (s->end < sub ? s->end : sub);
 	f->off_adj = s->base - (uintptr_t)s->data;
 	f->seq_next = s->head.seq + 1;

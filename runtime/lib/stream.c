@@ -221,7 +221,7 @@ static const char *dti_sub_why(const struct dti_stream *s,
 		return dti_hdr_status_str(st);
 	if (!(h->flags & DTI_REC_SUBBUF))
 		return "a record where a sub-buffer header belongs";
-	dti_decode_sub(p + DTI_HDR_SIZE, h->swapped, sub);
+	dti_decode_sub(p + DTI_HDR_SIZE, h, sub);
 	why = dti_sub_invalid(h, sub);
 	if (!why && s->ident.set && h->cpu != s->sub_hdr.cpu)
 		why = "a sub-buffer header of another CPU";
@@ -307,7 +307,7 @@ dti_damage(struct dti_reader *r, struct dti_stream *s, uint64_t off, int err,
 	if (r->flags & DTI_OPEN_STRICT)
 		return dti_fail(err, "%s: %s", s->name, what);
 	if (skip == DTI_SKIP_REC) {
-		n.count = dti_rec_size(s->head.len);
+		n.count = s->head_size;
 		s->start += n.count;
 		if (s->in_sub && s->counted)
 			s->left--;
@@ -430,7 +430,7 @@ static int dti_sub_done(struct dti_reader *r, struct dti_stream *s)
 static void dti_fast_setup(const struct dti_reader *r, struct dti_stream *s)
 {
 	const struct dti_record want = {
-		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
+		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION_1,
 		.hdr_len = DTI_HDR_SIZE, .cpu = s->sub_hdr.cpu,
 	}, mask = {
 		.magic = 0xffff, .version = 0xff, .hdr_len = 0xff, .cpu = 0xffff,
@@ -442,10 +442,233 @@ static void dti_fast_setup(const struct dti_reader *r, struct dti_stream *s)
 		       "the fields dti_peek_fast() compares at once");
 	s->fast_mask = 0;
 	s->fast_want = 1;
-	if (s->sub_hdr.swapped || s->sub_hdr.cpu >= r->ncpu)
+	if (s->sub_hdr.swapped || s->sub_hdr.cpu >= r->ncpu || s->compact)
 		return;
 	memcpy(&s->fast_want, &want, sizeof(s->fast_want));
 	memcpy(&s->fast_mask, &mask, sizeof(s->fast_mask));
+}
+
+/* ---- compact records (version 2) ---- */
+
+static int dti_skip_zeros(struct dti_stream *s);
+static int dti_take_head(struct dti_reader *r, struct dti_stream *s, uint64_t off);
+
+static uint32_t dti_rd32(const unsigned char *p, bool swapped)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return swapped ? bswap_32(v) : v;
+}
+
+static uint64_t dti_rd64(const unsigned char *p, bool swapped)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return swapped ? bswap_64(v) : v;
+}
+
+/* The struct dti_crec at @p, in host order */
+static void dti_crec_get(const unsigned char *p, bool swapped, struct dti_crec *c)
+{
+	memcpy(c, p, sizeof(*c));
+	if (swapped) {
+		c->len = bswap_16(c->len);
+		c->ts_delta = (int32_t)bswap_32((uint32_t)c->ts_delta);
+	}
+}
+
+/*
+ * The bytes of the compact record at @p, whose header (*@c) is whole
+ * within @room bytes, in *@size; NULL if it is whole, else why not.
+ */
+static const char *dti_crec_frame(const unsigned char *p, size_t room, bool swapped,
+				  const struct dti_crec *c, uint32_t *hlen, uint64_t *len,
+				  uint64_t *size)
+{
+	*hlen = dti_crec_hdr_size(c->info, c->flags);
+	*len = *size = 0;
+	if (c->flags & (DTI_REC_SUBBUF | DTI_REC_PENDING))
+		return "a compact record with the flags of a sub-buffer header or a pending record";
+	if (*hlen > room)
+		return NULL;
+	*len = c->info & DTI_CREC_LEN32 ? dti_rd32(p + sizeof(*c), swapped) : c->len;
+	if (*len > DTI_MAX_PAYLOAD)
+		return "impossible payload length";
+	*size = DTI_CREC_SIZE(*hlen, *len);
+	return NULL;
+}
+
+/*
+ * Whether the bytes at @p are a sub-buffer header rather than a compact
+ * record: the magic, and the sub-buffer flag where a compact record has
+ * DTI_CREC_LEN32, with which its 16-bit length is 0, never the magic.
+ */
+static bool dti_crec_is_sub(const unsigned char *p)
+{
+	uint16_t magic;
+
+	memcpy(&magic, p, sizeof(magic));
+	return (magic == DTI_RECORD_MAGIC || magic == bswap_16(DTI_RECORD_MAGIC)) &&
+	       (p[offsetof(struct dti_record, flags)] & DTI_REC_SUBBUF);
+}
+
+/*
+ * A closed version-2 sub-buffer (or one of a ring copy) is read only if
+ * its records, as many as its header counts, end where its data does: a
+ * compact record is told from the ones before it, so a damaged length
+ * would have every record after it read wrong.  Checked on the bytes the
+ * source has; one that ends early is left to the reading to report.
+ * Returns 1 to read it, or what dti_damage() returns, the sub-buffer
+ * skipped: its records are lost, which the next sequence number shows.
+ */
+static int dti_compact_check(struct dti_reader *r, struct dti_stream *s)
+{
+	uint64_t off = dti_pos(s), pos = off, size, len;
+	bool swapped = s->sub_hdr.swapped;
+	const unsigned char *p;
+	const char *why = NULL;
+	struct dti_crec c;
+	uint32_t i, hlen;
+	int ret;
+
+	if (s->sub_end < off)
+		why = "its header runs past its data";
+	ret = why ? 1 : dti_fill(s, s->sub_end - off);
+	if (ret < 0)
+		return dti_read_failed(r, s);
+	for (i = 0; !why && ret && i < s->sub.records; i++) {
+		p = s->data + s->start + (pos - off);
+		if (s->sub_end - pos < sizeof(c)) {
+			why = "a record header runs past its data";
+			break;
+		}
+		dti_crec_get(p, swapped, &c);
+		why = dti_crec_frame(p, s->sub_end - pos, swapped, &c, &hlen, &len, &size);
+		if (!why && (hlen > s->sub_end - pos || size > s->sub_end - pos))
+			why = "a record runs past its data";
+		if (why)
+			break;
+		pos += size;
+	}
+	if (!why && ret && s->sub.state == DTI_SUBBUF_CLOSED && pos != s->sub_end)
+		why = "its records do not end where its data does";
+	if (!why)
+		return 1;
+	return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+			  "sub-buffer %llu (offset %llu): %s (record %u of the %u it counts, at offset %llu); its records are not read",
+			  (unsigned long long)s->sub_hdr.seq,
+			  (unsigned long long)s->sub_off, why, i + 1, s->sub.records,
+			  (unsigned long long)pos);
+}
+
+/*
+ * One step of dti_step() in a version-2 sub-buffer: the compact record
+ * at @off, decoded into the head with the time, sequence number and
+ * caller its chains give, which move on to it.  Returns as dti_step().
+ */
+static int dti_step_compact(struct dti_reader *r, struct dti_stream *s, uint64_t off)
+{
+	bool swapped = s->sub_hdr.swapped;
+	uint64_t len, size, skip = 0;
+	const unsigned char *p, *x;
+	struct dti_hdr *h = &s->head;
+	const char *why;
+	struct dti_crec c;
+	uint32_t hlen;
+	int ret;
+
+	ret = dti_fill(s, sizeof(c));
+	if (ret < 0)
+		return dti_read_failed(r, s);
+	if (!ret)
+		return dti_at_end(r, s);
+	p = s->data + s->start;
+	/*
+	 * In a sub-buffer that was open when its header was read, the next
+	 * header can come before its end, and zero fill is its end.
+	 */
+	if (!s->counted && dti_crec_is_sub(p))
+		return 2;
+	if (!s->counted && dti_zero(p, sizeof(c)))
+		return dti_skip_zeros(s) < 0 ? dti_read_failed(r, s) : 1;
+	dti_crec_get(p, swapped, &c);
+	why = dti_crec_frame(p, s->end - s->start, swapped, &c, &hlen, &len, &size);
+	if (!why && hlen > s->end - s->start) {
+		ret = dti_fill(s, hlen);
+		if (ret < 0)
+			return dti_read_failed(r, s);
+		if (!ret)
+			return dti_at_end(r, s);
+		p = s->data + s->start;
+		why = dti_crec_frame(p, hlen, swapped, &c, &hlen, &len, &size);
+	}
+	if (!why && size > s->sub_end - off)
+		why = "the record runs past the end of its sub-buffer";
+	if (why)
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+				  "corrupt data at offset %llu: %s",
+				  (unsigned long long)off, why);
+	ret = dti_fill(s, size);
+	if (ret < 0)
+		return dti_read_failed(r, s);
+	if (!ret && s->live && (r->flags & DTI_OPEN_FOLLOW))
+		return 0;
+	if (!ret)
+		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+				  "truncated record at offset %llu: %llu bytes, %zu left in the file",
+				  (unsigned long long)off, (unsigned long long)size,
+				  s->end - s->start);
+	p = s->data + s->start;
+	x = p + sizeof(c) + (c.info & DTI_CREC_LEN32 ? sizeof(uint32_t) : 0);
+	h->magic = DTI_RECORD_MAGIC;
+	h->version = DTI_RECORD_VERSION;
+	h->flags = c.flags;
+	h->level = c.info & DTI_CREC_LEVEL;
+	h->hdr_len = hlen;
+	h->cpu = s->sub_hdr.cpu;
+	h->len = len;
+	h->swapped = swapped;
+	if (c.info & DTI_CREC_TS64) {
+		h->ts_ns = dti_rd64(x, swapped);
+		x += sizeof(uint64_t);
+	} else {
+		h->ts_ns = s->c_ts + (int64_t)c.ts_delta;
+	}
+	if (c.info & DTI_CREC_SKIP) {
+		skip = dti_rd64(x, swapped);
+		x += sizeof(uint64_t);
+	}
+	switch (c.info & DTI_CREC_CALLER) {
+	case DTI_CREC_CALLER32:
+		h->caller = s->sub_hdr.caller + (int64_t)(int32_t)dti_rd32(x, swapped);
+		x += sizeof(uint32_t);
+		break;
+	case DTI_CREC_CALLER64:
+		h->caller = dti_rd64(x, swapped);
+		x += sizeof(uint64_t);
+		break;
+	case DTI_CREC_CALLER_SAME:
+		h->caller = s->c_caller;
+		break;
+	default:
+		h->caller = 0;
+	}
+	h->log_cpu = c.flags & DTI_REC_REPLAYED ? dti_rd32(x, swapped) : h->cpu;
+	if (c.flags & DTI_REC_FORMAT) {
+		/* outside the chains: the sub-buffer's time, no number */
+		h->ts_ns = s->sub_hdr.ts_ns;
+		h->seq = 0;
+	} else {
+		h->seq = s->c_seq + skip;
+		s->c_seq = h->seq + 1;
+		s->c_ts = h->ts_ns;
+		s->c_caller = h->caller;
+	}
+	s->head_hlen = hlen;
+	s->head_size = size;
+	return dti_take_head(r, s, off);
 }
 
 /* A sub-buffer header record is at the window's start, complete. */
@@ -457,7 +680,7 @@ static int dti_sub_start(struct dti_reader *r, struct dti_stream *s,
 	struct dti_sub sub;
 	const char *why = "record with the sub-buffer flag but not a sub-buffer header's length";
 
-	if (s->head.len == sizeof(struct dti_subbuf_info))
+	if (s->head.len == dti_sub_info_len(s->head.version))
 		why = dti_sub_why(s, s->data + s->start, &h, &sub);
 	if (!why && s->raw && s->in_sub)
 		why = "a sub-buffer header where a record belongs";
@@ -476,6 +699,10 @@ static int dti_sub_start(struct dti_reader *r, struct dti_stream *s,
 	s->sub_off = off;
 	s->sub_end = off + sub.subbuf_size - sub.padding;
 	s->left = sub.records;
+	s->compact = h.version != DTI_RECORD_VERSION_1;
+	s->c_ts = sub.ts_base;
+	s->c_seq = sub.seq_base;
+	s->c_caller = sub.caller_prev;
 	dti_fast_setup(r, s);
 	if (!s->any)
 		s->cpu = h.cpu;
@@ -484,7 +711,9 @@ static int dti_sub_start(struct dti_reader *r, struct dti_stream *s,
 	if (!s->ident.set)
 		s->ident = id;
 	dti_check_ident(r, s, &id);
-	s->start += DTI_SUB_SIZE;
+	s->start += dti_sub_size(h.version);
+	if (s->compact && s->counted)
+		return dti_compact_check(r, s);
 	return 1;
 }
 
@@ -630,6 +859,14 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 	if (s->raw && !s->in_sub && !s->expect_sub)
 		return dti_raw_next(r, s);
 	off = dti_pos(s);
+	if (s->in_sub && s->compact) {
+		if (off + sizeof(struct dti_crec) > s->sub_end)
+			return dti_sub_done(r, s);
+		ret = dti_step_compact(r, s, off);
+		if (ret != 2)
+			return ret;
+		/* a sub-buffer header: read on as version 1 would */
+	}
 	ret = dti_fill(s, DTI_HDR_SIZE);
 	if (ret < 0)
 		return dti_read_failed(r, s);
@@ -642,9 +879,9 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 		return dti_skip_zeros(s) < 0 ? dti_read_failed(r, s) : 1;
 	if (st == DTI_HDR_BAD_VERSION)
 		return dti_damage(r, s, off, EPROTO, DTI_SKIP_SUB,
-				  "record version %u at offset %llu is not supported (this reader knows version %u)",
+				  "record version %u at offset %llu is not supported (this reader knows versions %u and %u)",
 				  s->data[s->start + 2], (unsigned long long)off,
-				  DTI_RECORD_VERSION);
+				  DTI_RECORD_VERSION_1, DTI_RECORD_VERSION);
 	if (st != DTI_HDR_OK)
 		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
 				  "corrupt data at offset %llu: %s",
@@ -681,6 +918,20 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 		return dti_sub_start(r, s, off);
 	if (s->expect_sub)
 		return dti_not_sub(r, s, off);
+	s->head_hlen = DTI_HDR_SIZE;
+	s->head_size = size;
+	return dti_take_head(r, s, off);
+}
+
+/*
+ * The record decoded at @off (s->head, s->head_hlen, s->head_size): check
+ * its fields, learn it if it is an event format, and make it the head.
+ * Returns as dti_step().
+ */
+static int dti_take_head(struct dti_reader *r, struct dti_stream *s, uint64_t off)
+{
+	int ret;
+
 	ret = dti_check_rec(r, s, off);
 	if (ret)
 		return ret;
@@ -690,7 +941,7 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 	 * sub-buffer repeats it).
 	 */
 	if (s->head.flags & DTI_REC_FORMAT) {
-		ret = dti_events_learn(&r->events, s->data + s->start + DTI_HDR_SIZE,
+		ret = dti_events_learn(&r->events, s->data + s->start + s->head_hlen,
 				       s->head.len, s->head.swapped);
 		if (ret < 0)
 			return dti_read_failed(r, s);
@@ -744,7 +995,7 @@ int dti_stream_peek(struct dti_reader *r, struct dti_stream *s)
 
 	if (s->have_head || dti_peek_fast(s))
 		return 1;
-	if (!s->in_sub || !s->sub_hdr.swapped || (s->counted && !s->left) ||
+	if (!s->in_sub || !s->sub_hdr.swapped || s->compact || (s->counted && !s->left) ||
 	    have < DTI_HDR_SIZE || off + DTI_HDR_SIZE > s->sub_end ||
 	    dti_decode_hdr(s->data + s->start, &s->head) != DTI_HDR_OK ||
 	    (s->head.flags & DTI_REC_SUBBUF))
@@ -754,6 +1005,8 @@ int dti_stream_peek(struct dti_reader *r, struct dti_stream *s)
 		return dti_peek_slow(r, s);
 	s->head_pos = s->start;
 	s->head_off = off;
+	s->head_hlen = DTI_HDR_SIZE;
+	s->head_size = size;
 	s->have_head = true;
 	return 1;
 }

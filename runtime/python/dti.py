@@ -48,7 +48,8 @@ class _Rec(ctypes.Structure):
                 ("len", ctypes.c_size_t), ("raw", ctypes.c_void_p),
                 ("raw_len", ctypes.c_size_t), ("source", ctypes.c_char_p),
                 ("offset", ctypes.c_uint64), ("swapped", ctypes.c_int),
-                ("reserved", ctypes.c_uint64 * 6)]
+                ("buf_cpu", ctypes.c_uint32), ("raw_version", ctypes.c_uint32),
+                ("reserved", ctypes.c_uint64 * 5)]
 
 
 class _Field(ctypes.Structure):

@@ -25,7 +25,7 @@
 #define IMG_PAGE	4096u
 #define IMG_VOFF	0xffff888000000000ull	/* virtual = physical + this */
 #define IMG_REC		((uint32_t)sizeof(struct dti_record))
-#define IMG_SUB		((uint32_t)DTI_SUBBUF_HEADER_SIZE)
+#define IMG_SUB		((uint32_t)DTI_SUBBUF_HEADER_SIZE_V1)
 
 struct img {
 	unsigned char *p;
@@ -155,7 +155,7 @@ static inline size_t img_record(unsigned char *out, unsigned int cpu, unsigned i
 			 uint32_t len)
 {
 	struct dti_record r = {
-		.magic = img16(DTI_RECORD_MAGIC), .version = DTI_RECORD_VERSION,
+		.magic = img16(DTI_RECORD_MAGIC), .version = DTI_RECORD_VERSION_1,
 		.flags = flags, .level = level, .hdr_len = sizeof(r),
 		.cpu = img16(cpu), .len = img32(len), .log_cpu = img32(cpu),
 		.seq = img64(seq), .ts_ns = img64(ts),
@@ -200,7 +200,7 @@ static inline void img_subbuf(struct img *m, const struct img_chan *c, unsigned 
 	in.generation = img32(gen);
 	strcpy(in.name, name ? name : c->name);
 	img_record(sb, cpu, DTI_REC_SUBBUF, 0, number, ts0 ? ts0 - 1 : 0, &in,
-		   sizeof(in));
+		   DTI_SUBBUF_INFO_V1_SIZE);
 	img_ring_put(m, c, cpu, number % c->n_subbufs * c->subbuf_size, sb,
 		     c->subbuf_size);
 	free(sb);

@@ -35,7 +35,7 @@ static bool fuzz_put(uint8_t *out, size_t *at, unsigned int flags, int level,
 		     uint64_t seq, const void *p, size_t len)
 {
 	struct dti_record h = {
-		.magic = s16(DTI_RECORD_MAGIC), .version = DTI_RECORD_VERSION,
+		.magic = s16(DTI_RECORD_MAGIC), .version = DTI_RECORD_VERSION_1,
 		.flags = flags, .level = level, .hdr_len = sizeof(h),
 		.len = s32(len), .seq = s64(seq), .ts_ns = s64(1000 + *at),
 		.caller = s64(0xffffffffc0001234ull),
@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	swap = data[0] & 1;
 	n = fuzz_split(data + 1, size - 1, parts);
-	at = DTI_SUBBUF_HEADER_SIZE;
+	at = DTI_SUBBUF_HEADER_SIZE_V1;
 	for (i = 0; i < n; i++) {
 		flags = fuzz_named(&parts[i], "format") ? DTI_REC_FORMAT :
 			fuzz_named(&parts[i], "event") ? DTI_REC_TYPED :
@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sub.records = s32(records);
 	strcpy(sub.name, "fuzz");
 	head = 0;
-	fuzz_put(out, &head, DTI_REC_SUBBUF, 0, 0, &sub, sizeof(sub));
+	fuzz_put(out, &head, DTI_REC_SUBBUF, 0, 0, &sub, DTI_SUBBUF_INFO_V1_SIZE);
 	bufs[0] = out;
 	len[0] = at;
 	r = dti_open_mem(bufs, len, 1, 0);

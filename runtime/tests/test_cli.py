@@ -265,7 +265,7 @@ CASES = [
      r'"text":"zero-a"\}\n', "^$"),
     ("ts format with kallsyms", ["decode", "-F", "ts", "--kallsyms", "{ksyms}", "{snap}"], 0,
      r"^\[    1.000000000\] cpu0 L3 #0 mod_a\+0x234/0x1000 \[dti_test\]: zero-a\n", "^$"),
-    ("version", ["-V"], 0, r"^dti version [0-9.]+ \(record format 1; --journal: (libsystemd|none)\)\n$", "^$"),
+    ("version", ["-V"], 0, r"^dti version [0-9.]+ \(record formats 1 to 2; --journal: (libsystemd|none)\)\n$", "^$"),
     ("version long", ["--version"], 0, "^dti version ", "^$"),
     ("help command", ["help", "decode"], 0, "^usage: dti decode ", "^$"),
     ("help", ["--help"], 0, "^usage: dti ", "^$"),

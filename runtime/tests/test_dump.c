@@ -973,7 +973,7 @@ static void test_info_hint_stream(void)
 		in.records = 4;
 		in.state = DTI_SUBBUF_CLOSED;
 		strcpy(in.name, "hint");
-		img_record(sb, 0, DTI_REC_SUBBUF, 0, k + 5, 0, &in, sizeof(in));
+		img_record(sb, 0, DTI_REC_SUBBUF, 0, k + 5, 0, &in, DTI_SUBBUF_INFO_V1_SIZE);
 	}
 	snprintf(dir, sizeof(dir), "%s/hint", tmpdir);
 	mkdir(dir, 0755);

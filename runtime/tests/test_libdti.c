@@ -65,7 +65,7 @@ static void wb_rec(struct wbuf *b, unsigned int cpu, unsigned int flags,
 		   uint32_t len)
 {
 	struct dti_record r = {
-		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
+		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION_1,
 		.flags = flags, .level = level, .hdr_len = sizeof(r), .cpu = cpu,
 		.len = len, .log_cpu = cpu, .seq = seq, .ts_ns = ts,
 		.caller = 0xffffffffc0001234ull,
@@ -114,7 +114,7 @@ static void wb_sub(struct wbuf *b, unsigned int cpu, uint64_t number,
 		in.state = bswap_32(in.state);
 	}
 	strcpy(in.name, sub_name);
-	wb_rec(b, cpu, DTI_REC_SUBBUF, 0, number, 1, &in, sizeof(in));
+	wb_rec(b, cpu, DTI_REC_SUBBUF, 0, number, 1, &in, DTI_SUBBUF_INFO_V1_SIZE);
 }
 
 static char *tpath(const char *name)
@@ -166,7 +166,7 @@ static void wb_cpu(struct wbuf *b, unsigned int cpu, unsigned int nsub,
 		bool last = k == nsub - 1;
 
 		wb_sub(b, cpu, k, 1024, 8,
-		       last ? 0 : 1024 - DTI_SUBBUF_HEADER_SIZE - per * 48, per,
+		       last ? 0 : 1024 - DTI_SUBBUF_HEADER_SIZE_V1 - per * 48, per,
 		       last ? DTI_SUBBUF_OPEN : DTI_SUBBUF_CLOSED);
 		for (i = 0; i < per; i++, n++) {
 			snprintf(text, sizeof(text), "%c%02u", 'a' + cpu, n % 100);
@@ -956,13 +956,13 @@ static void test_corrupt(void)
 	static const char *const want_notice[] = {
 		"corrupt data at offset 144: bad magic (not DTI data); 64 bytes skipped to the sub-buffer header at offset 208",
 		"corrupt data at offset 96: impossible header or payload length; 112 bytes skipped to the sub-buffer header at offset 208",
-		"record version 2 at offset 96 is not supported (this reader knows version 1); 112 bytes skipped to the sub-buffer header at offset 208",
+		"record version 3 at offset 96 is not supported (this reader knows versions 1 and 2); 112 bytes skipped to the sub-buffer header at offset 208",
 		"corrupt data at offset 112: not a sub-buffer header, after zero fill; 96 bytes skipped to the sub-buffer header at offset 208",
 	};
 	static const char *const want_err[] = {
 		"corrupt data at offset 144: bad magic (not DTI data)",
 		"corrupt data at offset 96: impossible header or payload length",
-		"record version 2 at offset 96 is not supported (this reader knows version 1)",
+		"record version 3 at offset 96 is not supported (this reader knows versions 1 and 2)",
 		"corrupt data at offset 112: not a sub-buffer header, after zero fill",
 	};
 	struct wbuf a = {0};
@@ -984,7 +984,7 @@ static void test_corrupt(void)
 		if (k == 1)
 			((struct dti_record *)(a.p + off))->len = 0x7fffffff;
 		if (k == 2)
-			((struct dti_record *)(a.p + off))->version = 2;
+			((struct dti_record *)(a.p + off))->version = 3;
 		wb_zero(&a, 208 - a.len);
 		wb_sub(&a, 0, 1, 4096, 4, 0, 1, DTI_SUBBUF_OPEN);
 		wb_text(&a, 0, 2, 12, "after");
@@ -1525,8 +1525,8 @@ static void wb_run_cpu(struct wbuf *b, unsigned int cpu, unsigned int n,
 		len = rnd() % 300;
 		flags = rnd() % 3 ? 0 : DTI_REC_TEXT;
 		level = i % 5 ? 6 : 3 + i % 4;	/* for filters */
-		if (sub.len + DTI_RECORD_SIZE(len) > ss - DTI_SUBBUF_HEADER_SIZE) {
-			wb_sub(b, cpu, k++, ss, 8, ss - DTI_SUBBUF_HEADER_SIZE - sub.len,
+		if (sub.len + DTI_RECORD_SIZE(len) > ss - DTI_SUBBUF_HEADER_SIZE_V1) {
+			wb_sub(b, cpu, k++, ss, 8, ss - DTI_SUBBUF_HEADER_SIZE_V1 - sub.len,
 			       in_sub, DTI_SUBBUF_CLOSED);
 			wb_put(b, sub.p, sub.len);
 			sub.len = 0;

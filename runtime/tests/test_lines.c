@@ -621,7 +621,7 @@ static unsigned char *records_buffer(unsigned int n, const uint64_t *callers,
 				   size_t n_callers, size_t *len)
 {
 	const size_t rec = DTI_RECORD_SIZE(8);
-	const uint32_t per = (RECS_SUBBUF - DTI_SUBBUF_HEADER_SIZE) / rec;
+	const uint32_t per = (RECS_SUBBUF - DTI_SUBBUF_HEADER_SIZE_V1) / rec;
 	size_t nsub = (n + per - 1) / per;
 	unsigned char *buf = calloc(nsub, RECS_SUBBUF), *p;
 	unsigned int i = 0, k;
@@ -632,23 +632,23 @@ static unsigned char *records_buffer(unsigned int n, const uint64_t *callers,
 		uint32_t in_sub = n - i < per ? n - i : per;
 		struct dti_subbuf_info si = {
 			.subbuf_size = RECS_SUBBUF, .n_subbufs = nsub,
-			.padding = RECS_SUBBUF - DTI_SUBBUF_HEADER_SIZE - in_sub * rec,
+			.padding = RECS_SUBBUF - DTI_SUBBUF_HEADER_SIZE_V1 - in_sub * rec,
 			.records = in_sub, .state = DTI_SUBBUF_CLOSED,
 		};
 		struct dti_record h = {
-			.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
-			.flags = DTI_REC_SUBBUF, .hdr_len = sizeof(h), .len = sizeof(si),
+			.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION_1,
+			.flags = DTI_REC_SUBBUF, .hdr_len = sizeof(h), .len = DTI_SUBBUF_INFO_V1_SIZE,
 			.seq = k, .ts_ns = 1,
 		};
 
 		p = buf + (size_t)k * RECS_SUBBUF;
 		strcpy(si.name, "recs");
 		put(&p, &h, sizeof(h));
-		put(&p, &si, sizeof(si));
-		p = buf + (size_t)k * RECS_SUBBUF + DTI_SUBBUF_HEADER_SIZE;
+		put(&p, &si, DTI_SUBBUF_INFO_V1_SIZE);
+		p = buf + (size_t)k * RECS_SUBBUF + DTI_SUBBUF_HEADER_SIZE_V1;
 		for (; in_sub--; i++) {
 			struct dti_record r = {
-				.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
+				.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION_1,
 				.flags = DTI_REC_TEXT, .level = 3, .hdr_len = sizeof(r),
 				.len = 8, .seq = i, .ts_ns = 10 + i,
 				.caller = callers[i % n_callers],

@@ -235,10 +235,10 @@ READER_CASES = [
          "but TMP/snap/trace0 has channel xev (2 x 2048 bytes): files of different channels"),
     Case("trace file", "wrong version in every header",
          lambda d: decode(d, trace0=b"".join(
-             T0[i:i + 1] if i - 2 not in {o for o, _, _ in layout(T0)} else b"\x02"
+             T0[i:i + 1] if i - 2 not in {o for o, _, _ in layout(T0)} else b"\x03"
              for i in range(len(T0)))), 2, 38,
-         "TMP/snap/trace0: record version 2 at offset 0 is not supported (this reader knows "
-         "version 1)"),
+         "TMP/snap/trace0: record version 3 at offset 0 is not supported (this reader knows "
+         "versions 1 and 2)"),
     Case("trace file", "wrong magic: a file of no DTI data",
          lambda d: decode(d, trace0=bytes(range(256)) * 8), 2, 38,
          "TMP/snap/trace0: corrupt data at offset 0: bad magic (not DTI data)"),

@@ -74,12 +74,18 @@ struct dti_lines;		/* opaque: source lines (see "source lines") */
  * @payload:	@len payload bytes (text without NUL, or a binary struct)
  * @len:	payload length
  * @raw:	the record as stored (header, payload, alignment), @raw_len bytes,
- *		in the writer's byte order
+ *		in the writer's byte order, of record version @raw_version
  * @raw_len:	bytes the record occupies in the buffer
  * @source:	name of the file (or memory buffer) the record came from
  * @offset:	offset of the record in @source
  * @swapped:	1 if written in the other byte order (the header was
  *		converted; a binary payload is as the writer stored it)
+ * @buf_cpu:	CPU whose buffer holds it, by which @seq counts (@cpu but
+ *		for a replayed record)
+ * @raw_version: 1: @raw is a whole record; 2: a compact one, which does
+ *		not stand alone (its time, number and caller are told from
+ *		the records before it).  dti_print(DTI_FMT_RAW) writes either
+ *		as a whole record
  * @reserved:	room for fields to come; not written by this version
  */
 struct dti_rec {
@@ -96,7 +102,9 @@ struct dti_rec {
 	const char *source;
 	uint64_t offset;
 	int swapped;
-	uint64_t reserved[6];
+	uint32_t buf_cpu;
+	uint32_t raw_version;
+	uint64_t reserved[5];
 };
 
 /* dti_open_*() flags */
