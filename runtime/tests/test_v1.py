@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Version-1 data kept from before record version 2 (tests/v1/, see its
+cases.py) reads exactly as the reader of that time read it: the same
+output, notices and exit status, byte for byte."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+V1 = TESTS / "v1"
+BUILD = Path(os.environ.get("DTI_BUILD", TESTS.parent / "build")).resolve()
+sys.path.insert(0, str(V1))
+from cases import CASES  # noqa: E402
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_version_1_reads_as_it_did(name):
+    p = subprocess.run([BUILD / "dti", *CASES[name]], cwd=V1, capture_output=True)
+    want = V1 / "expected"
+    assert p.returncode == int((want / f"{name}.rc").read_text())
+    assert p.stderr.decode() == (want / f"{name}.err").read_text()
+    assert p.stdout == (want / f"{name}.out").read_bytes()
