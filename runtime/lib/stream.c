@@ -57,6 +57,17 @@
 #define DEBUGFS_MAGIC	0x64626720
 #define DTI_PAGE	4096	/* relay sizes sub-buffers in whole pages */
 
+/*
+ * Where a sub-buffer header can start in a stream after one of @s's:
+ * read() strips a closed sub-buffer's padding, so after version 2's
+ * compact records, 4-byte aligned, the next header starts on a 4-byte
+ * boundary, and after version 1's on an 8-byte one.
+ */
+static size_t dti_sync_step(const struct dti_stream *s)
+{
+	return s->compact ? DTI_CREC_ALIGN : DTI_RECORD_ALIGN;
+}
+
 /* What dti_damage() skips to get past damage. */
 enum dti_skip {
 	DTI_SKIP_NONE,		/* nothing: the message says what happens */
@@ -256,15 +267,15 @@ static void dti_skip_inflight(struct dti_reader *r, struct dti_stream *s)
 }
 
 /*
- * Find the next valid sub-buffer header of @s's CPU after @off, at record
- * alignment.  Returns 1 with the window at it, 0 if the source ends
+ * Find the next valid sub-buffer header of @s's CPU after @off, at
+ * dti_sync_step() alignment.  Returns 1 with the window at it, 0 if the source ends
  * first (the window is then at the end), -1 on a read error.
  */
 static int dti_resync(struct dti_stream *s, uint64_t off)
 {
 	struct dti_hdr h;
 	struct dti_sub sub;
-	int ret = dti_seek(s, off + DTI_RECORD_ALIGN);
+	int ret = dti_seek(s, off + dti_sync_step(s));
 
 	while (ret > 0) {
 		ret = dti_fill(s, DTI_SUB_SIZE);
@@ -273,7 +284,7 @@ static int dti_resync(struct dti_stream *s, uint64_t off)
 			return 1;
 		}
 		if (ret > 0)
-			s->start += DTI_RECORD_ALIGN;
+			s->start += dti_sync_step(s);
 	}
 	if (!ret)
 		s->start = s->end;
@@ -557,10 +568,10 @@ static int dti_compact_check(struct dti_reader *r, struct dti_stream *s)
 	if (!why)
 		return 1;
 	return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
-			  "sub-buffer %llu (offset %llu): %s (record %u of the %u it counts, at offset %llu); its records are not read",
+			  "sub-buffer %llu (offset %llu): %s (record %u of the %u it counts, at offset %llu); its %u records are not read",
 			  (unsigned long long)s->sub_hdr.seq,
 			  (unsigned long long)s->sub_off, why, i + 1, s->sub.records,
-			  (unsigned long long)pos);
+			  (unsigned long long)pos, s->sub.records);
 }
 
 /*
@@ -743,21 +754,21 @@ static int dti_not_sub(struct dti_reader *r, struct dti_stream *s, uint64_t off)
 			  (unsigned long long)off, s->expect_after);
 }
 
-/* Skip zero fill, whole aligned words; a sub-buffer header must follow.  1 or -1. */
+/* Skip zero fill, dti_sync_step() bytes at a time; a sub-buffer header must follow.  1 or -1. */
 static int dti_skip_zeros(struct dti_stream *s)
 {
+	size_t step = dti_sync_step(s);
 	int ret;
 
 	s->in_sub = false;
 	s->expect_sub = true;
 	s->expect_after = "zero fill";
 	for (;;) {
-		while (s->end - s->start >= DTI_RECORD_ALIGN &&
-		       dti_zero(s->data + s->start, DTI_RECORD_ALIGN))
-			s->start += DTI_RECORD_ALIGN;
-		if (s->end - s->start >= DTI_RECORD_ALIGN)
+		while (s->end - s->start >= step && dti_zero(s->data + s->start, step))
+			s->start += step;
+		if (s->end - s->start >= step)
 			return 1;
-		ret = dti_fill(s, DTI_RECORD_ALIGN);
+		ret = dti_fill(s, step);
 		if (ret <= 0)
 			return ret < 0 ? -1 : 1;
 	}

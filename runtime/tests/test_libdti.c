@@ -175,6 +175,93 @@ static void wb_cpu(struct wbuf *b, unsigned int cpu, unsigned int nsub,
 	}
 }
 
+/* ---- record version 2: compact records, as dti.ko writes them ---- */
+
+/* The caller base of the compact sub-buffer headers written here */
+#define CBASE	0xffffffffc0000000ull
+
+/* The chains of the compact sub-buffer being written (struct dti_crec) */
+static struct { uint64_t ts, seq, caller; } cw;
+
+/*
+ * A version-2 sub-buffer header of CPU @cpu, number @number, its chains
+ * starting at @seq_base, @ts_base and @caller_prev; returns where it
+ * starts in @b.
+ */
+static size_t wb_csub(struct wbuf *b, unsigned int cpu, uint64_t number, uint32_t ss,
+		      uint32_t padding, uint32_t records, uint32_t state,
+		      uint64_t seq_base, uint64_t ts_base, uint64_t caller_prev)
+{
+	struct dti_subbuf_info in = {
+		.subbuf_size = ss, .n_subbufs = 4, .padding = padding,
+		.records = records, .state = state, .seq_base = seq_base,
+		.ts_base = ts_base, .caller_prev = caller_prev,
+	};
+	struct dti_record r = {
+		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION,
+		.flags = DTI_REC_SUBBUF, .hdr_len = sizeof(r), .cpu = cpu,
+		.len = sizeof(in), .log_cpu = cpu, .seq = number, .ts_ns = ts_base,
+		.caller = CBASE,
+	};
+	size_t start = b->len;
+
+	strcpy(in.name, sub_name);
+	wb_put(b, &r, sizeof(r));
+	wb_put(b, &in, sizeof(in));
+	cw.ts = ts_base;
+	cw.seq = seq_base;
+	cw.caller = caller_prev;
+	return start;
+}
+
+/*
+ * A compact record: @info's level and extension bits say what it stores;
+ * @seq, @ts and @caller are what it must read as (a format's are left
+ * out of the chains).
+ */
+static void wb_crec(struct wbuf *b, uint8_t flags, uint8_t info, uint64_t seq,
+		    uint64_t ts, uint64_t caller, uint32_t log_cpu,
+		    const void *payload, uint32_t len)
+{
+	struct dti_crec c = {
+		.len = info & DTI_CREC_LEN32 ? 0 : len, .flags = flags, .info = info,
+		.ts_delta = info & DTI_CREC_TS64 ? 0 : (int32_t)(ts - cw.ts),
+	};
+	uint64_t skip = seq - cw.seq, c64 = caller;
+	int32_t c32 = (int32_t)(caller - CBASE);
+	size_t start = b->len;
+
+	wb_put(b, &c, sizeof(c));
+	if (info & DTI_CREC_LEN32)
+		wb_put(b, &len, sizeof(len));
+	if (info & DTI_CREC_TS64)
+		wb_put(b, &ts, sizeof(ts));
+	if (info & DTI_CREC_SKIP)
+		wb_put(b, &skip, sizeof(skip));
+	if ((info & DTI_CREC_CALLER) == DTI_CREC_CALLER32)
+		wb_put(b, &c32, sizeof(c32));
+	if ((info & DTI_CREC_CALLER) == DTI_CREC_CALLER64)
+		wb_put(b, &c64, sizeof(c64));
+	if (flags & DTI_REC_REPLAYED)
+		wb_put(b, &log_cpu, sizeof(log_cpu));
+	wb_put(b, payload, len);
+	wb_zero(b, -(b->len - start) % DTI_CREC_ALIGN);
+	if (!(flags & DTI_REC_FORMAT)) {
+		cw.ts = ts;
+		cw.seq = seq + 1;
+		cw.caller = caller;
+	}
+}
+
+/* Close the sub-buffer at @start of @b: its padding, as dti.ko sets it */
+static void wb_cclose(struct wbuf *b, size_t start, uint32_t ss)
+{
+	struct dti_subbuf_info *in = (void *)(b->p + start + sizeof(struct dti_record));
+
+	in->padding = ss - (b->len - start);
+	in->state = DTI_SUBBUF_CLOSED;
+}
+
 /* ---- reading back ---- */
 
 struct seen {
@@ -904,6 +991,146 @@ static void check_strict(const char *name, const char *out, const char *what,
 	open_flags = 0;
 	snprintf(want, sizeof(want), "%s; %s", what, done);
 	check_one(&s, name, out, want);
+}
+
+/*
+ * Record version 2: every extension of a compact record, and the chains
+ * of time, sequence number and caller within a sub-buffer and from one
+ * sub-buffer to the next (its header's bases), read as the fields they
+ * stand for; a skip is a gap like any other.
+ */
+static void test_compact_chains(void)
+{
+	static const struct {
+		uint64_t seq, ts, caller;
+		unsigned int cpu, level;
+		uint32_t len;
+	} want[] = {
+		{ 10, 1000, CBASE + 0x100, 0, 3, 1 },		/* delta +100, CALLER32 */
+		{ 11, 950, CBASE + 0x100, 0, 6, 1 },		/* delta -50, the same caller */
+		{ 15, 10000000000ull, 0x1234, 0, 4, 1 },	/* SKIP 3, TS64, CALLER64 */
+		{ 16, 10000000010ull, CBASE - 0x200, 0, 5, 70000 }, /* LEN32, a negative CALLER32 */
+		{ 17, 10000000020ull, CBASE - 0x200, 1, 5, 1 },	/* replayed: logged by cpu1 */
+		{ 18, 10000000030ull, 0, 0, 7, 1 },		/* no caller */
+		{ 19, 10000000040ull, 0, 0, 2, 1 },		/* the next sub-buffer: same as before */
+	};
+	static unsigned char big[70000];
+	struct wbuf a = {0};
+	const char *paths[1];
+	struct dti_reader *r;
+	struct dti_rec rec;
+	struct seen s;
+	size_t sub, i;
+
+	sub = wb_csub(&a, 0, 0, 131072, 0, 7, DTI_SUBBUF_OPEN, 10, 900, 0);
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER32, 10, 1000, CBASE + 0x100, 0, "a", 1);
+	wb_crec(&a, DTI_REC_TEXT, 6 | DTI_CREC_CALLER_SAME, 11, 950, CBASE + 0x100, 0, "b", 1);
+	wb_crec(&a, DTI_REC_FORMAT, 0, 0, 0, 0, 0, "\0\0\0\0\0\0\0\0", 8);
+	wb_crec(&a, DTI_REC_TEXT, 4 | DTI_CREC_SKIP | DTI_CREC_TS64 | DTI_CREC_CALLER64,
+		15, 10000000000ull, 0x1234, 0, "c", 1);
+	wb_crec(&a, 0, 5 | DTI_CREC_LEN32 | DTI_CREC_CALLER32, 16, 10000000010ull,
+		CBASE - 0x200, 0, big, sizeof(big));
+	wb_crec(&a, DTI_REC_TEXT | DTI_REC_REPLAYED, 5 | DTI_CREC_CALLER_SAME, 17,
+		10000000020ull, CBASE - 0x200, 1, "r", 1);
+	wb_crec(&a, DTI_REC_TEXT, 7, 18, 10000000030ull, 0, 0, "n", 1);
+	wb_cclose(&a, sub, 131072);
+	wb_csub(&a, 0, 1, 131072, 0, 1, DTI_SUBBUF_OPEN, cw.seq, cw.ts, cw.caller);
+	wb_crec(&a, DTI_REC_TEXT, 2 | DTI_CREC_CALLER_SAME, 19, 10000000040ull, 0, 0, "d", 1);
+	wb_save(&a, "cc0");
+
+	paths[0] = tpath("cc0");
+	r = dti_open_files(paths, 1, 0);
+	CHECK(r != NULL);
+	memset(&s, 0, sizeof(s));
+	if (r)
+		dti_set_notice_handler(r, on_notice, &s);
+	for (i = 0; r && i < sizeof(want) / sizeof(want[0]); i++) {
+		CHECK(dti_next(r, &rec) == 1);
+		CHECK(rec.seq == want[i].seq && rec.ts_ns == want[i].ts &&
+		      rec.caller == want[i].caller && rec.cpu == want[i].cpu &&
+		      rec.buf_cpu == 0 && (unsigned int)rec.level == want[i].level &&
+		      rec.len == want[i].len && rec.raw_version == DTI_RECORD_VERSION);
+		if (cur_failed)
+			printf("record %zu: seq %llu ts %llu caller %llx cpu %u level %d len %zu\n",
+			       i, (unsigned long long)rec.seq, (unsigned long long)rec.ts_ns,
+			       (unsigned long long)rec.caller, rec.cpu, rec.level, rec.len);
+	}
+	CHECK(r && dti_next(r, &rec) == 0);
+	CHECK(r && dti_damage_count(r) == 0);
+	dti_close(r);
+	CHECK(strstr(s.notices, "3 records lost on cpu0 between seq 12 and 15\n") != NULL);
+}
+
+/*
+ * A closed compact sub-buffer whose records do not end where its data
+ * does (a length changed) is not read at all, with a notice: its records
+ * are lost, as the next sub-buffer's numbers show, and none is invented.
+ * Strictly, that is the error.
+ */
+static void test_compact_damage(void)
+{
+	struct wbuf a = {0};
+	struct seen s;
+	size_t sub, rec2;
+
+	sub = wb_csub(&a, 0, 0, 512, 0, 1, DTI_SUBBUF_OPEN, 0, 100, 0);
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER32, 0, 105, CBASE, 0, "zero", 4);
+	wb_cclose(&a, sub, 512);
+	sub = wb_csub(&a, 0, 1, 512, 0, 3, DTI_SUBBUF_OPEN, 1, 105, CBASE);
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER_SAME, 1, 110, CBASE, 0, "one", 3);
+	rec2 = a.len;
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER_SAME, 2, 120, CBASE, 0, "two", 3);
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER_SAME, 3, 130, CBASE, 0, "three", 5);
+	wb_cclose(&a, sub, 512);
+	((struct dti_crec *)(a.p + rec2))->len = 7;	/* 4 bytes more than it has */
+	wb_csub(&a, 0, 2, 512, 0, 1, DTI_SUBBUF_OPEN, 4, 130, CBASE);
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER_SAME, 4, 140, CBASE, 0, "four", 4);
+	wb_save(&a, "cd0");
+	open_flags = DTI_OPEN_STRICT;
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "cd0") == -1 && s.err_no == EBADMSG);
+	CHECK_STR(s.out, "zero\n");
+	CHECK(strstr(s.err, "cd0: sub-buffer 1 (offset 136): a record runs past its data (record 3 of the 3 it counts, at offset 284); its 3 records are not read") != NULL);
+	open_flags = 0;
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "cd0") == 0);
+	CHECK_STR(s.out, "zero\nfour\n");
+	CHECK(strstr(s.notices, "its 3 records are not read; 40 bytes skipped to the sub-buffer header at offset 296\n") != NULL);
+	CHECK(strstr(s.notices, "3 records lost on cpu0 between seq 1 and 4\n") != NULL);
+	CHECK(s.damage == 1);
+}
+
+/*
+ * Compact records as raw output are whole (version-1) records: read back,
+ * they are the records read from the compact sub-buffers.
+ */
+static void test_compact_raw_output(void)
+{
+	struct wbuf a = {0};
+	const char *paths[1];
+	struct dti_reader *r;
+	struct dti_rec rec;
+	struct seen s1, s2;
+	size_t sub;
+	FILE *f;
+
+	sub = wb_csub(&a, 1, 0, 1024, 0, 3, DTI_SUBBUF_OPEN, 5, 1000, 0);
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER32, 5, 1001, CBASE + 8, 0, "x5", 2);
+	wb_crec(&a, 0, 4 | DTI_CREC_CALLER_SAME | DTI_CREC_SKIP, 7, 999, CBASE + 8, 0,
+		"\x01\x02\x03", 3);
+	wb_crec(&a, DTI_REC_TEXT | DTI_REC_REPLAYED, 6 | DTI_CREC_CALLER64, 8, 2000, 0x42, 0,
+		"x8", 2);
+	wb_cclose(&a, sub, 1024);
+	wb_save(&a, "cr1");
+	CHECK(read_files(&s1, DTI_FMT_TS, 1, "cr1") == 0);
+	paths[0] = tpath("cr1");
+	r = dti_open_files(paths, 1, 0);
+	f = fopen(tpath("cr1.raw"), "w");
+	while (r && f && dti_next(r, &rec) > 0)
+		dti_print(r, f, &rec, DTI_FMT_RAW);
+	fclose(f);
+	dti_close(r);
+	CHECK(read_files(&s2, DTI_FMT_TS, 1, "cr1.raw") == 0);
+	CHECK_STR(s2.out, s1.out);
+	CHECK(s1.damage == 0 && s2.damage == 0);
 }
 
 /*
@@ -2933,6 +3160,9 @@ static const struct unit_test tests[] = {
 	{ "a sub-buffer read open, then closed", test_stream_open_then_closed },
 	{ "read() stream after wrap-around, zero fill", test_stream_wraparound_and_zero_fill },
 	{ "--format raw output decodes again", test_raw_output_roundtrip },
+	{ "record version 2: compact records and their chains", test_compact_chains },
+	{ "record version 2: a damaged sub-buffer is not read", test_compact_damage },
+	{ "record version 2: raw output is whole records", test_compact_raw_output },
 	{ "truncated input: strict fails, default reports", test_truncated },
 	{ "sub-buffer shorter than its record count", test_short_subbuf },
 	{ "corrupt input: strict fails, default resynchronises", test_corrupt },
