@@ -346,6 +346,27 @@ def _static_rows(st: dict) -> list[str]:
     return rows
 
 
+def _bytes_rows(b: dict) -> list[str]:
+    """Issue 44's history per MiB: what DTI and ftrace keep of the same records."""
+    rows = [f'Rings of {b["kb"]} KiB per CPU each (DTI: {b["kb"] // 16} sub-buffers of '
+            '16 KiB; ftrace: buffer_size_kb), filled on one CPU with the same records, '
+            'several times what fits; kept: DTI\'s stats (written less overwritten), '
+            'ftrace\'s per-CPU "entries".  Bytes per record: the ring over the records '
+            'kept, so sub-buffer headers and event formats (DTI), page headers (ftrace) '
+            'and the unfilled part of the sub-buffer or page being written count too.  '
+            '"Layout": one record\'s bytes by each format (DTI record version 2, '
+            'records from one call site).', "",
+            "| record | DTI kept | ftrace kept | DTI bytes/record | ftrace bytes/record | "
+            "DTI / ftrace (goal ≤ 1) | holds | layout DTI / ftrace |",
+            "|---|---|---|---|---|---|---|---|"]
+    for v in b["shapes"].values():
+        rows.append(f'| {v["what"]} | {v["dti_kept"]:,} | {v["ftrace_kept"]:,} | '
+                    f'{v["dti_bytes"]:.1f} | {v["ftrace_bytes"]:.1f} | '
+                    f'{v["ratio"]:.3f} | {"yes" if v["ratio"] <= 1 else "no"} | '
+                    f'{v["layout"]["dti"]} / {v["layout"]["ftrace"]} |')
+    return rows
+
+
 def _lttng_rows(data: dict) -> list[str]:
     why = lttng_skipped(data)
     if why:
@@ -406,6 +427,8 @@ def markdown(data: dict, paths: dict | None = None) -> str:
             *[f'| {n} | {v["per_sec"]:,.0f} | {v["sum_per_sec"]:,.0f} |'
               for n, v in sorted(t.items())], ""]
     out += ["### LTTng (issue 44)", "", *_lttng_rows(data), ""]
+    if data.get("bytes"):
+        out += ["### Bytes per record (issue 44)", "", *_bytes_rows(data["bytes"]), ""]
     p = s.get("probe")
     out += ["### Probe effect (dti_event 64 B, one boot)", ""]
     if p:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import json
 import os
 import platform
 import re
@@ -497,6 +498,58 @@ def tracepoint_icount(files, args) -> dict:
                               f"echo 1 > {TP_EVENT}\n")}
 
 
+# ---------------------------------------------------------------- bytes per record
+
+# "keep": the ring of each (DTI channel and ftrace instance) per CPU, and
+# what goes in: an event of three u32 values, a 64-byte binary record.
+KEEP_KB = 256
+KEEP_SHAPES = {
+    "u32x3": "an event of three u32 values (a DTI event type; a TRACE_EVENT of 3 u32 fields)",
+    "bin64": "a 64-byte binary record (dti_event(); a TRACE_EVENT with u8[64])",
+}
+# Bytes per record by each format's layout, for the table beside the measure:
+# DTI version 2 from one call site (header 8 + payload, 4-aligned; an
+# event's payload has its 2-byte type id); ftrace: 4-byte ring event
+# header, 8-byte trace_entry, the fields (4-aligned).
+KEEP_LAYOUT = {"u32x3": {"dti": 8 + 2 + 12 + 2, "ftrace": 4 + 8 + 12},
+               "bin64": {"dti": 8 + 64, "ftrace": 4 + 8 + 64}}
+
+
+def bytes_boot(files, args) -> dict:
+    """History per MiB (issue 44): for each shape, KEEP_KB KiB per CPU of
+    DTI and of ftrace filled on one CPU with the same records, several
+    times what fits, and what each keeps counted: DTI by the channel's
+    stats, ftrace by its instance's entries on that CPU."""
+    script = ""
+    for shape in KEEP_SHAPES:
+        script += f"""
+echo {KEEP_KB} > $I/buffer_size_kb
+echo > $I/trace
+r=$(echo "keep {shape} {KEEP_KB}" > $C && cat $C) || r="keep={shape} error"
+echo "KEEP $r"
+cpu=${{r#* cpu=}}; cpu=${{cpu%% *}}
+echo "FTRACE {shape} $(grep '^entries:' $I/per_cpu/cpu$cpu/stats)"
+"""
+    res = boot("bytes", script, files, args)
+    out = {"kb": KEEP_KB, "shapes": {}}
+    for shape, what in KEEP_SHAPES.items():
+        k = re.search(rf"^KEEP keep={shape} cpu=(\d+) kb=\d+ logged=(\d+) "
+                      rf"dti_written=(\d+) dti_kept=(\d+)$", res.stdout, re.M)
+        f = re.search(rf"^FTRACE {shape} entries: (\d+)$", res.stdout, re.M)
+        if not k or not f:
+            raise RuntimeError(f"bytes boot: no result for {shape}:\n{res.stdout[-2000:]}")
+        ring = KEEP_KB << 10
+        dti_kept, ft_kept = int(k[4]), int(f[1])
+        out["shapes"][shape] = {
+            "what": what, "cpu": int(k[1]), "logged": int(k[2]),
+            "dti_kept": dti_kept, "ftrace_kept": ft_kept,
+            "dti_bytes": ring / dti_kept, "ftrace_bytes": ring / ft_kept,
+            "ratio": (ring / dti_kept) / (ring / ft_kept),
+            "layout": KEEP_LAYOUT[shape],
+        }
+    return out
+
+
 # ---------------------------------------------------------------- dti decode vs cat
 
 def files_boot(files, args) -> Path:
@@ -722,6 +775,9 @@ def parse_args(argv=None):
     p.add_argument("--no-stap", action="store_true", help="skip the probe effect")
     p.add_argument("--tp-pairs", type=int, help="pairs of boots measuring the "
                    f"tracepoint's cost (default {DEFAULTS['tp_pairs']})")
+    p.add_argument("--bytes", action="store_true",
+                   help="only the bytes-per-record boot: what DTI and ftrace "
+                        "keep of the same records in rings of one size")
     p.add_argument("--insns", action="store_true",
                    help="with --cases: guest instructions per call instead "
                         "(one boot under -icount)")
@@ -809,6 +865,9 @@ def main(argv=None) -> int:
         if args.insns:
             return quick_insns(files, args)
         return quick_look(files, args)
+    if args.bytes:
+        print(json.dumps(bytes_boot(files, args), indent=1))
+        return 0
     args.cases = list(data["cases"])
     for i in range(1, args.repeat + 1):
         log(f"latency boot {i}/{args.repeat}")
@@ -824,6 +883,8 @@ def main(argv=None) -> int:
     data["icount"] = icount_boot(files, args)
     log("icount boots of the tracepoint")
     data["tracepoint"]["icount"] = tracepoint_icount(files, args)
+    log("bytes boot")
+    data["bytes"] = bytes_boot(files, args)
     log("files boot")
     big = files_boot(files, args)
     log(f"dti decode vs cat on {sum(p.stat().st_size for p in big.glob('trace*')) >> 20} MiB")

@@ -107,6 +107,15 @@ static struct dti_info *bench_persist;
 /* bench_dti's twin with an event type of BENCH_FMT's template */
 static struct dti_info *bench_typed;
 DEFINE_DTI_EVENT(bench_ev, BENCH_EVENT_ID, "bench", BENCH_FMT);
+/* The "keep" command's event of three u32 values, and its channel */
+#define BENCH_KEEP_NAME		"dti_bench_k"
+#define BENCH_KEEP_SUBBUF	(16U << 10)
+#define BENCH_KEEP_EVENT_ID	2
+#define BENCH_KEEP_FMT		"a=%u b=%u c=%u"
+/* Records "keep" logs: this many times what the smallest record fills */
+#define BENCH_KEEP_PASSES	4
+#define BENCH_KEEP_MIN_RECORD	16
+DEFINE_DTI_EVENT(bench_keep_ev, BENCH_KEEP_EVENT_ID, "u32x3", BENCH_KEEP_FMT);
 static struct dti_info *bench_big;
 static struct rchan *bench_relay;
 static struct trace_array *bench_tr;
@@ -726,6 +735,57 @@ static int bench_cmd_fill(unsigned int kb)
 	return 0;
 }
 
+/*
+ * "keep SHAPE KB": history per MiB.  A DTI channel of KB KiB per CPU and
+ * the ftrace instance (whose buffer_size_kb the caller set to KB) both
+ * get the same records on this CPU, BENCH_KEEP_PASSES times more than
+ * fit: SHAPE "u32x3" an event of three u32 values (a DTI event type, a
+ * TRACE_EVENT), "bin64" a 64-byte binary record (dti_event(), the
+ * u8[64] TRACE_EVENT).  Reports the CPU and the records the channel
+ * holds at the end; the instance's per_cpu/cpuN/stats "entries" says
+ * what ftrace holds.
+ */
+static int bench_cmd_keep(const char *shape, unsigned int kb)
+{
+	bool u32x3 = !strcmp(shape, "u32x3");
+	struct dti_cpu_stats *st;
+	struct dti_info *k;
+	unsigned int cpu;
+	u64 i, n;
+	int ret;
+
+	if ((!u32x3 && strcmp(shape, "bin64")) || !kb || kb % (BENCH_KEEP_SUBBUF >> 10) ||
+	    kb > BENCH_FILL_KB_MAX)
+		return -EINVAL;
+	k = __dti_register(BENCH_KEEP_NAME, BENCH_KEEP_SUBBUF,
+			   kb / (BENCH_KEEP_SUBBUF >> 10), BENCH_LEVEL);
+	if (IS_ERR(k))
+		return PTR_ERR(k);
+	ret = u32x3 ? dti_event_register(k, &bench_keep_ev) : 0;
+	if (ret)
+		goto out;
+	n = BENCH_KEEP_PASSES * ((u64)kb << 10) / BENCH_KEEP_MIN_RECORD;
+	cpu = get_cpu();
+	for (i = 0; i < n; i++) {
+		if (u32x3) {
+			__dti_log_event(k, BENCH_LEVEL, bench_keep_ev, (u32)i, (u32)i + 1,
+					(u32)i + 2);
+			trace_dti_bench_u32x3(i, i + 1, i + 2);
+		} else {
+			__dti_event(k, BENCH_LEVEL, bench_payload, DTI_BENCH_MEDIUM);
+			trace_dti_bench_payload64(bench_payload);
+		}
+	}
+	put_cpu();
+	st = per_cpu_ptr(k->stats, cpu);
+	scnprintf(bench_result, sizeof(bench_result),
+		  "keep=%s cpu=%u kb=%u logged=%llu dti_written=%llu dti_kept=%llu\n",
+		  shape, cpu, kb, n, st->written, st->written - st->overwritten);
+out:
+	dti_unregister(k);
+	return ret;
+}
+
 static int bench_cmd_list(void)
 {
 	size_t i, off = 0;
@@ -764,6 +824,8 @@ static int bench_command(const char *cmd)
 			  bench_unit());
 		return 0;
 	}
+	if (n == 3 && !strcmp(verb, "keep"))
+		return bench_cmd_keep(arg, a);
 	if (n == 2 && !strcmp(verb, "fill")) {
 		ret = kstrtouint(arg, 0, &a);
 		return ret ? ret : bench_cmd_fill(a);
@@ -863,6 +925,7 @@ static DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks bench_relay_cb = {
 /* Events of this module's trace header, enabled in the instance only. */
 static const char *const bench_events[] = {
 	"dti_bench_payload16", "dti_bench_payload64", "dti_bench_payload256",
+	"dti_bench_u32x3",
 };
 
 static void bench_ftrace_exit(void)

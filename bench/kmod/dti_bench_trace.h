@@ -30,6 +30,23 @@ TRACE_EVENT(dti_bench_payload##n,					\
 	TP_printk("%s", __print_hex(__entry->data, size))		\
 )
 
+/* dti_bench_u32x3: three u32 fields, the "keep" command's small event */
+TRACE_EVENT(dti_bench_u32x3,
+	TP_PROTO(u32 a, u32 b, u32 c),
+	TP_ARGS(a, b, c),
+	TP_STRUCT__entry(
+		__field(u32, a)
+		__field(u32, b)
+		__field(u32, c)
+	),
+	TP_fast_assign(
+		__entry->a = a;
+		__entry->b = b;
+		__entry->c = c;
+	),
+	TP_printk("a=%u b=%u c=%u", __entry->a, __entry->b, __entry->c)
+);
+
 DTI_BENCH_PAYLOAD_EVENT(16, DTI_BENCH_SMALL);
 DTI_BENCH_PAYLOAD_EVENT(64, DTI_BENCH_MEDIUM);
 DTI_BENCH_PAYLOAD_EVENT(256, DTI_BENCH_LARGE);
