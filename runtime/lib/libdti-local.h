@@ -245,6 +245,7 @@ struct dti_stream {
 	 * are told from, as after the last record decoded
 	 */
 	bool compact;
+	bool fast_compact;		/* dti_peek_compact() may take its records */
 	uint64_t c_ts, c_seq, c_caller;
 
 	bool any;			/* DTI data seen */
@@ -653,6 +654,68 @@ static inline void dti_stream_consume(struct dti_stream *s)
  * (fast_mask, set up by dti_sub_start()).  Anything else is left to
  * dti_stream_peek().
  */
+/*
+ * dti_peek_fast() in a version-2 sub-buffer whose records were checked
+ * whole (counted: dti_compact_check()), of the host's byte order and a
+ * CPU the machine has (fast_compact, set up by dti_sub_start()): the
+ * next compact record if it is plain, with no extension but a 32-bit
+ * caller, its fields told from the chains, which move on to it.
+ */
+static inline bool dti_peek_compact(struct dti_stream *s)
+{
+	const unsigned char *p = s->data + s->start;
+	uint64_t off = s->base + s->start, size;
+	size_t have = s->end - s->start;
+	struct dti_hdr *h = &s->head;
+	struct dti_crec c;
+	uint32_t hlen = sizeof(c);
+	int32_t c32;
+
+	if (!s->fast_compact || !s->in_sub || !s->left || have < sizeof(c) ||
+	    off + sizeof(c) > s->sub_end)
+		return false;
+	memcpy(&c, p, sizeof(c));
+	if ((c.info & (DTI_CREC_LEN32 | DTI_CREC_TS64 | DTI_CREC_SKIP)) ||
+	    (c.flags & ~DTI_REC_PLAIN) || dti_typed_odd(c.flags, c.len))
+		return false;
+	switch (c.info & DTI_CREC_CALLER) {
+	case DTI_CREC_CALLER_SAME:
+		h->caller = s->c_caller;
+		break;
+	case DTI_CREC_CALLER32:
+		memcpy(&c32, p + sizeof(c), sizeof(c32));
+		h->caller = s->sub_hdr.caller + (int64_t)c32;
+		hlen += sizeof(c32);
+		break;
+	case 0:
+		h->caller = 0;
+		break;
+	default:
+		return false;
+	}
+	size = DTI_CREC_SIZE(hlen, c.len);
+	if (size > have || size > s->sub_end - off)
+		return false;
+	h->magic = DTI_RECORD_MAGIC;
+	h->version = DTI_RECORD_VERSION;
+	h->flags = c.flags;
+	h->level = c.info & DTI_CREC_LEVEL;
+	h->hdr_len = hlen;
+	h->cpu = s->sub_hdr.cpu;
+	h->len = c.len;
+	h->log_cpu = h->cpu;
+	h->seq = s->c_seq++;
+	h->ts_ns = s->c_ts += (int64_t)c.ts_delta;
+	h->swapped = false;
+	s->c_caller = h->caller;
+	s->head_pos = s->start;
+	s->head_off = off;
+	s->head_hlen = hlen;
+	s->head_size = size;
+	s->have_head = true;
+	return true;
+}
+
 static inline bool dti_peek_fast(struct dti_stream *s)
 {
 	const unsigned char *p = s->data + s->start;
@@ -661,6 +724,8 @@ static inline bool dti_peek_fast(struct dti_stream *s)
 	struct dti_hdr *h = &s->head;
 	uint32_t len, log_cpu;
 
+	if (s->compact)
+		return dti_peek_compact(s);
 	if (!s->in_sub || (s->counted && !s->left) || have < DTI_HDR_SIZE ||
 	    off + DTI_HDR_SIZE > s->sub_end)
 		return false;

@@ -453,6 +453,8 @@ static void dti_fast_setup(const struct dti_reader *r, struct dti_stream *s)
 		       "the fields dti_peek_fast() compares at once");
 	s->fast_mask = 0;
 	s->fast_want = 1;
+	s->fast_compact = s->compact && s->counted && !s->sub_hdr.swapped &&
+			  s->sub_hdr.cpu < r->ncpu;
 	if (s->sub_hdr.swapped || s->sub_hdr.cpu >= r->ncpu || s->compact)
 		return;
 	memcpy(&s->fast_want, &want, sizeof(s->fast_want));
