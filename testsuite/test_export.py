@@ -36,7 +36,7 @@ ctl evreg mix ints
 ctl evreg mix mixed
 c=0
 while [ $c -lt $NCPU ]; do
-    ctl printk mix 6 400 $c process text$c
+    ctl printk mix 6 1200 $c process text$c
     ctl evlog mix 5 12 $c softirq mixtxt
     ctl event mix 4 8 $c hardirq 24
     c=$((c + 1))
@@ -52,7 +52,7 @@ dti read mix -F ctf -o /out/mixf.ctf -p warning -c 1 2> /out/mixf.ctf.err
 dti snapshot mix /out/snap > /dev/null
 # no-overwrite: records refused when full, a gap once space is free again
 ctl register_sub no 1024 4 7 1
-ctl printk no 3 200 0 process keep
+ctl printk no 3 600 0 process keep
 dti read no > /dev/null
 ctl printk no 3 3 0 process after
 cat $D/no/stats > /out/no.stats
