@@ -656,6 +656,10 @@ free:
 	return ret;
 }
 
+/* "fill KB text": small text records alone, of the sample driver's sizes */
+static bool bench_fill_text;
+#define BENCH_SMALL_FMT		"req %u: state %u -> %u\n"
+
 /* One record of the "fill" mix: the benchmark's payloads and its text. */
 static void bench_fill_one(unsigned int i, unsigned int cpu)
 {
@@ -664,7 +668,9 @@ static void bench_fill_one(unsigned int i, unsigned int cpu)
 	};
 	unsigned int pick = i % (ARRAY_SIZE(sizes) + 1);
 
-	if (pick < ARRAY_SIZE(sizes))
+	if (bench_fill_text)
+		__dti_printk(bench_big, BENCH_LEVEL, BENCH_SMALL_FMT, i, i % 4, (i + 1) % 4);
+	else if (pick < ARRAY_SIZE(sizes))
 		__dti_event(bench_big, BENCH_LEVEL, bench_payload, sizes[pick]);
 	else
 		__dti_printk(bench_big, BENCH_LEVEL, BENCH_FMT, (int)i,
@@ -827,6 +833,8 @@ static int bench_command(const char *cmd)
 	if (n == 3 && !strcmp(verb, "keep"))
 		return bench_cmd_keep(arg, a);
 	if (n == 2 && !strcmp(verb, "fill")) {
+		/* "fill KB text": %u took nothing */
+		bench_fill_text = strstr(cmd, " text") != NULL;
 		ret = kstrtouint(arg, 0, &a);
 		return ret ? ret : bench_cmd_fill(a);
 	}
