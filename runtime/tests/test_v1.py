@@ -4,16 +4,14 @@ README.md) reads exactly as the reader of that time read it: the same
 output, notices and exit status, byte for byte, for every input kept."""
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-TESTS = Path(__file__).resolve().parent
-V1 = TESTS / "v1"
-BUILD = Path(os.environ.get("DTI_BUILD", TESTS.parent / "build")).resolve()
+from test_cli import run
+
+V1 = Path(__file__).resolve().parent / "v1"
 sys.path.insert(0, str(V1))
 from cases import CASES  # noqa: E402
 
@@ -24,7 +22,7 @@ NOT_INPUTS = {"README.md", "cases.py", "make-expected.py", "capture-v1.py", "exp
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_version_1_reads_as_it_did(name):
-    p = subprocess.run([BUILD / "dti", *CASES[name]], cwd=V1, capture_output=True)
+    p = run(CASES[name], work=V1)
     want = V1 / "expected"
     assert p.returncode == int((want / f"{name}.rc").read_text())
     assert p.stderr.decode() == (want / f"{name}.err").read_text()
