@@ -655,6 +655,27 @@ static inline void dti_stream_consume(struct dti_stream *s)
  * dti_stream_peek().
  */
 /*
+ * The fields of the head that a compact record (*@c, @hlen header bytes,
+ * @len payload bytes) of @s's sub-buffer gives as they are: all but its
+ * time, number and caller.  The CPU that logged it is the sub-buffer's.
+ */
+static inline void dti_crec_head(struct dti_stream *s, const struct dti_crec *c,
+				 uint32_t hlen, uint32_t len)
+{
+	struct dti_hdr *h = &s->head;
+
+	h->magic = DTI_RECORD_MAGIC;
+	h->version = DTI_RECORD_VERSION;
+	h->flags = c->flags;
+	h->level = c->info & DTI_CREC_LEVEL;
+	h->hdr_len = hlen;
+	h->cpu = s->sub_hdr.cpu;
+	h->len = len;
+	h->log_cpu = h->cpu;
+	h->swapped = s->sub_hdr.swapped;
+}
+
+/*
  * dti_peek_fast() in a version-2 sub-buffer whose records were checked
  * whole (counted: dti_compact_check()), of the host's byte order and a
  * CPU the machine has (fast_compact, set up by dti_sub_start()): the
@@ -696,17 +717,9 @@ static inline bool dti_peek_compact(struct dti_stream *s)
 	size = DTI_CREC_SIZE(hlen, c.len);
 	if (size > have || size > s->sub_end - off)
 		return false;
-	h->magic = DTI_RECORD_MAGIC;
-	h->version = DTI_RECORD_VERSION;
-	h->flags = c.flags;
-	h->level = c.info & DTI_CREC_LEVEL;
-	h->hdr_len = hlen;
-	h->cpu = s->sub_hdr.cpu;
-	h->len = c.len;
-	h->log_cpu = h->cpu;
+	dti_crec_head(s, &c, hlen, c.len);
 	h->seq = s->c_seq++;
 	h->ts_ns = s->c_ts += (int64_t)c.ts_delta;
-	h->swapped = false;
 	s->c_caller = h->caller;
 	s->head_pos = s->start;
 	s->head_off = off;

@@ -635,14 +635,7 @@ static int dti_step_compact(struct dti_reader *r, struct dti_stream *s, uint64_t
 				  s->end - s->start);
 	p = s->data + s->start;
 	x = p + sizeof(c) + (c.info & DTI_CREC_LEN32 ? sizeof(uint32_t) : 0);
-	h->magic = DTI_RECORD_MAGIC;
-	h->version = DTI_RECORD_VERSION;
-	h->flags = c.flags;
-	h->level = c.info & DTI_CREC_LEVEL;
-	h->hdr_len = hlen;
-	h->cpu = s->sub_hdr.cpu;
-	h->len = len;
-	h->swapped = swapped;
+	dti_crec_head(s, &c, hlen, len);
 	if (c.info & DTI_CREC_TS64) {
 		h->ts_ns = dti_rd64(x, swapped);
 		x += sizeof(uint64_t);
