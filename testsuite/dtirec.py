@@ -149,7 +149,8 @@ def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], li
     """Parse what a read() of a trace file returns: sub-buffers back to
     back (relay strips the padding), each a header and its records (whole
     headers in version 1, compact ones in version 2).  Returns the trace
-    records and the sub-buffer headers; raises FormatError on garbage."""
+    records and the sub-buffer headers, each with the records read under it
+    ("parsed"); raises FormatError on garbage."""
     recs: list[Record] = []
     subbufs: list[dict] = []
     pos = 0
@@ -177,10 +178,17 @@ def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], li
                 # may hold records its count did not have yet
                 more, pos = _compact(data, pos + size, end, f[3] if f[4] == 1 else None,
                                      hdr, f, name)
+                if f[4] == 1 and pos != end:
+                    raise FormatError(f"{name}: the records of sub-buffer {seq} end at "
+                                      f"{pos}, its data at {end}")
                 recs += more
+                subbufs[-1]["parsed"] = len(more)
                 continue
+            subbufs[-1]["parsed"] = 0
         else:
             recs.append(Record(flags, level, cpu, log_cpu, seq, ts, caller, payload))
+            if subbufs:
+                subbufs[-1]["parsed"] += 1
         pos += size
     return recs, subbufs
 
