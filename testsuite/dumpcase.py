@@ -60,10 +60,10 @@ ctl register_sub {GONE} 8192 4 7 0
 ctl register {UNREGISTERED} 65536 7
 c=0
 while [ $c -lt $NCPU ]; do
-    ctl printk wrap8k 6 1500 $c process w$c
+    ctl printk wrap8k 6 6000 $c process w$c
     ctl event mid64k 5 2500 $c process 120
     ctl printk big1m 6 2000 $c softirq b$c
-    ctl printk noover 6 1000 $c process n$c
+    ctl printk noover 6 3000 $c process n$c
     ctl printk {GONE} 6 50 $c process g$c
     ctl printk {UNREGISTERED} 6 50 $c process u$c
     c=$((c + 1))

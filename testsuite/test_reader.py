@@ -44,7 +44,7 @@ cat $D/txt/stats > /out/txt.stats
 dti snapshot txt /out/snap > /dev/null
 # no-overwrite: records refused when full, a gap once space is free again
 ctl register_sub no 1024 4 7 1
-ctl printk no 3 200 0 process keep
+ctl printk no 3 600 0 process keep
 dti read no > /dev/null
 ctl printk no 3 3 0 process after
 cat $D/no/stats > /out/no.stats

@@ -66,7 +66,7 @@ def test_read_equals_merged(rt_guest):
         dti read wr > /out/wr-read
         # no-overwrite: records dropped when full, a gap once space is free
         ctl register_sub no 1024 4 7 1
-        ctl printk no 3 200 0 process keep
+        ctl printk no 3 600 0 process keep
         dti read no > /dev/null
         ctl printk no 3 3 0 process after
         cat $D/no/merged > /out/no-merged
