@@ -68,6 +68,12 @@ static bool dti_walk_v1(struct dti_walk *w, size_t room, struct dti_rview *v)
 	return true;
 }
 
+/* Eight zero bytes, which are never a compact record's header */
+static bool dti_crec_zero(const struct dti_crec *c)
+{
+	return !c->len && !c->flags && !c->info && !c->ts_delta;
+}
+
 /* Flags a compact record never has: those of records kept elsewhere */
 #define DTI_CREC_NOT_FLAGS	(DTI_REC_SUBBUF | DTI_REC_PENDING)
 
@@ -86,7 +92,7 @@ static bool dti_walk_v2(struct dti_walk *w, size_t room, struct dti_rview *v)
 	info = READ_ONCE(c->info);
 	flags = READ_ONCE(c->flags);
 	len = READ_ONCE(c->len);
-	if (flags & DTI_CREC_NOT_FLAGS)
+	if ((flags & DTI_CREC_NOT_FLAGS) || dti_crec_zero(c))
 		return false;
 	hdr = dti_crec_hdr_size(info, flags);
 	if (hdr > room)
@@ -206,7 +212,7 @@ size_t dti_rec_size_at(const void *p, size_t room, bool header)
 		       DTI_RECORD_SIZE((u64)rec->len) <= room ?
 		       DTI_RECORD_SIZE((u64)rec->len) : 0;
 	}
-	if (room < sizeof(*c))
+	if (room < sizeof(*c) || dti_crec_zero(c))
 		return 0;
 	hdr = dti_crec_hdr_size(c->info, c->flags);
 	if (hdr > room)

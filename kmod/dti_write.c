@@ -982,7 +982,7 @@ static noinline u8 dti_crec_plan(const struct dti_trigger_cpu *w,
 		info |= DTI_CREC_CALLER_SAME;
 	else if (off == (s32)off)
 		info |= DTI_CREC_CALLER32;
-	else if (meta->caller)
+	else	/* 0 too, so that no header is eight zero bytes */
 		info |= DTI_CREC_CALLER64;
 	if (len > U16_MAX)
 		info |= DTI_CREC_LEN32;

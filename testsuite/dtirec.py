@@ -118,6 +118,8 @@ def _compact(data: bytes, pos: int, end: int, count: int | None, hdr: tuple, inf
         if end - pos < CREC.size:
             raise FormatError(f"{name}: truncated compact header at offset {pos}")
         length, flags, cinfo, delta = CREC.unpack_from(data, pos)
+        if not (length or flags or cinfo or delta):
+            raise FormatError(f"{name}: zero bytes where a compact record belongs at {pos}")
         x = pos + CREC.size
 
         def take(fmt: str) -> int:

@@ -697,7 +697,8 @@ static inline bool dti_peek_compact(struct dti_stream *s)
 		return false;
 	memcpy(&c, p, sizeof(c));
 	if ((c.info & (DTI_CREC_LEN32 | DTI_CREC_TS64 | DTI_CREC_SKIP)) ||
-	    (c.flags & ~DTI_REC_PLAIN) || dti_typed_odd(c.flags, c.len))
+	    !(c.info & DTI_CREC_CALLER) || (c.flags & ~DTI_REC_PLAIN) ||
+	    dti_typed_odd(c.flags, c.len))
 		return false;
 	switch (c.info & DTI_CREC_CALLER) {
 	case DTI_CREC_CALLER_SAME:
@@ -707,9 +708,6 @@ static inline bool dti_peek_compact(struct dti_stream *s)
 		memcpy(&c32, p + sizeof(c), sizeof(c32));
 		h->caller = s->sub_hdr.caller + (int64_t)c32;
 		hlen += sizeof(c32);
-		break;
-	case 0:
-		h->caller = 0;
 		break;
 	default:
 		return false;

@@ -504,6 +504,8 @@ static const char *dti_crec_frame(const unsigned char *p, size_t room, bool swap
 	*len = *size = 0;
 	if (c->flags & (DTI_REC_SUBBUF | DTI_REC_PENDING))
 		return "a compact record with the flags of a sub-buffer header or a pending record";
+	if (!c->len && !c->flags && !c->info && !c->ts_delta)
+		return "zero bytes where a record header belongs";
 	if (*hlen > room)
 		return NULL;
 	*len = c->info & DTI_CREC_LEN32 ? dti_rd32(p + sizeof(*c), swapped) : c->len;

@@ -121,8 +121,10 @@ struct dti_record {
  * sub-buffer header's @caller, the caller base; DTI_CREC_CALLER64: a
  * __u64; DTI_CREC_CALLER_SAME, both bits: none, the caller is that of the
  * record before it, for the first struct dti_subbuf_info's @caller_prev;
- * neither: no caller, 0), and for a DTI_REC_REPLAYED record the __u32
- * CPU that logged it.  Then the payload.  A record starts on a
+ * neither: no caller, 0: a format's), and for a DTI_REC_REPLAYED record
+ * the __u32 CPU that logged it.  A trace record always has caller bits,
+ * so no record's header is eight zero bytes: those are never a record
+ * (zero fill, or an area a boot zeroed).  Then the payload.  A record starts on a
  * DTI_CREC_ALIGN boundary and takes DTI_CREC_SIZE() bytes.
  *
  * Sequence numbers: the first record of a sub-buffer has the number
