@@ -461,6 +461,30 @@ static void dti_fast_setup(const struct dti_reader *r, struct dti_stream *s)
 	memcpy(&s->fast_mask, &mask, sizeof(s->fast_mask));
 }
 
+/*
+ * Make the record of @size bytes at @off (the window's start) whole in
+ * the window.  Returns true if it is; else false with what dti_step()
+ * returns in *@ret.
+ */
+static bool dti_whole_rec(struct dti_reader *r, struct dti_stream *s, uint64_t off,
+			  uint64_t size, int *ret)
+{
+	int got = dti_fill(s, size);
+
+	if (got > 0)
+		return true;
+	if (got < 0)
+		*ret = dti_read_failed(r, s);
+	else if (s->live && (r->flags & DTI_OPEN_FOLLOW))
+		*ret = 0;
+	else
+		*ret = dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
+				  "truncated record at offset %llu: %llu bytes, %zu left in the file",
+				  (unsigned long long)off, (unsigned long long)size,
+				  s->end - s->start);
+	return false;
+}
+
 /* ---- compact records (version 2) ---- */
 
 static int dti_skip_zeros(struct dti_stream *s);
@@ -625,16 +649,8 @@ static int dti_step_compact(struct dti_reader *r, struct dti_stream *s, uint64_t
 		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
 				  "corrupt data at offset %llu: %s",
 				  (unsigned long long)off, why);
-	ret = dti_fill(s, size);
-	if (ret < 0)
-		return dti_read_failed(r, s);
-	if (!ret && s->live && (r->flags & DTI_OPEN_FOLLOW))
-		return 0;
-	if (!ret)
-		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
-				  "truncated record at offset %llu: %llu bytes, %zu left in the file",
-				  (unsigned long long)off, (unsigned long long)size,
-				  s->end - s->start);
+	if (!dti_whole_rec(r, s, off, size, &ret))
+		return ret;
 	p = s->data + s->start;
 	x = p + sizeof(c) + (c.info & DTI_CREC_LEN32 ? sizeof(uint32_t) : 0);
 	dti_crec_head(s, &c, hlen, len);
@@ -908,16 +924,8 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 				  (unsigned long long)off, (unsigned long long)size,
 				  (unsigned long long)s->sub_hdr.seq,
 				  (unsigned long long)s->sub_end);
-	ret = dti_fill(s, size);
-	if (ret < 0)
-		return dti_read_failed(r, s);
-	if (!ret && s->live && (r->flags & DTI_OPEN_FOLLOW))
-		return 0;
-	if (!ret)
-		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
-				  "truncated record at offset %llu: %llu bytes, %zu left in the file",
-				  (unsigned long long)off, (unsigned long long)size,
-				  s->end - s->start);
+	if (!dti_whole_rec(r, s, off, size, &ret))
+		return ret;
 	if ((s->head.flags & DTI_REC_SUBBUF) && s->pending)
 		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_REC,
 				  "corrupt data at offset %llu: a sub-buffer header in a pending store",
