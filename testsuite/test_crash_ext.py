@@ -191,7 +191,7 @@ def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path,
                 *(f"dti -c {ch} -f json > {out}/{ch}.json" for ch in CHANNELS),
                 f"dti -c {live} -f ts > {out}/{live}.ts",
                 f"dti -c {live} -f json -p info -C 0 > {out}/{live}.p.json",
-                f"dti -c {live} -f json -U -0 -e cpu==1 -g w1.8 > {out}/{live}.s.json",
+                f"dti -c {live} -f json -U -0 -e cpu==1 -g w1.5 > {out}/{live}.s.json",
                 f"dti -c {RAW_CHANNEL} -f raw > {out}/{RAW_CHANNEL}.raw",
                 f"dti -c {dumpcase.UNREGISTERED}", f"dti -d {snap}",
                 f"dti -x {out}/all.elf > {out}/all.x",
@@ -210,7 +210,7 @@ def check_crash_ext(crash_setup, dti: Path, vmcore: Path, views, work: Path,
     names = listed_names(listing)
     # dti dump's filters, the same records; callers through crash's symbols
     for name, args in (("p", ["-p", "info", "-c", "0"]),
-                       ("s", ["-U", "-0", "--filter", "cpu==1", "-g", "w1.8"])):
+                       ("s", ["-U", "-0", "--filter", "cpu==1", "-g", "w1.5"])):
         got = unsymbolled((out / f"{live}.{name}.json").read_text())
         same = got == run_dti(dti, "dump", vmcore, "--channel", live, "-F", "json", *args)
         assert same and got, f"{live}: crash's dti and dti dump {args} differ"
