@@ -47,6 +47,11 @@ OTHER_RATIOS = [
 # Issue 44: LTTng beside DTI and ftrace, where the run could measure it.
 LTTNG_GOALS = [("dti_event64", "lttng_event64", "<=", 1.0)]
 LTTNG_RATIOS = [("trace_event64", "lttng_event64")]
+# Issue 44: DTI's bytes per record over ftrace's, for each shape of the
+# bytes boot (run.py's KEEP_SHAPES).
+BYTES_GOAL = 1.0
+BYTES_LABELS = {"u32x3": "bytes/record, 3 × u32 event: DTI / ftrace",
+                "bin64": "bytes/record, 64-byte binary: DTI / ftrace"}
 
 
 def _has_lttng(data: dict) -> bool:
@@ -168,6 +173,21 @@ def _tracepoint(data: dict) -> dict | None:
     return {"cases": out, "pairs": len(boots["absent"]), "insns": insns}
 
 
+def _bytes_goals(b: dict | None) -> list[dict]:
+    """Issue 44's goals on the bytes boot: the ratio of the mean kept
+    over its fills, and its range over the fills (each fill's DTI and
+    ftrace rings stopped after the same records)."""
+    out = []
+    for shape, v in (b or {}).get("shapes", {}).items():
+        per_fill = [f["ftrace_kept"] * b["dti_ring_bytes"] /
+                    (f["dti_kept"] * f["ftrace_ring_bytes"]) for f in v["fills"]]
+        out.append({"shape": shape, "label": BYTES_LABELS[shape], "op": "<=",
+                    "goal": BYTES_GOAL, "ratio": v["ratio"], "fills": len(per_fill),
+                    "min": min(per_fill), "max": max(per_fill),
+                    "holds": "yes" if v["ratio"] <= BYTES_GOAL else "no"})
+    return out
+
+
 def summarise(data: dict) -> dict:
     goals = []
     lttng = _has_lttng(data)
@@ -178,7 +198,7 @@ def summarise(data: dict) -> dict:
     tput = {n: {k: statistics.median(b["tput"][n][k] for b in data["boots"])
                 for k in ("per_sec", "sum_per_sec")}
             for n in data["boots"][0]["tput"]}
-    return {"goals": goals,
+    return {"goals": goals, "bytes_goals": _bytes_goals(data.get("bytes")),
             "other_ratios": [_ratio(data, n, d) for n, d in
                              OTHER_RATIOS + (LTTNG_RATIOS if lttng else [])],
             "cases": _cases(data), "tput_per_sec": tput, "probe": _probe(data),
@@ -260,6 +280,11 @@ def _goal_rows(s: dict) -> list[str]:
         rows.append(f'| {g["label"]} {g["op"].replace("<=", "≤").replace(">=", "≥")} '
                     f'{g["goal"]} | {_f(g["min"])} / **{_f(g["median"])}** / '
                     f'{_f(g["max"])} | {g["holds"]} | {_f(g["insns_ratio"])} |')
+    for g in s.get("bytes_goals", ()):
+        rows.append(f'| {g["label"]} ≤ {g["goal"]} | {_f(g["min"])} / **{g["ratio"]:.3f}** / '
+                    f'{_f(g["max"])} (each of {g["fills"]} fills; bold: of their mean kept, see '
+                    f'Bytes per record) | '
+                    f'{g["holds"]} | – |')
     return rows
 
 
@@ -365,19 +390,29 @@ def _static_rows(st: dict) -> list[str]:
 
 def _bytes_rows(b: dict) -> list[str]:
     """Issue 44's history per MiB: what DTI and ftrace keep of the same records."""
-    rows = [f'Rings of {b["kb"]} KiB per CPU each (DTI: {b["kb"] // 16} sub-buffers of '
-            '16 KiB; ftrace: buffer_size_kb), filled on one CPU with the same records, '
-            'several times what fits; kept: DTI\'s stats (written less overwritten), '
-            'ftrace\'s per-CPU "entries".  Bytes per record: the ring over the records '
-            'kept, so sub-buffer headers and event formats (DTI), page headers (ftrace) '
-            'and the unfilled part of the sub-buffer or page being written count too.  '
-            '"Layout": one record\'s bytes by each format (DTI record version 2, '
-            'records from one call site).', "",
+    page = b["ftrace_page"]["offset"] + b["ftrace_page"]["size"]
+    ft = {(v["ftrace_ring_bytes"], v["ftrace_buffer_size_kb"]) for v in b["shapes"].values()}
+    rows = [f'Rings of {b["kb"]} KiB per CPU each (DTI: {b["kb"] // 16} sub-buffers of 16 KiB; '
+            'ftrace: ' + ", ".join(f'{n // page} pages of {page} bytes (buffer_size_kb {kb}, '
+                                   'their data bytes)' for n, kb in sorted(ft))
+            + ", and the spare page it keeps for a reader, which holds none of the "
+            "records kept, not counted), filled on one CPU with the same records, "
+            f'several times what fits; each record {b["stops"]} times, the fills stopping '
+            "at different points of the last sub-buffer or page.  Kept: DTI's stats "
+            "(written less overwritten), ftrace's per-CPU \"entries\", each checked "
+            "against the records its reader shows (the lines of the channel's merged "
+            "view, of the instance's per-CPU trace file); mean [min, max] over the fills.  "
+            "Bytes per record: the ring over the mean kept, so sub-buffer headers and "
+            "event formats (DTI), page headers (ftrace) and the unwritten part of the "
+            "last sub-buffer or page count too.  \"Layout\": one record's bytes by each "
+            "format (DTI record version 2, records from one call site).", "",
             "| record | DTI kept | ftrace kept | DTI bytes/record | ftrace bytes/record | "
             "DTI / ftrace (goal ≤ 1) | holds | layout DTI / ftrace |",
             "|---|---|---|---|---|---|---|---|"]
     for v in b["shapes"].values():
-        rows.append(f'| {v["what"]} | {v["dti_kept"]:,} | {v["ftrace_kept"]:,} | '
+        kept = {k: f'{v[k]["mean"]:,.0f} [{v[k]["min"]:,}, {v[k]["max"]:,}]'
+                for k in ("dti_kept", "ftrace_kept")}
+        rows.append(f'| {v["what"]} | {kept["dti_kept"]} | {kept["ftrace_kept"]} | '
                     f'{v["dti_bytes"]:.1f} | {v["ftrace_bytes"]:.1f} | '
                     f'{v["ratio"]:.3f} | {"yes" if v["ratio"] <= 1 else "no"} | '
                     f'{v["layout"]["dti"]} / {v["layout"]["ftrace"]} |')

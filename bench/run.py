@@ -515,38 +515,98 @@ KEEP_LAYOUT = {"u32x3": {"dti": 8 + 2 + 12 + 2, "ftrace": 4 + 8 + 12},
                "bin64": {"dti": 8 + 64, "ftrace": 4 + 8 + 64}}
 
 
+# The DTI channel's directory in the guest, whose merged view is read back.
+KEEP_DIR = "/sys/kernel/debug/dti/dti_bench_k"
+# Fills of each shape, and the records each logs more than the one before:
+# what a ring keeps depends on how far its last sub-buffer or page is
+# written, so the fills stop a prime number of records apart, which
+# spreads the stops over any ring's sub-buffer or page.
+KEEP_STOPS = 16
+KEEP_STOPS_TINY = 2
+KEEP_STEP = 997
+
+
+def ftrace_ring_bytes(kb: int, page: dict) -> int:
+    """The bytes of pages in an ftrace per-CPU ring whose buffer_size_kb
+    reads `kb`: that file gives the pages' data bytes, floored to KiB
+    (less than one page's data), so the pages are its quotient by a page's
+    data rounded up.  The spare page ftrace keeps for its reader holds
+    none of the records a fill leaves and is not counted."""
+    pages = -(-(kb << 10) // page["size"])
+    return pages * (page["offset"] + page["size"])
+
+
+def _spread_of(values: list[int]) -> dict:
+    return {"mean": statistics.fmean(values), "min": min(values), "max": max(values)}
+
+
 def bytes_boot(files, args) -> dict:
     """History per MiB (issue 44): for each shape, KEEP_KB KiB per CPU of
-    DTI and of ftrace filled on one CPU with the same records, several
-    times what fits, and what each keeps counted: DTI by the channel's
-    stats, ftrace by its instance's entries on that CPU."""
-    script = ""
+    DTI and as many pages of ftrace (buffer_size_kb set from
+    events/header_page: what a page's data holds) filled on one CPU with
+    the same records, several times what fits.  What a ring keeps depends
+    on how far its last sub-buffer or page is written when the writes
+    stop, so each shape is filled KEEP_STOPS times (--tiny: KEEP_STOPS_TINY),
+    stopping at as many points, and the mean kept is the figure.  Each fill is counted twice:
+    DTI by the channel's stats and by the lines of its merged view,
+    ftrace by its instance's entries on that CPU and by the lines of its
+    per-CPU trace file; the two must agree."""
+    script = f"""
+hp=$(grep 'field: char data;' /sys/kernel/tracing/events/header_page)
+off=${{hp#*offset:}}; off=${{off%%;*}}; size=${{hp#*size:}}; size=${{size%%;*}}
+echo "FTPAGE offset=$off size=$size"
+echo $(({KEEP_KB} * 1024 / (off + size) * size / 1024)) > $I/buffer_size_kb
+"""
+    n_stops = KEEP_STOPS_TINY if args.tiny else KEEP_STOPS
+    stops = " ".join(str(j * KEEP_STEP) for j in range(n_stops))
     for shape in KEEP_SHAPES:
         script += f"""
-echo {KEEP_KB} > $I/buffer_size_kb
-echo > $I/trace
-r=$(echo "keep {shape} {KEEP_KB}" > $C && cat $C) || r="keep={shape} error"
-echo "KEEP $r"
-cpu=${{r#* cpu=}}; cpu=${{cpu%% *}}
-echo "FTRACE {shape} $(grep '^entries:' $I/per_cpu/cpu$cpu/stats)"
+for x in {stops}; do
+    echo > $I/trace
+    r=$(echo "keep {shape} {KEEP_KB} $x" > $C && cat $C) || r="keep={shape} error"
+    echo "KEEP $r"
+    cpu=${{r#* cpu=}}; cpu=${{cpu%% *}}
+    s=$I/per_cpu/cpu$cpu
+    echo "FTRACE entries=$(awk '/^entries:/ {{ print $2 }}' $s/stats)" \
+         "kb=$(cat $s/buffer_size_kb) read=$(grep -vc '^#' $s/trace)"
+    echo "DTIREAD read=$(grep -c '' {KEEP_DIR}/merged)"
+done
 """
     res = boot("bytes", script, files, args)
-    out = {"kb": KEEP_KB, "shapes": {}}
-    for shape, what in KEEP_SHAPES.items():
-        k = re.search(rf"^KEEP keep={shape} cpu=(\d+) kb=\d+ logged=(\d+) "
-                      rf"dti_written=(\d+) dti_kept=(\d+)$", res.stdout, re.M)
-        f = re.search(rf"^FTRACE {shape} entries: (\d+)$", res.stdout, re.M)
-        if not k or not f:
-            raise RuntimeError(f"bytes boot: no result for {shape}:\n{res.stdout[-2000:]}")
-        ring = KEEP_KB << 10
-        dti_kept, ft_kept = int(k[4]), int(f[1])
-        out["shapes"][shape] = {
-            "what": what, "cpu": int(k[1]), "logged": int(k[2]),
-            "dti_kept": dti_kept, "ftrace_kept": ft_kept,
-            "dti_bytes": ring / dti_kept, "ftrace_bytes": ring / ft_kept,
-            "ratio": (ring / dti_kept) / (ring / ft_kept),
-            "layout": KEEP_LAYOUT[shape],
-        }
+    page = parse_lines(res.stdout, "FTPAGE")
+    if not page or set(page[0]) != {"offset", "size"}:
+        raise RuntimeError(f"bytes boot: no ftrace page layout:\n{res.stdout[-2000:]}")
+    page = page[0]
+    keep, ftrace, dti_read = (parse_lines(res.stdout, t) for t in ("KEEP", "FTRACE", "DTIREAD"))
+    if not len(keep) == len(ftrace) == len(dti_read) == n_stops * len(KEEP_SHAPES) \
+            or any("dti_kept" not in k for k in keep):
+        raise RuntimeError(f"bytes boot: fills missing or failed:\n{res.stdout[-2000:]}")
+    ring = KEEP_KB << 10
+    out = {"kb": KEEP_KB, "ftrace_page": page, "dti_ring_bytes": ring,
+           "stops": n_stops, "shapes": {}}
+    for k, f, d in zip(keep, ftrace, dti_read):
+        if (k["dti_kept"], f["entries"]) != (d["read"], f["read"]):
+            raise RuntimeError(f"bytes boot, {k['keep']}: the readers count other records "
+                               f"than the counters: DTI {d['read']} read, "
+                               f"{k['dti_kept']} by its stats; ftrace {f['read']} read, "
+                               f"{f['entries']} entries")
+        fills = out["shapes"].setdefault(k["keep"], {"fills": []})["fills"]
+        fills.append({"cpu": k["cpu"], "logged": k["logged"], "dti_kept": k["dti_kept"],
+                      "ftrace_kept": f["entries"], "ftrace_buffer_size_kb": f["kb"],
+                      "ftrace_ring_bytes": ftrace_ring_bytes(f["kb"], page)})
+    for shape, v in out["shapes"].items():
+        fills = v["fills"]
+        ft_rings = {x["ftrace_ring_bytes"] for x in fills}
+        if len(ft_rings) != 1:
+            raise RuntimeError(f"bytes boot, {shape}: ftrace's ring changed size: {ft_rings}")
+        dti, ft = (_spread_of([x[key] for x in fills]) for key in ("dti_kept", "ftrace_kept"))
+        v.update(what=KEEP_SHAPES[shape], dti_kept=dti, ftrace_kept=ft,
+                 ftrace_buffer_size_kb=fills[0]["ftrace_buffer_size_kb"],
+                 ftrace_ring_bytes=fills[0]["ftrace_ring_bytes"],
+                 dti_bytes=ring / dti["mean"],
+                 ftrace_bytes=fills[0]["ftrace_ring_bytes"] / ft["mean"],
+                 layout=KEEP_LAYOUT[shape])
+        v["ratio"] = v["dti_bytes"] / v["ftrace_bytes"]
     return out
 
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "bench"))
 
 import lttngbench  # noqa: E402
 import report  # noqa: E402
-from run import CASES, DECODE_FORMATS, LTTNG_CASES  # noqa: E402
+from run import CASES, DECODE_FORMATS, KEEP_SHAPES, LTTNG_CASES  # noqa: E402
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -82,6 +82,16 @@ def test_bench_tiny_run_writes_every_figure(request, tmp_path, kernel):
         phases = data["probe"]["phases"]
         assert sorted(phases) == ["after", "attached", "before"]
         assert data["probe"]["probe_records"] >= data["args"]["batches"] * data["args"]["calls"]
+    # Bytes per record: rings of the same bytes, each fill wrapped both
+    # (the readers' counts agreeing with the counters is run.py's check).
+    b = data["bytes"]
+    assert sorted(b["shapes"]) == sorted(KEEP_SHAPES)
+    for v in b["shapes"].values():
+        assert v["ftrace_ring_bytes"] == b["dti_ring_bytes"], v
+        assert len(v["fills"]) == b["stops"] > 1
+        for f in v["fills"]:
+            assert 0 < f["dti_kept"] < f["logged"] and 0 < f["ftrace_kept"] < f["logged"], f
+    assert [g["shape"] for g in s["bytes_goals"]] == list(b["shapes"])
     assert sorted(data["decode"]["formats"]) == sorted(DECODE_FORMATS)
     assert data["decode"]["bytes"] > 0
     assert data["static"]["dti_path_insns"] > 0
@@ -99,8 +109,9 @@ def test_bench_tiny_run_writes_every_figure(request, tmp_path, kernel):
     assert png.read_bytes()[:len(PNG_MAGIC)] == PNG_MAGIC
     table = (tmp_path / "latest.md").read_text()
     assert "### dti:dti_record off and on" in table
+    assert "### Bytes per record" in table
     assert table.strip() in r.stdout
-    for g in s["goals"]:
+    for g in s["goals"] + s["bytes_goals"]:
         assert g["label"] in table
     for case in cases:
         assert f"| {case} |" in table

@@ -25,6 +25,11 @@
  *	fill KB				channel "dti_bench_big" of KB KiB per
  *					CPU, filled on every CPU until it wraps
  *					(files for the host-side reader benchmark)
+ *	keep SHAPE KB [EXTRA]		channel "dti_bench_k" of KB KiB per CPU
+ *					and the ftrace instance filled with the
+ *					same records on one CPU, several times
+ *					over and EXTRA more; the channel stays
+ *					until the next "keep" for its readers
  *	clock local|tsc			time with local_clock() (ns, default)
  *					or the TSC (under QEMU -icount shift=0
  *					one TSC tick is one guest instruction)
@@ -116,6 +121,8 @@ DEFINE_DTI_EVENT(bench_ev, BENCH_EVENT_ID, "bench", BENCH_FMT);
 #define BENCH_KEEP_PASSES	4
 #define BENCH_KEEP_MIN_RECORD	16
 DEFINE_DTI_EVENT(bench_keep_ev, BENCH_KEEP_EVENT_ID, "u32x3", BENCH_KEEP_FMT);
+/* The last "keep" command's channel, left for its readers */
+static struct dti_info *bench_keep;
 static struct dti_info *bench_big;
 static struct rchan *bench_relay;
 static struct trace_array *bench_tr;
@@ -742,16 +749,20 @@ static int bench_cmd_fill(unsigned int kb)
 }
 
 /*
- * "keep SHAPE KB": history per MiB.  A DTI channel of KB KiB per CPU and
- * the ftrace instance (whose buffer_size_kb the caller set to KB) both
+ * "keep SHAPE KB [EXTRA]": history per MiB.  A DTI channel of KB KiB per
+ * CPU and the ftrace instance (whose ring the caller made as large) both
  * get the same records on this CPU, BENCH_KEEP_PASSES times more than
- * fit: SHAPE "u32x3" an event of three u32 values (a DTI event type, a
- * TRACE_EVENT), "bin64" a 64-byte binary record (dti_event(), the
- * u8[64] TRACE_EVENT).  Reports the CPU and the records the channel
- * holds at the end; the instance's per_cpu/cpuN/stats "entries" says
- * what ftrace holds.
+ * fit and @extra more (at most as many again: what a ring keeps depends
+ * on where in its last sub-buffer or page the writes stop, so the caller
+ * varies it).  SHAPE "u32x3" is an event of three u32 values (a DTI
+ * event type, a TRACE_EVENT), "bin64" a 64-byte binary record
+ * (dti_event(), the u8[64] TRACE_EVENT).  Reports the CPU and the
+ * records the channel holds at the end by its stats; the instance's
+ * per_cpu/cpuN/stats "entries" says what ftrace holds.  The channel is
+ * left registered until the next "keep" (or the module's unload), so
+ * that its readers can count what it holds too.
  */
-static int bench_cmd_keep(const char *shape, unsigned int kb)
+static int bench_cmd_keep(const char *shape, unsigned int kb, unsigned int extra)
 {
 	bool u32x3 = !strcmp(shape, "u32x3");
 	struct dti_cpu_stats *st;
@@ -763,6 +774,14 @@ static int bench_cmd_keep(const char *shape, unsigned int kb)
 	if ((!u32x3 && strcmp(shape, "bin64")) || !kb || kb % (BENCH_KEEP_SUBBUF >> 10) ||
 	    kb > BENCH_FILL_KB_MAX)
 		return -EINVAL;
+	n = BENCH_KEEP_PASSES * ((u64)kb << 10) / BENCH_KEEP_MIN_RECORD;
+	if (extra > n)
+		return -EINVAL;
+	n += extra;
+	if (bench_keep) {
+		dti_unregister(bench_keep);
+		bench_keep = NULL;
+	}
 	k = __dti_register(BENCH_KEEP_NAME, BENCH_KEEP_SUBBUF,
 			   kb / (BENCH_KEEP_SUBBUF >> 10), BENCH_LEVEL);
 	if (IS_ERR(k))
@@ -770,7 +789,6 @@ static int bench_cmd_keep(const char *shape, unsigned int kb)
 	ret = u32x3 ? dti_event_register(k, &bench_keep_ev) : 0;
 	if (ret)
 		goto out;
-	n = BENCH_KEEP_PASSES * ((u64)kb << 10) / BENCH_KEEP_MIN_RECORD;
 	cpu = get_cpu();
 	for (i = 0; i < n; i++) {
 		if (u32x3) {
@@ -787,6 +805,8 @@ static int bench_cmd_keep(const char *shape, unsigned int kb)
 	scnprintf(bench_result, sizeof(bench_result),
 		  "keep=%s cpu=%u kb=%u logged=%llu dti_written=%llu dti_kept=%llu\n",
 		  shape, cpu, kb, n, st->written, st->written - st->overwritten);
+	bench_keep = k;
+	return 0;
 out:
 	dti_unregister(k);
 	return ret;
@@ -830,8 +850,8 @@ static int bench_command(const char *cmd)
 			  bench_unit());
 		return 0;
 	}
-	if (n == 3 && !strcmp(verb, "keep"))
-		return bench_cmd_keep(arg, a);
+	if ((n == 3 || n == 4) && !strcmp(verb, "keep"))
+		return bench_cmd_keep(arg, a, b);
 	if (n == 2 && !strcmp(verb, "fill")) {
 		/* "fill KB text": %u took nothing */
 		bench_fill_text = strstr(cmd, " text") != NULL;
@@ -1036,6 +1056,8 @@ static void __exit bench_exit(void)
 	relay_close(bench_relay);
 	if (bench_big)
 		dti_unregister(bench_big);
+	if (bench_keep)
+		dti_unregister(bench_keep);
 	dti_unregister(bench_typed);
 	dti_unregister(bench_persist);
 	dti_unregister(bench_dti);
