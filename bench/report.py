@@ -282,9 +282,8 @@ def _goal_rows(s: dict) -> list[str]:
                     f'{_f(g["max"])} | {g["holds"]} | {_f(g["insns_ratio"])} |')
     for g in s.get("bytes_goals", ()):
         rows.append(f'| {g["label"]} ≤ {g["goal"]} | {_f(g["min"])} / **{g["ratio"]:.3f}** / '
-                    f'{_f(g["max"])} (each of {g["fills"]} fills; bold: of their mean kept, see '
-                    f'Bytes per record) | '
-                    f'{g["holds"]} | – |')
+                    f'{_f(g["max"])} (min, max: each of {g["fills"]} fills; bold: of their '
+                    f'mean kept, see Bytes per record) | {g["holds"]} | – |')
     return rows
 
 
@@ -397,8 +396,8 @@ def _bytes_rows(b: dict) -> list[str]:
                                    'their data bytes)' for n, kb in sorted(ft))
             + ", and the spare page it keeps for a reader, which holds none of the "
             "records kept, not counted), filled on one CPU with the same records, "
-            f'several times what fits; each record {b["stops"]} times, the fills stopping '
-            "at different points of the last sub-buffer or page.  Kept: DTI's stats "
+            f'several times what fits, {b["stops"]} times for each record, the fills '
+            "stopping at different points of the last sub-buffer or page.  Kept: DTI's stats "
             "(written less overwritten), ftrace's per-CPU \"entries\", each checked "
             "against the records its reader shows (the lines of the channel's merged "
             "view, of the instance's per-CPU trace file); mean [min, max] over the fills.  "

@@ -546,11 +546,12 @@ def bytes_boot(files, args) -> dict:
     events/header_page: what a page's data holds) filled on one CPU with
     the same records, several times what fits.  What a ring keeps depends
     on how far its last sub-buffer or page is written when the writes
-    stop, so each shape is filled KEEP_STOPS times (--tiny: KEEP_STOPS_TINY),
-    stopping at as many points, and the mean kept is the figure.  Each fill is counted twice:
-    DTI by the channel's stats and by the lines of its merged view,
-    ftrace by its instance's entries on that CPU and by the lines of its
-    per-CPU trace file; the two must agree."""
+    stop, so each shape is filled KEEP_STOPS times (--tiny:
+    KEEP_STOPS_TINY), stopping at as many points, and the mean kept is
+    the figure.  Each fill is counted twice: DTI by the channel's stats
+    and by the lines of its merged view, ftrace by its instance's entries
+    on that CPU and by the lines of its per-CPU trace file; the two must
+    agree."""
     script = f"""
 hp=$(grep 'field: char data;' /sys/kernel/tracing/events/header_page)
 off=${{hp#*offset:}}; off=${{off%%;*}}; size=${{hp#*size:}}; size=${{size%%;*}}
