@@ -220,29 +220,3 @@ size_t dti_rec_size_at(const void *p, size_t room, bool header)
 	len = c->info & DTI_CREC_LEN32 ? get_unaligned((const u32 *)(c + 1)) : c->len;
 	return DTI_CREC_SIZE(hdr, len) <= room ? DTI_CREC_SIZE(hdr, len) : 0;
 }
-
-/**
- * dti_rview_record - the whole (version 1) header of a record
- * @v: the record
- * @cpu: the CPU whose buffer holds it
- * @rec: where to write the header
- *
- * For readers that hand records on whole (the merged views), and for
- * the stored-record probes and the tracepoint.
- *
- * Context: any, NMI included.
- */
-void dti_rview_record(const struct dti_rview *v, u16 cpu, struct dti_record *rec)
-{
-	rec->magic = DTI_RECORD_MAGIC;
-	rec->version = DTI_RECORD_VERSION_1;
-	rec->flags = v->flags;
-	rec->level = v->level;
-	rec->hdr_len = sizeof(*rec);
-	rec->cpu = cpu;
-	rec->len = v->len;
-	rec->log_cpu = v->log_cpu;
-	rec->seq = v->seq;
-	rec->ts_ns = v->ts_ns;
-	rec->caller = v->caller;
-}

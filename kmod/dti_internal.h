@@ -159,7 +159,6 @@ struct dti_walk {
 
 bool dti_walk_start(struct dti_walk *w, const void *sub, size_t end, u32 records);
 bool dti_walk_next(struct dti_walk *w, struct dti_rview *v);
-void dti_rview_record(const struct dti_rview *v, u16 cpu, struct dti_record *rec);
 size_t dti_rec_size_at(const void *p, size_t room, bool header);
 
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
@@ -271,8 +270,6 @@ struct dti_channel {
  * @produced_after: sub-buffers produced after the closed ones were copied
  * @offset_after: the write offset then (a full no-overwrite ring that
  *		resumed says so only there)
- * @first:	index into dti_view.recs of this CPU's first record
- * @nr:		number of this CPU's records
  * @borrowed:	@data and @padding belong to someone else
  */
 struct dti_snap_cpu {
@@ -285,8 +282,6 @@ struct dti_snap_cpu {
 	size_t offset;
 	size_t produced_after;
 	size_t offset_after;
-	size_t first;
-	size_t nr;
 	bool borrowed;
 };
 
