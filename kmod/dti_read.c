@@ -25,6 +25,13 @@
  *   - the sub-buffer being written is copied on its CPU, where writers
  *     run with interrupts off, so the copy ends after a whole record.  A
  *     record an NMI adds meanwhile comes after the copied bytes.
+ *   - a read() that starts in the middle of a version-2 sub-buffer gets a
+ *     continuation header first (DTI_SUBBUF_CONTINUED in dti_record.h):
+ *     its compact records are told from the ones before them, which an
+ *     earlier read() took, so each read() carries the chains' state.  It
+ *     comes from a walk of the records already read, in the ring; the
+ *     checks that keep the copy also keep the walk (a writer that laps
+ *     the ring meanwhile has the step skip or redone).
  *
  * Locking: the trace file's inode lock serialises readers, as in relay.
  * The copy on the writer's CPU is an IPI (interrupts off, no lock taken),
@@ -60,25 +67,32 @@
 /**
  * struct dti_read_step - one copy of part of a sub-buffer
  * @buf:	the buffer
- * @bounce:	where the bytes go
+ * @bounce:	what the read() gets: the continuation header, if any, then
+ *		the bytes copied
+ * @data:	where the bytes copied go, in @bounce
+ * @cont:	bytes of the continuation header at @bounce, or 0
  * @subbuf:	number of the sub-buffer (counted as subbufs_consumed is)
  * @from:	offset in it of the first byte
  * @max:	most bytes to copy
  * @len:	bytes copied
  * @end:	end of its data, for a closed sub-buffer
  * @closed:	the sub-buffer is closed (else it is the one being written)
- * @cut_ok:	@max may cut a record: the read() has copied nothing yet
+ * @first:	the read() has copied nothing yet: @max may cut a record,
+ *		and a start in the middle of a sub-buffer takes a
+ *		continuation header
  */
 struct dti_read_step {
 	struct rchan_buf *buf;
 	void *bounce;
+	void *data;
+	size_t cont;
 	size_t subbuf;
 	size_t from;
 	size_t max;
 	size_t len;
 	size_t end;
 	bool closed;
-	bool cut_ok;
+	bool first;
 };
 
 static void *dti_read_slot(const struct rchan_buf *buf, size_t subbuf)
@@ -118,7 +132,7 @@ static void dti_read_current(void *arg)
 	}
 	if (offset > st->from) {
 		st->len = min(offset - st->from, st->max);
-		memcpy(st->bounce, dti_read_slot(buf, st->subbuf) + st->from,
+		memcpy(st->data, dti_read_slot(buf, st->subbuf) + st->from,
 		       st->len);
 	}
 }
@@ -183,23 +197,71 @@ static void dti_read_next_subbuf(struct rchan_buf *buf)
  * instead, so that a reader the writer laps before its next read() never
  * holds the start of a record followed by another sub-buffer.  A first
  * record longer than the limit is cut only if the read() has nothing
- * yet (the reader asked for less than a record); else the read() ends
- * before it.  The copy starts at a record (the reads before ended at one).
+ * yet (the reader asked for less than a record) and gets no
+ * continuation header; else the read() ends before it.  The copy starts at a record (the reads before ended at one).
  */
 static size_t dti_read_whole(const struct dti_read_step *st)
 {
 	size_t pos = 0, size;
 
-	while ((size = dti_rec_size_at(st->bounce + pos, st->len - pos,
+	while ((size = dti_rec_size_at(st->data + pos, st->len - pos,
 				       st->from + pos == 0)))
 		pos += size;
-	return pos || !st->cut_ok ? pos : st->len;
+	return pos || !st->first || st->cont ? pos : st->len;
+}
+
+/* dti_read_whole(), in @st->len; -EINVAL if a continuation header has none */
+static ssize_t dti_read_cut(struct dti_read_step *st)
+{
+	st->len = dti_read_whole(st);
+	return st->len || !st->cont ? st->len : -EINVAL;
 }
 
 /*
- * Copy the next unread bytes, up to @max, into @st->bounce.  Returns the
- * bytes copied, 0 if there are none now, -EAGAIN if the sub-buffer being
- * written is an offline CPU's and a CPU hotplug operation is under way.
+ * Set up @st->cont, and @st->data after it: the continuation header a
+ * first step that starts in the middle of a version-2 sub-buffer gives
+ * (see the top of the file), from a walk of the records before @st->from
+ * in the ring.  The walk's bytes are checked as the copy's are, after it:
+ * a slot the writer came back to meanwhile has the step skip it (closed)
+ * or start again (the one being written, which the copy finds closed).
+ * A walk that does not end at @st->from can only be such a slot's; it
+ * gives no header.
+ */
+static void dti_read_cont(struct dti_read_step *st)
+{
+	const void *sub = dti_read_slot(st->buf, st->subbuf);
+	struct dti_subbuf_info *info;
+	struct dti_rview v;
+	struct dti_walk w;
+
+	st->cont = 0;
+	st->data = st->bounce;
+	if (!st->first || !st->from ||
+	    !dti_walk_start(&w, sub, st->from, U32_MAX) ||
+	    w.version == DTI_RECORD_VERSION_1)
+		return;
+	while (w.pos < st->from && dti_walk_next(&w, &v))
+		;
+	if (w.pos != st->from)
+		return;
+	memcpy(st->bounce, sub, DTI_SUBBUF_HEADER_SIZE);
+	info = st->bounce + sizeof(struct dti_record);
+	info->padding = 0;
+	info->records = 0;
+	info->state = DTI_SUBBUF_CONTINUED;
+	info->seq_base = w.seq;
+	info->ts_base = w.ts;
+	info->caller_prev = w.caller;
+	st->cont = DTI_SUBBUF_HEADER_SIZE;
+	st->data = st->bounce + st->cont;
+}
+
+/*
+ * Copy the next unread bytes into @st->data, up to @max bytes with the
+ * continuation header before them.  Returns the bytes copied (without
+ * the header), 0 if there are none now, -EAGAIN if the sub-buffer being
+ * written is an offline CPU's and a CPU hotplug operation is under way,
+ * -EINVAL if a continuation header leaves no room in @max for a record.
  */
 static ssize_t dti_read_step(struct dti_read_step *st, size_t max)
 {
@@ -211,34 +273,36 @@ static ssize_t dti_read_step(struct dti_read_step *st, size_t max)
 		dti_read_catch_up(buf, produced);
 		st->subbuf = buf->subbufs_consumed;
 		st->from = buf->bytes_consumed;
-		st->max = max;
 		st->len = 0;
 		st->closed = st->subbuf != produced ||
 			     READ_ONCE(buf->offset) > size;
+		if (!st->closed && READ_ONCE(buf->offset) <= st->from)
+			return 0;
+		if (st->subbuf == produced && st->closed)
+			return 0;	/* full no-overwrite ring, all read */
+		dti_read_cont(st);
+		if (max <= st->cont)
+			return -EINVAL;
+		st->max = max - st->cont;
 		if (!st->closed) {
-			if (READ_ONCE(buf->offset) <= st->from)
-				return 0;
 			if (!dti_read_on_cpu(st))
 				return -EAGAIN;
 			if (!st->closed)
-				return st->len < max ? st->len :
-				       (st->len = dti_read_whole(st));
+				return st->len < st->max ? st->len : dti_read_cut(st);
 			continue;
 		}
-		if (st->subbuf == produced)
-			return 0;	/* full no-overwrite ring, all read */
 		/* subbufs_produced was raised after the padding was set. */
 		smp_rmb();
 		st->end = size - READ_ONCE(buf->padding[st->subbuf % buf->chan->n_subbufs]);
 		if (st->from < st->end) {
-			st->len = min(st->end - st->from, max);
-			memcpy(st->bounce, dti_read_slot(buf, st->subbuf) + st->from,
+			st->len = min(st->end - st->from, st->max);
+			memcpy(st->data, dti_read_slot(buf, st->subbuf) + st->from,
 			       st->len);
 			/* Pairs with smp_wmb() in dti_subbuf_start(). */
 			smp_rmb();
 			if (!dti_read_lapped(buf, st->subbuf))
-				return st->end - st->from <= max ? st->len :
-				       (st->len = dti_read_whole(st));
+				return st->end - st->from <= st->max ? st->len :
+				       dti_read_cut(st);
 		}
 		/* Read to its end, or written over: on to the next one. */
 		dti_read_next_subbuf(buf);
@@ -268,20 +332,23 @@ static ssize_t dti_trace_read(struct file *filp, char __user *ubuf,
 		return -ENOMEM;
 	inode_lock(file_inode(filp));
 	while (count) {
-		st.cut_ok = !copied;
+		st.first = !copied;
 		/* -EAGAIN: what is left waits for the next read() ("Locking") */
 		n = dti_read_step(&st, min(count, step));
-		if (n <= 0)
+		if (n <= 0) {
+			if (n == -EINVAL && !copied)
+				copied = n;
 			break;
-		if (copy_to_user(ubuf, st.bounce, st.len)) {
+		}
+		if (copy_to_user(ubuf, st.bounce, st.cont + st.len)) {
 			if (!copied)
 				copied = -EFAULT;
 			break;
 		}
 		dti_read_consume(st.buf, &st);
-		ubuf += st.len;
-		count -= st.len;
-		copied += st.len;
+		ubuf += st.cont + st.len;
+		count -= st.cont + st.len;
+		copied += st.cont + st.len;
 	}
 	inode_unlock(file_inode(filp));
 	kvfree(st.bounce);

@@ -22,6 +22,8 @@ REC_RESERVED = 0x04
 REC_REPLAYED = 0x08
 REC_FORMAT = 0x20
 REC_SUBBUF = 0x80
+# dti_subbuf_info.state
+SUBBUF_OPEN, SUBBUF_CLOSED, SUBBUF_CONTINUED = 0, 1, 2
 
 HDR = struct.Struct("<HBBbBHIIQQQ")        # struct dti_record, 40 bytes
 SUBBUF_V1 = struct.Struct("<IIIIII32s")    # struct dti_subbuf_info of version 1
@@ -105,6 +107,13 @@ def crec_layout(payload_lens: list[int], subbuf_size: int) -> list[list[int]]:
     return subs
 
 
+def is_subbuf_header(data: bytes, pos: int) -> bool:
+    """Whether a sub-buffer header starts at `pos` (where a compact
+    record could: its flags are a compact record's info with LEN32)."""
+    return len(data) - pos >= HDR.size and \
+        struct.unpack_from("<H", data, pos)[0] == MAGIC and bool(data[pos + 3] & REC_SUBBUF)
+
+
 def _compact(data: bytes, pos: int, end: int, count: int | None, hdr: tuple, info: tuple,
              name: str) -> tuple[list[Record], int]:
     """The `count` compact records of a version-2 sub-buffer from `pos`
@@ -113,6 +122,8 @@ def _compact(data: bytes, pos: int, end: int, count: int | None, hdr: tuple, inf
     cpu, caller_base = hdr[5], hdr[10]
     seq, ts, caller = info[7], info[8], info[9]
     while pos < end if count is None else count > 0:
+        if is_subbuf_header(data, pos):
+            break               # the next read() began with a continuation
         if count is not None:
             count -= 1
         if end - pos < CREC.size:
@@ -175,12 +186,17 @@ def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], li
                                 state=f[4], generation=f[5], name=f[6].rstrip(b"\0").decode()))
             if version == VERSION:
                 # relay returns a closed sub-buffer without its padding
-                end = min(len(data), pos + f[0] - (f[2] if f[4] == 1 else 0))
+                closed = f[4] == SUBBUF_CLOSED
+                end = min(len(data), pos + f[0] - (f[2] if closed else 0))
                 # the sub-buffer being written is the last one read, and
-                # may hold records its count did not have yet
-                more, pos = _compact(data, pos + size, end, f[3] if f[4] == 1 else None,
+                # may hold records its count did not have yet; a
+                # continuation header's records run to the next header
+                more, pos = _compact(data, pos + size, end, f[3] if closed else None,
                                      hdr, f, name)
-                if f[4] == 1 and pos != end:
+                goes_on = is_subbuf_header(data, pos) and \
+                    SUBBUF.unpack_from(data, pos + HDR.size)[4] == SUBBUF_CONTINUED and \
+                    HDR.unpack_from(data, pos)[8] == seq
+                if closed and pos != end and not goes_on:
                     raise FormatError(f"{name}: the records of sub-buffer {seq} end at "
                                       f"{pos}, its data at {end}")
                 recs += more

@@ -83,7 +83,7 @@ const char *dti_sub_invalid(const struct dti_hdr *h, const struct dti_sub *sub)
 		return "impossible sub-buffer size";
 	if (!sub->n_subbufs || sub->n_subbufs > DTI_CPU_LIMIT)
 		return "impossible number of sub-buffers";
-	if (sub->state > DTI_SUBBUF_CLOSED)
+	if (sub->state > (v1 ? DTI_SUBBUF_CLOSED : DTI_SUBBUF_CONTINUED))
 		return "unknown sub-buffer state";
 	if (sub->padding > ss - hs ||
 	    sub->padding % (v1 ? DTI_RECORD_ALIGN : DTI_CREC_ALIGN) ||

@@ -583,6 +583,13 @@ static int dti_compact_check(struct dti_reader *r, struct dti_stream *s)
 			why = "a record header runs past its data";
 			break;
 		}
+		/*
+		 * A read() of a trace file stopped here and the next one goes
+		 * on with a continuation header (DTI_SUBBUF_CONTINUED): the
+		 * reading finds out whether it continues this sub-buffer.
+		 */
+		if (dti_crec_is_sub(p))
+			return 1;
 		dti_crec_get(p, swapped, &c);
 		why = dti_crec_frame(p, s->sub_end - pos, swapped, &c, &hlen, &len, &size);
 		if (!why && (hlen > s->sub_end - pos || size > s->sub_end - pos))
@@ -626,9 +633,11 @@ static int dti_step_compact(struct dti_reader *r, struct dti_stream *s, uint64_t
 	p = s->data + s->start;
 	/*
 	 * In a sub-buffer that was open when its header was read, the next
-	 * header can come before its end, and zero fill is its end.
+	 * header can come before its end, and zero fill is its end.  In any,
+	 * a read() of a trace file can stop before its end, the next one
+	 * starting with a continuation header.
 	 */
-	if (!s->counted && dti_crec_is_sub(p))
+	if (dti_crec_is_sub(p))
 		return 2;
 	if (!s->counted && dti_zero(p, sizeof(c)))
 		return dti_skip_zeros(s) < 0 ? dti_read_failed(r, s) : 1;
@@ -695,6 +704,19 @@ static int dti_step_compact(struct dti_reader *r, struct dti_stream *s, uint64_t
 	return dti_take_head(r, s, off);
 }
 
+/*
+ * Whether the header @h, @sub is the continuation header of the
+ * sub-buffer @s is in: a read() of a trace file stopped in it and the
+ * next one goes on there (DTI_SUBBUF_CONTINUED in dti_record.h).
+ */
+static bool dti_sub_goes_on(const struct dti_stream *s, const struct dti_hdr *h,
+			    const struct dti_sub *sub)
+{
+	return sub->state == DTI_SUBBUF_CONTINUED && s->compact &&
+	       h->seq == s->sub_hdr.seq && h->cpu == s->sub_hdr.cpu &&
+	       sub->generation == s->sub.generation;
+}
+
 /* A sub-buffer header record is at the window's start, complete. */
 static int dti_sub_start(struct dti_reader *r, struct dti_stream *s,
 			 uint64_t off)
@@ -712,7 +734,7 @@ static int dti_sub_start(struct dti_reader *r, struct dti_stream *s,
 		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
 				  "corrupt sub-buffer header at offset %llu: %s",
 				  (unsigned long long)off, why);
-	if (s->in_sub && s->counted && s->left &&
+	if (s->in_sub && s->counted && s->left && !dti_sub_goes_on(s, &h, &sub) &&
 	    dti_sub_short(r, s, off, "the next sub-buffer header comes") < 0)
 		return -1;
 	s->in_sub = true;
@@ -896,7 +918,8 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 		return dti_read_failed(r, s);
 	if (!ret)
 		return dti_at_end(r, s);
-	if (s->in_sub && off + DTI_HDR_SIZE > s->sub_end)
+	/* (In a compact one, dti_step_compact() found a header here.) */
+	if (s->in_sub && !s->compact && off + DTI_HDR_SIZE > s->sub_end)
 		return dti_sub_done(r, s);
 	st = dti_decode_hdr(s->data + s->start, &s->head);
 	if (st == DTI_HDR_ZERO && !s->live && !s->raw && !(s->in_sub && s->counted))
@@ -918,7 +941,7 @@ static int dti_step(struct dti_reader *r, struct dti_stream *s)
 	 * start anywhere before the end an open one is given, and run past it.
 	 */
 	if (s->in_sub && size > s->sub_end - off &&
-	    (s->counted || !(s->head.flags & DTI_REC_SUBBUF)))
+	    ((s->counted && !s->compact) || !(s->head.flags & DTI_REC_SUBBUF)))
 		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
 				  "corrupt data at offset %llu: record of %llu bytes runs past the end of sub-buffer %llu at offset %llu",
 				  (unsigned long long)off, (unsigned long long)size,

@@ -1099,6 +1099,68 @@ static void test_compact_damage(void)
 }
 
 /*
+ * What reads of a trace file give when a read() stops in the middle of a
+ * version-2 sub-buffer: the next one begins with a continuation header
+ * (DTI_SUBBUF_CONTINUED) that holds the chains' state.  Read on from the
+ * read() before, it changes nothing; read alone, it is where the records
+ * start.  A continuation of another sub-buffer than the one being read
+ * is a sub-buffer cut short, and said so.
+ */
+static void test_compact_continued(void)
+{
+	struct wbuf a = {0}, b = {0}, c = {0};
+	const char *paths[1];
+	struct dti_reader *r;
+	struct dti_rec rec;
+	size_t sub, cut;
+	struct seen s;
+
+	sub = wb_csub(&a, 0, 0, 1024, 0, 4, DTI_SUBBUF_OPEN, 7, 100, 0);
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER32, 7, 110, CBASE + 4, 0, "r0", 2);
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER_SAME, 8, 120, CBASE + 4, 0, "r1", 2);
+	cut = a.len;
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER_SAME, 9, 130, CBASE + 4, 0, "r2", 2);
+	wb_crec(&a, DTI_REC_TEXT, 3 | DTI_CREC_CALLER32, 10, 140, CBASE + 8, 0, "r3", 2);
+	wb_cclose(&a, sub, 1024);
+	wb_csub(&b, 0, 0, 1024, 0, 0, DTI_SUBBUF_CONTINUED, 9, 120, CBASE + 4);
+	/* the first read() took the header and r0, r1; the next the rest */
+	wb_put(&c, a.p, cut);
+	wb_put(&c, b.p, b.len);
+	wb_put(&c, a.p + cut, a.len - cut);
+	wb_write(&c, "ct0");
+	free(c.p);
+	memset(&c, 0, sizeof(c));
+	wb_put(&c, b.p, b.len);
+	wb_put(&c, a.p + cut, a.len - cut);
+	wb_save(&c, "ct1");
+
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ct0") == 0);
+	CHECK_STR(s.out, "r0\nr1\nr2\nr3\n");
+	CHECK_STR(s.notices, "");
+	paths[0] = tpath("ct1");
+	r = dti_open_files(paths, 1, 0);
+	CHECK(r != NULL);
+	CHECK(r && dti_next(r, &rec) == 1 && rec.seq == 9 && rec.ts_ns == 130 &&
+	      rec.caller == CBASE + 4);
+	CHECK(r && dti_next(r, &rec) == 1 && rec.seq == 10 && rec.ts_ns == 140 &&
+	      rec.caller == CBASE + 8);
+	CHECK(r && dti_next(r, &rec) == 0 && dti_damage_count(r) == 0);
+	dti_close(r);
+
+	/* the continuation of sub-buffer 5 where sub-buffer 0 went on */
+	memset(&c, 0, sizeof(c));
+	wb_put(&c, a.p, cut);
+	wb_csub(&c, 0, 5, 1024, 0, 0, DTI_SUBBUF_CONTINUED, 9, 120, CBASE + 4);
+	wb_put(&c, a.p + cut, a.len - cut);
+	wb_save(&c, "ct2");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ct2") == 0);
+	CHECK_STR(s.out, "r0\nr1\nr2\nr3\n");
+	CHECK(strstr(s.notices, "sub-buffer 0 (offset 0) holds 4 records, but the next sub-buffer header comes at offset 148 after 2\n") != NULL);
+	free(a.p);
+	free(b.p);
+}
+
+/*
  * Compact records as raw output are whole (version-1) records: read back,
  * they are the records read from the compact sub-buffers.
  */
@@ -3162,6 +3224,7 @@ static const struct unit_test tests[] = {
 	{ "--format raw output decodes again", test_raw_output_roundtrip },
 	{ "record version 2: compact records and their chains", test_compact_chains },
 	{ "record version 2: a damaged sub-buffer is not read", test_compact_damage },
+	{ "record version 2: a read() that starts in a sub-buffer", test_compact_continued },
 	{ "record version 2: raw output is whole records", test_compact_raw_output },
 	{ "truncated input: strict fails, default reports", test_truncated },
 	{ "sub-buffer shorter than its record count", test_short_subbuf },

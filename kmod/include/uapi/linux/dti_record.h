@@ -175,6 +175,7 @@ static __inline__ unsigned int dti_crec_hdr_size(__u8 info, __u8 flags)
 /* Sub-buffer states, dti_subbuf_info.state */
 #define DTI_SUBBUF_OPEN		0	/* being written; padding not yet known */
 #define DTI_SUBBUF_CLOSED	1	/* complete; padding is valid */
+#define DTI_SUBBUF_CONTINUED	2	/* a read()'s start: see below */
 
 /**
  * struct dti_subbuf_info - payload of a sub-buffer header record
@@ -182,7 +183,7 @@ static __inline__ unsigned int dti_crec_hdr_size(__u8 info, __u8 flags)
  * @n_subbufs:	  number of sub-buffers per CPU buffer
  * @padding:	  unused bytes at the end of this sub-buffer (once closed)
  * @records:	  trace records stored in this sub-buffer
- * @state:	  DTI_SUBBUF_OPEN or DTI_SUBBUF_CLOSED
+ * @state:	  DTI_SUBBUF_OPEN, DTI_SUBBUF_CLOSED or DTI_SUBBUF_CONTINUED
  * @generation:	  generation of the buffers (struct dti_dump_desc), never 0;
  *		  0 in sub-buffers written before dti.ko had generations
  * @name:	  channel name, NUL-terminated
@@ -196,6 +197,16 @@ static __inline__ unsigned int dti_crec_hdr_size(__u8 info, __u8 flags)
  * In a version-2 sub-buffer header (struct dti_record), @caller is the
  * caller base of DTI_CREC_CALLER32 callers.  Version 1's info ends
  * before @seq_base.
+ *
+ * A read() of a trace file that starts in the middle of a version-2
+ * sub-buffer (an earlier read() took its start) begins with a copy of the
+ * sub-buffer's header whose @state is DTI_SUBBUF_CONTINUED, whose
+ * @seq_base, @ts_base and @caller_prev are those of the first record
+ * after it, and whose @padding and @records are 0: its records run to
+ * the next sub-buffer header or the end of the data.  So every read()
+ * can be decoded alone, as a copy made with cat(1) is; a reader that
+ * goes on from the read() before finds the chains as it left them.
+ * Such a header is never in the ring itself.
  *
  * With this header a sub-buffer describes itself: a dump reader that
  * finds one in memory knows the channel, the CPU (in the record header),
