@@ -1504,10 +1504,11 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 	}
 	while (n && (q = dti_fast_step(&f))) {
 		n--;
-		level = (int8_t)q[offsetof(struct dti_record, level)];
+		level = dti_fast_level(&f, q);
 		if (level < min_level || level > max_level)
 			continue;
-		if (format == DTI_FMT_RAW && q == run_end) {
+		/* (a compact record is written whole: dti_put_whole()) */
+		if (format == DTI_FMT_RAW && q == run_end && !f.compact) {
 			run_end = f.next;
 			continue;
 		}

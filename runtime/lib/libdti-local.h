@@ -383,6 +383,10 @@ struct dti_fast {
 	const char *name;
 	/* apart from next: a store of both at once would delay its next load */
 	const unsigned char *p;		/* the record returned last */
+	/* a version-2 sub-buffer's run: the chains at the record returned last */
+	bool compact;
+	uint32_t hlen;			/* its header's bytes */
+	uint64_t ts, caller, caller_base;
 };
 
 /*
@@ -790,12 +794,57 @@ static inline const unsigned char *dti_last_raw(const struct dti_reader *r)
  * registers.
  */
 static inline __attribute__((always_inline)) const unsigned char *
+dti_fast_step_compact(struct dti_fast *f)
+{
+	const unsigned char *p = f->next;
+	uint64_t ts, caller, size;
+	uint32_t hlen = sizeof(struct dti_crec);
+	struct dti_crec c;
+	int32_t c32;
+
+	if ((size_t)(f->lim - p) < sizeof(c))
+		return NULL;
+	__builtin_prefetch((const void *)((uintptr_t)p + 1024));
+	memcpy(&c, p, sizeof(c));
+	ts = f->ts + (int64_t)c.ts_delta;
+	if (ts > f->ts_max ||
+	    (c.info & (DTI_CREC_LEN32 | DTI_CREC_TS64 | DTI_CREC_SKIP)) ||
+	    (c.flags & ~DTI_REC_PLAIN) || dti_typed_odd(c.flags, c.len))
+		return NULL;
+	switch (c.info & DTI_CREC_CALLER) {
+	case DTI_CREC_CALLER_SAME:
+		caller = f->caller;
+		break;
+	case DTI_CREC_CALLER32:
+		memcpy(&c32, p + sizeof(c), sizeof(c32));
+		caller = f->caller_base + (int64_t)c32;
+		hlen += sizeof(c32);
+		break;
+	default:
+		return NULL;
+	}
+	size = DTI_CREC_SIZE(hlen, c.len);
+	if (size > (size_t)(f->lim - p) || f->seq_next >= f->seq_end || f->left <= 1)
+		return NULL;
+	f->p = p;
+	f->next = p + size;
+	f->seq_next++;
+	f->left--;
+	f->ts = ts;
+	f->caller = caller;
+	f->hlen = hlen;
+	return p;
+}
+
+static inline __attribute__((always_inline)) const unsigned char *
 dti_fast_step(struct dti_fast *f)
 {
 	const unsigned char *p = f->next;
 	uint64_t w, seq, ts, size;
 	uint32_t len, log_cpu;
 
+	if (f->compact)
+		return dti_fast_step_compact(f);
 	if ((size_t)(f->lim - p) < DTI_HDR_SIZE)
 		return NULL;
 	/* the kernel's copy into the window may have left it in L3 */
@@ -821,12 +870,42 @@ dti_fast_step(struct dti_fast *f)
 	return p;
 }
 
+/* The level of @p, a record dti_fast_step() took from the run @f */
+static inline __attribute__((always_inline)) int
+dti_fast_level(const struct dti_fast *f, const unsigned char *p)
+{
+	if (f->compact)
+		return p[offsetof(struct dti_crec, info)] & DTI_CREC_LEVEL;
+	return (int8_t)p[offsetof(struct dti_record, level)];
+}
+
 /* @rec from @p, a record dti_fast_step() took from the run @f */
 static inline __attribute__((always_inline)) void
 dti_fast_rec(const struct dti_fast *f, const unsigned char *p, struct dti_rec *rec)
 {
 	uint32_t len;
 
+	if (f->compact) {
+		uint16_t len16;
+
+		memcpy(&len16, p + offsetof(struct dti_crec, len), sizeof(len16));
+		rec->cpu = f->cpu;
+		rec->buf_cpu = f->cpu;
+		rec->raw_version = DTI_RECORD_VERSION;
+		rec->level = p[offsetof(struct dti_crec, info)] & DTI_CREC_LEVEL;
+		rec->flags = p[offsetof(struct dti_crec, flags)];
+		rec->seq = f->seq_next - 1;
+		rec->ts_ns = f->ts;
+		rec->caller = f->caller;
+		rec->raw = p;
+		rec->raw_len = f->next - p;
+		rec->payload = p + f->hlen;
+		rec->len = len16;
+		rec->source = f->name;
+		rec->offset = f->off_adj + (uintptr_t)p;
+		rec->swapped = 0;
+		return;
+	}
 	memcpy(&len, p + offsetof(struct dti_record, len), sizeof(len));
 	rec->cpu = f->cpu;
 	rec->buf_cpu = f->cpu;

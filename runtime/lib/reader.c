@@ -1138,6 +1138,12 @@ static void dti_fast_start(struct dti_reader *r, struct dti_stream *s)
 	f->want = s->fast_want;
 	f->cpu = s->head.cpu;
 	f->name = s->name;
+	/* dti_peek_compact() moved the chains on to the head */
+	f->compact = s->compact;
+	f->ts = s->c_ts;
+	f->caller = s->c_caller;
+	f->caller_base = s->sub_hdr.caller;
+	f->hlen = s->head_hlen;
 }
 
 /* End the run: its stream as if its last record had been consumed. */
@@ -1153,6 +1159,11 @@ static void dti_fast_end(struct dti_reader *r)
 		s->left = f->left - 1;
 	s->cpu = f->cpu;
 	r->cpus[f->cpu].seq = f->seq_next - 1;
+	if (f->compact) {
+		s->c_ts = f->ts;
+		s->c_seq = f->seq_next;
+		s->c_caller = f->caller;
+	}
 }
 
 /*

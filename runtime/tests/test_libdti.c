@@ -256,10 +256,12 @@ static void wb_crec(struct wbuf *b, uint8_t flags, uint8_t info, uint64_t seq,
 /* Close the sub-buffer at @start of @b: its padding, as dti.ko sets it */
 static void wb_cclose(struct wbuf *b, size_t start, uint32_t ss)
 {
-	struct dti_subbuf_info *in = (void *)(b->p + start + sizeof(struct dti_record));
+	/* (a read() stream has no padding: a header is 4-byte aligned) */
+	unsigned char *in = b->p + start + sizeof(struct dti_record);
+	uint32_t padding = ss - (b->len - start), state = DTI_SUBBUF_CLOSED;
 
-	in->padding = ss - (b->len - start);
-	in->state = DTI_SUBBUF_CLOSED;
+	memcpy(in + offsetof(struct dti_subbuf_info, padding), &padding, sizeof(padding));
+	memcpy(in + offsetof(struct dti_subbuf_info, state), &state, sizeof(state));
 }
 
 /* ---- reading back ---- */
@@ -2053,6 +2055,164 @@ static void test_print_records(void)
 	free(w[1].p);
 }
 
+/* A record wb_crun_cpu() wrote, as the reader must give it */
+struct crun_rec {
+	uint64_t ts, seq, caller;
+	unsigned int cpu, log_cpu, level;
+	uint32_t len;
+	unsigned char first;	/* the payload's first byte */
+};
+
+static int cmp_crun_rec(const void *a, const void *b)
+{
+	const struct crun_rec *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->cpu < y->cpu ? -1 : x->cpu > y->cpu;
+}
+
+/* The record count of the version-2 sub-buffer at @start of @b */
+static void wb_csub_count(struct wbuf *b, size_t start, uint32_t records)
+{
+	unsigned char *in = b->p + start + sizeof(struct dti_record);
+
+	memcpy(in + offsetof(struct dti_subbuf_info, records), &records, sizeof(records));
+}
+
+/*
+ * wb_run_cpu() in version 2: @n compact records of CPU @cpu in closed
+ * sub-buffers of @ss bytes (the last one open), with every kind of
+ * header: most records of the call site before, some of another (32 or
+ * 64 bits), a time now and then too far for a delta, 2 records skipped
+ * (cpu0's 700th), one replayed (cpu1's 900th).
+ */
+static void wb_crun_cpu(struct wbuf *b, unsigned int cpu, unsigned int n,
+			uint32_t ss, struct crun_rec *recs, unsigned int *nrec)
+{
+	unsigned char pay[300];
+	uint64_t ts = 1000, seq = 0, caller = CBASE + 0x40, prev_ts;
+	unsigned int i, j, k = 0, in_sub = 0, flags, info, log_cpu;
+	size_t sub;
+	uint32_t len;
+
+	sub = wb_csub(b, cpu, k++, ss, 0, 0, DTI_SUBBUF_OPEN, seq, ts, caller);
+	for (i = 0; i < n; i++) {
+		len = rnd() % 300;
+		flags = rnd() % 3 ? 0 : DTI_REC_TEXT;
+		info = i % 5 ? 6 : 3 + i % 4;
+		prev_ts = ts;
+		ts += rnd() % 8 ? 10 : 10 * (1 + rnd() % 200);
+		if (i % 97 == 50)
+			ts += 3000000000ull;
+		if (ts - prev_ts > INT32_MAX)
+			info |= DTI_CREC_TS64;
+		switch (rnd() % 8) {
+		case 0:
+			caller = CBASE + 0x40 * (1 + rnd() % 4);
+			info |= DTI_CREC_CALLER32;
+			break;
+		case 1:
+			caller = 0x1000 + rnd() % 16;
+			info |= DTI_CREC_CALLER64;
+			break;
+		default:
+			info |= DTI_CREC_CALLER_SAME;
+		}
+		if (cpu == 0 && i == 700) {
+			seq += 2;
+			info |= DTI_CREC_SKIP;
+		}
+		log_cpu = cpu;
+		if (cpu == 1 && i == 900) {
+			flags |= DTI_REC_REPLAYED;
+			log_cpu = 0;
+		}
+		if (b->len - sub + DTI_CREC_SIZE(dti_crec_hdr_size(info, flags), len) > ss) {
+			wb_csub_count(b, sub, in_sub);
+			wb_cclose(b, sub, ss);
+			sub = wb_csub(b, cpu, k++, ss, 0, 0, DTI_SUBBUF_OPEN,
+				      cw.seq, cw.ts, cw.caller);
+			in_sub = 0;
+		}
+		for (j = 0; j < len; j++)
+			pay[j] = flags & DTI_REC_TEXT ? 'a' + (i + j) % 26 :
+				 (unsigned char)(i * 7 + j);
+		wb_crec(b, flags, info, seq, ts, caller, log_cpu, pay, len);
+		recs[(*nrec)++] = (struct crun_rec){ ts, seq, caller, cpu, log_cpu,
+						     info & DTI_CREC_LEVEL, len,
+						     len ? pay[0] : 0 };
+		seq++;
+		in_sub++;
+	}
+	wb_csub_count(b, sub, in_sub);
+}
+
+/*
+ * Runs (struct dti_fast) through compact records: every record as it
+ * was written, from files, memory and pipes in any packets; and
+ * dti_print_records() as the loop, in every format (batch_check()).
+ */
+static void test_compact_runs(void)
+{
+	static const size_t chunks[] = { 61, 4096 };
+	struct crun_rec *recs = malloc(6000 * sizeof(*recs));
+	struct wbuf w[2] = { {0}, {0} };
+	const char *paths[2] = { tpath("crun0"), tpath("crun1") };
+	struct src src = { .paths = paths, .n = 2 };
+	const struct crun_rec *x;
+	size_t size, size2;
+	struct dti_reader *r;
+	struct dti_rec rec;
+	unsigned int n = 0, i = 0, c, fmt, bad = 0;
+	char *ref, *out;
+	int fds[2];
+
+	wb_crun_cpu(&w[0], 0, 3000, 8192, recs, &n);
+	wb_crun_cpu(&w[1], 1, 3000, 8192, recs, &n);
+	qsort(recs, n, sizeof(*recs), cmp_crun_rec);
+	wb_write(&w[0], "crun0");
+	wb_write(&w[1], "crun1");
+	r = dti_open_files(paths, 2, 0);
+	CHECK(r != NULL);
+	while (r && dti_next(r, &rec) > 0) {
+		x = &recs[i];
+		if (i >= n || rec.ts_ns != x->ts || rec.seq != x->seq ||
+		    rec.caller != x->caller || rec.cpu != x->log_cpu ||
+		    rec.buf_cpu != x->cpu || (unsigned int)rec.level != x->level ||
+		    rec.len != x->len ||
+		    (rec.len && *(const unsigned char *)rec.payload != x->first)) {
+			if (!bad++)
+				printf("record %u: seq %llu ts %llu caller %llx cpu %u/%u, want seq %llu ts %llu caller %llx cpu %u/%u\n",
+				       i, (unsigned long long)rec.seq,
+				       (unsigned long long)rec.ts_ns,
+				       (unsigned long long)rec.caller, rec.cpu, rec.buf_cpu,
+				       (unsigned long long)x->seq, (unsigned long long)x->ts,
+				       (unsigned long long)x->caller, x->log_cpu, x->cpu);
+		}
+		i++;
+	}
+	CHECK(!bad && i == n);
+	CHECK(r && dti_damage_count(r) == 0);
+	dti_close(r);
+	batch_check(&src);
+	for (fmt = DTI_FMT_TEXT; fmt <= DTI_FMT_RAW; fmt++) {
+		ref = print_all(dti_open_files(paths, 2, 0), fmt, &size, false);
+		for (c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++) {
+			r = open_pipes(2, w, chunks[c], fds);
+			CHECK(r != NULL);
+			out = r ? print_all(r, fmt, &size2, false) : NULL;
+			close_pipes(2, fds);
+			CHECK(out && size == size2 && !memcmp(ref, out, size));
+			free(out);
+		}
+		free(ref);
+	}
+	free(recs);
+	free(w[0].p);
+	free(w[1].p);
+}
+
 /*
  * Raw output is written from the windows it comes from without a copy, a
  * run at a time: it is the records as they are, in order with output of
@@ -3245,6 +3405,7 @@ static const struct unit_test tests[] = {
 	{ "formatter callback", test_formatter_callback },
 	{ "40000 records through small buffers", test_many_records_stream },
 	{ "runs of one CPU's records, from files, memory and pipes", test_runs },
+	{ "record version 2: runs of compact records, printed as the loop", test_compact_runs },
 	{ "raw output in runs, with other output and FILEs between", test_raw_runs_and_files },
 	{ "dti_print_records() prints as dti_next() and dti_print()", test_print_records },
 	{ "every payload length in every format", test_print_lengths },
