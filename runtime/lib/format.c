@@ -1241,13 +1241,16 @@ static char *dti_put_event(struct dti_reader *r, struct dti_obuf *ob, char *p,
  * A compact record as raw output: whole (version 1), as readers of
  * records alone take them, in the byte order it was written in.
  */
-static char *dti_put_whole(struct dti_obuf *ob, char *p, const struct dti_rec *rec)
+/* The whole (version-1) header of @rec, in the byte order it was written in */
+static inline __attribute__((always_inline)) void
+dti_whole_hdr(struct dti_record *h, const struct dti_rec *rec)
 {
-	static const unsigned char zero[DTI_RECORD_ALIGN];
 	bool sw = rec->swapped;
-	struct dti_record h = {
-		.magic = DTI_RECORD_MAGIC, .version = DTI_RECORD_VERSION_1,
-		.flags = rec->flags, .level = rec->level, .hdr_len = sizeof(h),
+
+	*h = (struct dti_record){
+		.magic = sw ? bswap_16(DTI_RECORD_MAGIC) : DTI_RECORD_MAGIC,
+		.version = DTI_RECORD_VERSION_1,
+		.flags = rec->flags, .level = rec->level, .hdr_len = sizeof(*h),
 		.cpu = sw ? bswap_16(rec->buf_cpu) : rec->buf_cpu,
 		.len = sw ? bswap_32(rec->len) : rec->len,
 		.log_cpu = sw ? bswap_32(rec->cpu) : rec->cpu,
@@ -1255,9 +1258,30 @@ static char *dti_put_whole(struct dti_obuf *ob, char *p, const struct dti_rec *r
 		.ts_ns = sw ? bswap_64(rec->ts_ns) : rec->ts_ns,
 		.caller = sw ? bswap_64(rec->caller) : rec->caller,
 	};
+}
 
-	if (sw)
-		h.magic = bswap_16(h.magic);
+/* dti_put_whole() at @p, which has the room (dti_rec_size()) */
+static inline __attribute__((always_inline)) char *
+dti_whole_at(char *p, const struct dti_rec *rec)
+{
+	size_t pad = dti_rec_size(rec->len) - sizeof(struct dti_record) - rec->len;
+	struct dti_record h;
+
+	dti_whole_hdr(&h, rec);
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	memcpy(p, rec->payload, rec->len);
+	p += rec->len;
+	memset(p, 0, pad);
+	return p + pad;
+}
+
+static char *dti_put_whole(struct dti_obuf *ob, char *p, const struct dti_rec *rec)
+{
+	static const unsigned char zero[DTI_RECORD_ALIGN];
+	struct dti_record h;
+
+	dti_whole_hdr(&h, rec);
 	p = dti_ob_put(ob, p, &h, sizeof(h));
 	if (p)
 		p = dti_ob_put(ob, p, rec->payload, rec->len);
@@ -1513,6 +1537,12 @@ dti_print_run(struct dti_reader *r, FILE *out, enum dti_format format,
 			continue;
 		}
 		dti_fast_rec(&f, q, &rec);
+		/* a compact record, whole, while no raw run waits before it */
+		if (format == DTI_FMT_RAW && f.compact && !ob->err && !ob->run_len &&
+		    dti_rec_size(rec.len) <= (size_t)(ob->p + ob->cap - p)) {
+			p = dti_whole_at(p, &rec);
+			continue;
+		}
 		if (format < DTI_FMT_JSON && !r->fmt &&
 		    !ob->err && (!(rec.flags & DTI_REC_TYPED) || format == DTI_FMT_HEX) &&
 		    dti_line_max(&rec, format) <= (size_t)(ob->p + ob->cap - p)) {
