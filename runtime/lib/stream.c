@@ -583,6 +583,22 @@ static int dti_compact_check(struct dti_reader *r, struct dti_stream *s)
 			why = "a record header runs past its data";
 			break;
 		}
+		dti_crec_get(p, swapped, &c);
+		/*
+		 * Most records have a 16-bit length, which no sub-buffer
+		 * header seems to have (dti_crec_is_sub()), and some bits set.
+		 */
+		if (!(c.info & DTI_CREC_LEN32) &&
+		    !(c.flags & (DTI_REC_SUBBUF | DTI_REC_PENDING)) &&
+		    (c.len || c.flags || c.info || c.ts_delta)) {
+			size = DTI_CREC_SIZE(dti_crec_hdr_size(c.info, c.flags), c.len);
+			if (size > s->sub_end - pos) {
+				why = "a record runs past its data";
+				break;
+			}
+			pos += size;
+			continue;
+		}
 		/*
 		 * A read() of a trace file stopped here and the next one goes
 		 * on with a continuation header (DTI_SUBBUF_CONTINUED): the
@@ -590,7 +606,6 @@ static int dti_compact_check(struct dti_reader *r, struct dti_stream *s)
 		 */
 		if (dti_crec_is_sub(p))
 			return 1;
-		dti_crec_get(p, swapped, &c);
 		why = dti_crec_frame(p, s->sub_end - pos, swapped, &c, &hlen, &len, &size);
 		if (!why && (hlen > s->sub_end - pos || size > s->sub_end - pos))
 			why = "a record runs past its data";
