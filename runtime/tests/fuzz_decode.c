@@ -10,6 +10,11 @@
  * channel: guest-2cpu, the first 4000 bytes of trace0 and trace1;
  * guest-subbuf-edge, trace0 across the end of a sub-buffer; guest-raw-*,
  * ring copies (4 slots, wrapped, stale data in them) built from its records.
+ * Those are record version 1; of version 2 (compact records), from
+ * testsuite/test_kmod.py's test_each_read_of_a_trace_file_decodes_alone:
+ * guest-v2-subbufs, a closed and an open sub-buffer of trace0 read whole;
+ * guest-v2-reads, the start of trace0 read 200 bytes at a time, a
+ * continuation header (DTI_SUBBUF_CONTINUED) at the start of each read().
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -26,14 +26,21 @@ static void fuzz_drain(struct dti_reader *r, bool strict)
 	static FILE *null;
 	unsigned long notices = 0;
 	unsigned int guard = 0;
+	const unsigned char *raw;
 	struct dti_rec rec;
+	size_t hdr;
 	int ret;
 
 	if (!null)
 		null = fopen("/dev/null", "w");
 	dti_set_notice_handler(r, fuzz_count, &notices);
 	while ((ret = dti_next(r, &rec)) > 0 && guard++ < 100000) {
-		if (rec.raw_len < 40 || rec.len > rec.raw_len - 40)
+		/* the payload within the record's bytes, after its header */
+		hdr = rec.raw_version == DTI_RECORD_VERSION_1 ? sizeof(struct dti_record) :
+		      sizeof(struct dti_crec);
+		raw = rec.raw;
+		if (rec.raw_len < hdr || (const unsigned char *)rec.payload < raw + hdr ||
+		    rec.len > rec.raw_len - ((const unsigned char *)rec.payload - raw))
 			__builtin_trap();
 		dti_print(r, null, &rec, guard % 5);
 	}
