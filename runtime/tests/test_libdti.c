@@ -2213,6 +2213,156 @@ static void test_compact_runs(void)
 	free(w[1].p);
 }
 
+/* Swap the @size-byte field at @p of @b in place */
+static void wb_swap_at(struct wbuf *b, size_t p, unsigned int size)
+{
+	uint16_t v16;
+	uint32_t v32;
+	uint64_t v64;
+
+	switch (size) {
+	case 2:
+		memcpy(&v16, b->p + p, 2);
+		v16 = bswap_16(v16);
+		memcpy(b->p + p, &v16, 2);
+		break;
+	case 4:
+		memcpy(&v32, b->p + p, 4);
+		v32 = bswap_32(v32);
+		memcpy(b->p + p, &v32, 4);
+		break;
+	default:
+		memcpy(&v64, b->p + p, 8);
+		v64 = bswap_64(v64);
+		memcpy(b->p + p, &v64, 8);
+	}
+}
+
+/*
+ * @b, a stream of version-2 sub-buffers of @ss bytes that
+ * wb_crun_cpu() wrote, in the other byte order: as a machine of that
+ * order writes them (payloads are text or bytes, left as they are).
+ */
+static void wb_cswap(struct wbuf *b, uint32_t ss)
+{
+	static const struct { unsigned int off, size; } hdr[] = {
+		{ offsetof(struct dti_record, magic), 2 }, { offsetof(struct dti_record, cpu), 2 },
+		{ offsetof(struct dti_record, len), 4 }, { offsetof(struct dti_record, log_cpu), 4 },
+		{ offsetof(struct dti_record, seq), 8 }, { offsetof(struct dti_record, ts_ns), 8 },
+		{ offsetof(struct dti_record, caller), 8 },
+	};
+	size_t pos = 0, end, info, x, i;
+	struct dti_subbuf_info in;
+	struct dti_crec c;
+	uint32_t len;
+
+	while (pos < b->len) {
+		info = pos + sizeof(struct dti_record);
+		memcpy(&in, b->p + info, sizeof(in));
+		end = in.state == DTI_SUBBUF_CLOSED ? pos + ss - in.padding : b->len;
+		for (i = 0; i < sizeof(hdr) / sizeof(hdr[0]); i++)
+			wb_swap_at(b, pos + hdr[i].off, hdr[i].size);
+		for (i = 0; i < 6; i++)		/* subbuf_size .. generation */
+			wb_swap_at(b, info + 4 * i, 4);
+		wb_swap_at(b, info + offsetof(struct dti_subbuf_info, seq_base), 8);
+		wb_swap_at(b, info + offsetof(struct dti_subbuf_info, ts_base), 8);
+		wb_swap_at(b, info + offsetof(struct dti_subbuf_info, caller_prev), 8);
+		pos = info + sizeof(in);
+		while (pos < end) {
+			memcpy(&c, b->p + pos, sizeof(c));
+			len = c.len;
+			wb_swap_at(b, pos + offsetof(struct dti_crec, len), 2);
+			wb_swap_at(b, pos + offsetof(struct dti_crec, ts_delta), 4);
+			x = pos + sizeof(c);
+			if (c.info & DTI_CREC_LEN32) {
+				memcpy(&len, b->p + x, 4);
+				wb_swap_at(b, x, 4);
+				x += 4;
+			}
+			if (c.info & DTI_CREC_TS64) {
+				wb_swap_at(b, x, 8);
+				x += 8;
+			}
+			if (c.info & DTI_CREC_SKIP) {
+				wb_swap_at(b, x, 8);
+				x += 8;
+			}
+			if ((c.info & DTI_CREC_CALLER) == DTI_CREC_CALLER32) {
+				wb_swap_at(b, x, 4);
+				x += 4;
+			} else if ((c.info & DTI_CREC_CALLER) == DTI_CREC_CALLER64) {
+				wb_swap_at(b, x, 8);
+				x += 8;
+			}
+			if (c.flags & DTI_REC_REPLAYED)
+				wb_swap_at(b, x, 4);
+			pos += DTI_CREC_SIZE(dti_crec_hdr_size(c.info, c.flags), len);
+		}
+	}
+}
+
+/*
+ * Compact records in the other byte order read as those of the host's:
+ * every field, and every format but raw printed the same.
+ */
+static void test_compact_byte_swapped(void)
+{
+	struct crun_rec *recs = malloc(3000 * sizeof(*recs));
+	struct wbuf w[2] = { {0}, {0} };
+	static const char *const names[4] = { "cswap0", "cswap1", "chost0", "chost1" };
+	char name[4][512];
+	/* (tpath()'s four buffers would be taken again by wb_write()) */
+	const char *paths[2] = { name[0], name[1] }, *host[2] = { name[2], name[3] };
+	unsigned int n = 0, i = 0, fmt, bad = 0;
+	struct dti_reader *r;
+	struct dti_rec rec;
+	size_t size, size2;
+	char *ref, *out;
+
+	for (i = 0; i < 4; i++)
+		snprintf(name[i], sizeof(name[i]), "%s", tpath(names[i]));
+	i = 0;
+	wb_crun_cpu(&w[0], 0, 1500, 4096, recs, &n);
+	wb_crun_cpu(&w[1], 1, 1500, 4096, recs, &n);
+	qsort(recs, n, sizeof(*recs), cmp_crun_rec);
+	wb_write(&w[0], "chost0");
+	wb_write(&w[1], "chost1");
+	wb_cswap(&w[0], 4096);
+	wb_cswap(&w[1], 4096);
+	wb_write(&w[0], "cswap0");
+	wb_write(&w[1], "cswap1");
+	r = dti_open_files(paths, 2, 0);
+	CHECK(r != NULL);
+	while (r && dti_next(r, &rec) > 0) {
+		if (i >= n || rec.ts_ns != recs[i].ts || rec.seq != recs[i].seq ||
+		    rec.caller != recs[i].caller || rec.cpu != recs[i].log_cpu ||
+		    rec.len != recs[i].len || !rec.swapped) {
+			if (!bad++)
+				printf("record %u: seq %llu ts %llu caller %llx cpu %u len %zu swapped %d, want seq %llu ts %llu caller %llx cpu %u len %u\n",
+				       i, (unsigned long long)rec.seq, (unsigned long long)rec.ts_ns,
+				       (unsigned long long)rec.caller, rec.cpu, rec.len, rec.swapped,
+				       (unsigned long long)recs[i].seq, (unsigned long long)recs[i].ts,
+				       (unsigned long long)recs[i].caller, recs[i].log_cpu, recs[i].len);
+		}
+		i++;
+	}
+	CHECK(!bad && i == n);
+	CHECK(r && dti_damage_count(r) == 0);
+	dti_close(r);
+	for (fmt = DTI_FMT_TEXT; fmt < DTI_FMT_RAW; fmt++) {
+		ref = print_all(dti_open_files(host, 2, 0), fmt, &size, true);
+		out = print_all(dti_open_files(paths, 2, 0), fmt, &size2, true);
+		CHECK(ref && out && size > 0);
+		if (ref && out && fmt != DTI_FMT_JSON)
+			CHECK_STR(out, ref);
+		free(ref);
+		free(out);
+	}
+	free(recs);
+	free(w[0].p);
+	free(w[1].p);
+}
+
 /*
  * Raw output is written from the windows it comes from without a copy, a
  * run at a time: it is the records as they are, in order with output of
@@ -3406,6 +3556,7 @@ static const struct unit_test tests[] = {
 	{ "40000 records through small buffers", test_many_records_stream },
 	{ "runs of one CPU's records, from files, memory and pipes", test_runs },
 	{ "record version 2: runs of compact records, printed as the loop", test_compact_runs },
+	{ "record version 2: compact records in the other byte order", test_compact_byte_swapped },
 	{ "raw output in runs, with other output and FILEs between", test_raw_runs_and_files },
 	{ "dti_print_records() prints as dti_next() and dti_print()", test_print_records },
 	{ "every payload length in every format", test_print_lengths },
