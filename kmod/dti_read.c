@@ -198,7 +198,8 @@ static void dti_read_next_subbuf(struct rchan_buf *buf)
  * holds the start of a record followed by another sub-buffer.  A first
  * record longer than the limit is cut only if the read() has nothing
  * yet (the reader asked for less than a record) and gets no
- * continuation header; else the read() ends before it.  The copy starts at a record (the reads before ended at one).
+ * continuation header; else the read() ends before it.  The copy starts
+ * at a record (the reads before ended at one).
  */
 static size_t dti_read_whole(const struct dti_read_step *st)
 {
@@ -280,10 +281,18 @@ static ssize_t dti_read_step(struct dti_read_step *st, size_t max)
 			return 0;
 		if (st->subbuf == produced && st->closed)
 			return 0;	/* full no-overwrite ring, all read */
-		dti_read_cont(st);
-		if (max <= st->cont)
-			return -EINVAL;
-		st->max = max - st->cont;
+		if (st->closed) {
+			/* subbufs_produced was raised after the padding was set. */
+			smp_rmb();
+			st->end = size - READ_ONCE(buf->padding[st->subbuf %
+								buf->chan->n_subbufs]);
+		}
+		if (!st->closed || st->from < st->end) {
+			dti_read_cont(st);
+			if (max <= st->cont)
+				return -EINVAL;
+			st->max = max - st->cont;
+		}
 		if (!st->closed) {
 			if (!dti_read_on_cpu(st))
 				return -EAGAIN;
@@ -291,9 +300,6 @@ static ssize_t dti_read_step(struct dti_read_step *st, size_t max)
 				return st->len < st->max ? st->len : dti_read_cut(st);
 			continue;
 		}
-		/* subbufs_produced was raised after the padding was set. */
-		smp_rmb();
-		st->end = size - READ_ONCE(buf->padding[st->subbuf % buf->chan->n_subbufs]);
 		if (st->from < st->end) {
 			st->len = min(st->end - st->from, st->max);
 			memcpy(st->data, dti_read_slot(buf, st->subbuf) + st->from,
