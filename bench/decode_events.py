@@ -36,10 +36,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DTI = REPO / "runtime" / "build" / "dti"
 sys.path.insert(0, str(REPO / "testsuite"))
-from dtirec import HDR, SUBBUF_V1 as SUBBUF  # noqa: E402  (version 1 of the record format)
+from dtirec import compact_subbufs  # noqa: E402  (record version 2, as dti.ko writes it)
 
-MAGIC, VERSION = 0xD71A, 1
-TEXT, FORMAT, TYPED, SUBBUF_FLAG = 0x01, 0x20, 0x40, 0x80
+TEXT, TYPED = 0x01, 0x40
 SUBBUF_SIZE = 65536
 CALLER = 0xffffffffc0001234
 EV_ID = 1
@@ -50,45 +49,28 @@ EV_FMT = b"dev %u irq %u status %#x len %u"
 EVFMT = struct.Struct("<HBBHH")         # struct dti_event_format
 
 
-def record(seq: int, ts: int, payload: bytes, flags: int, level: int = 6) -> bytes:
-    raw = HDR.pack(MAGIC, VERSION, flags, level, HDR.size, 0, len(payload), 0, seq, ts,
-                   CALLER) + payload
-    return raw + bytes(-len(raw) % 8)
-
-
 def snapshot(path: Path, n: int, typed: bool) -> None:
-    """trace0 of @n records in sub-buffers of SUBBUF_SIZE, each opened by its
-    header (and, for events, the type's format, which its count includes,
-    as dti.ko does)."""
+    """trace0 of @n records in sub-buffers of SUBBUF_SIZE as dti.ko writes
+    them (record version 2), each opened by its header (and, for events,
+    the type's format, which its count includes)."""
     fmt = EVFMT.pack(EV_ID, len(EV_LAYOUT), len(EV_NAME), len(EV_FIELDS), len(EV_FMT)) + \
         EV_NAME + EV_LAYOUT + EV_FIELDS + EV_FMT
-    out, sub, count, sub_no = bytearray(), bytearray(), 0, 0
 
-    def close_sub():
-        """As read() returns a sub-buffer: its header and records, no padding"""
-        nonlocal sub, count, sub_no
-        info = SUBBUF.pack(SUBBUF_SIZE, 4, 0, count + typed, 1, 0, b"bench")
-        head = record(0, 1, info, SUBBUF_FLAG, level=0)
-        out.extend(head + (record(0, 1, fmt, FORMAT, level=0) if typed else b"") + sub)
-        sub, count, sub_no = bytearray(), 0, sub_no + 1
+    def records():
+        for i in range(n):
+            vals = (i % 8, 17 + i % 3, 0 if i % 10 else 0x40, 512 << (i % 4))
+            if typed:
+                yield TYPED, 6, 1_000_000_000 + 100 * i, CALLER, \
+                    struct.pack("<HIIII", EV_ID, *vals)
+            else:
+                text = (EV_FMT.decode().replace("%#x", "%s") %
+                        (vals[0], vals[1], hex(vals[2]), vals[3])).encode()
+                yield TEXT, 6, 1_000_000_000 + 100 * i, CALLER, text
 
-    room = SUBBUF_SIZE - HDR.size - SUBBUF.size - 8 - (HDR.size + len(fmt) + 8)
-    for i in range(n):
-        vals = (i % 8, 17 + i % 3, 0 if i % 10 else 0x40, 512 << (i % 4))
-        if typed:
-            rec = record(i, 1_000_000_000 + 100 * i, struct.pack("<HIIII", EV_ID, *vals), TYPED)
-        else:
-            text = (EV_FMT.decode().replace("%#x", "%s") %
-                    (vals[0], vals[1], hex(vals[2]), vals[3])).encode()
-            rec = record(i, 1_000_000_000 + 100 * i, text, TEXT)
-        if len(sub) + len(rec) > room:
-            close_sub()
-        sub += rec
-        count += 1
-    if count:
-        close_sub()
+    subs = compact_subbufs(records(), subbuf_size=SUBBUF_SIZE, formats=(fmt,) if typed else (),
+                           last_open=False)
     path.mkdir(parents=True, exist_ok=True)
-    (path / "trace0").write_bytes(bytes(out))
+    (path / "trace0").write_bytes(b"".join(subs))
 
 
 def perfetto_events(trace: bytes) -> int:

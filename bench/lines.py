@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
@@ -29,14 +28,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DTI = ROOT / "runtime" / "build" / "dti"
+sys.path.insert(0, str(ROOT / "testsuite"))
+from dtirec import compact_subbufs  # noqa: E402  (record version 2, as dti.ko writes it)
 KO = ROOT / "testsuite" / "modules" / "dti_lines.ko"
 GOAL = 2.0
 # Where the module's core code is taken to be loaded
 TEXT = 0xffffffffc0a00000
-# struct dti_record and struct dti_subbuf_info (<linux/dti_record.h>)
-HDR = struct.Struct("<HBBbBHIIQQQ")
-SUBINFO = struct.Struct("<6I32s")
-MAGIC, TEXT_REC, SUBBUF, CLOSED = 0xD71A, 0x01, 0x80, 1
+TEXT_REC = 0x01
 SUBBUF_SIZE = 1 << 20
 GENERATION = 7
 
@@ -58,37 +56,21 @@ def build_id(ko: Path) -> str:
     return re.search(r"Build ID: ([0-9a-f]+)", r.stdout)[1]
 
 
-def record(seq: int, ts: int, caller: int, payload: bytes, flags=TEXT_REC, level=6) -> bytes:
-    raw = HDR.pack(MAGIC, 1, flags, level, HDR.size, 0, len(payload), 0, seq, ts,
-                   caller) + payload
-    return raw + bytes(-len(raw) % 8)
-
-
 def write_snapshot(d: Path, n: int, sites: list[int]) -> int:
-    """n records on cpu0 in closed 1 MiB sub-buffers, every sub-buffer of
-    the ring written once; returns the bytes written."""
-    hdr_len = len(record(0, 0, 0, SUBINFO.pack(0, 0, 0, 0, 0, 0, b"")))
-    room = SUBBUF_SIZE - hdr_len
-    bodies: list[list[bytes]] = [[]]
-    used = 0
-    for i in range(n):
-        site = sites[i % len(sites)]
-        r = record(i, 1_000_000_000 + i, TEXT + site, b"dti_lines.c:%d call %d\n" % (site, i))
-        if used + len(r) > room:
-            bodies.append([])
-            used = 0
-        bodies[-1].append(r)
-        used += len(r)
+    """n records on cpu0 in closed 1 MiB sub-buffers as dti.ko writes them
+    (record version 2), every sub-buffer of the ring written once, as a
+    copy of the ring has them (with their padding); returns the bytes
+    written."""
+    records = ((TEXT_REC, 6, 1_000_000_000 + i, TEXT + sites[i % len(sites)],
+                b"dti_lines.c:%d call %d\n" % (sites[i % len(sites)], i)) for i in range(n))
+    subs = compact_subbufs(records, subbuf_size=SUBBUF_SIZE, n_subbufs=None,
+                           generation=GENERATION, last_open=False)
     with open(d / "trace0", "wb") as f:
-        for k, recs in enumerate(bodies):
-            body = b"".join(recs)
-            info = SUBINFO.pack(SUBBUF_SIZE, len(bodies), room - len(body), len(recs), CLOSED,
-                                GENERATION, b"bench")
-            f.write(record(k, 1, 0, info, flags=SUBBUF, level=0) + body
-                    + bytes(room - len(body)))
+        for sub in subs:
+            f.write(sub + bytes(SUBBUF_SIZE - len(sub)))
     (d / "info").write_text(f"name: bench\nsubbuf_size: {SUBBUF_SIZE}\n"
-                            f"n_subbufs: {len(bodies)}\n")
-    return len(bodies) * SUBBUF_SIZE
+                            f"n_subbufs: {len(subs)}\n")
+    return len(subs) * SUBBUF_SIZE
 
 
 def best(cmd: list[str], reps: int) -> float:

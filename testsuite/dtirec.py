@@ -211,6 +211,91 @@ def parse_stream(data: bytes, *, name: str = "<data>") -> tuple[list[Record], li
     return recs, subbufs
 
 
+# What a synthetic ring takes for the caller base (dti.ko's: DTI_CALLER_BASE)
+CALLER_BASE = 0xffffffffc0000000
+
+
+def _crec(flags: int, level: int, ts: int, prev_ts: int, caller: int, prev_caller: int,
+          payload: bytes, *, skip: int = 0, log_cpu: int | None = None,
+          caller_base: int = CALLER_BASE) -> bytes:
+    """One compact record as dti.ko writes it after a record of time
+    `prev_ts` and caller `prev_caller` (a format: caller 0, no chains)."""
+    info, ext = level & CREC_LEVEL, b""
+    length = len(payload)
+    if length > 0xffff:
+        info |= CREC_LEN32
+        ext += struct.pack("<I", length)
+        length = 0
+    delta = ts - prev_ts
+    if not -2**31 <= delta < 2**31:
+        info |= CREC_TS64
+        ext += struct.pack("<Q", ts)
+        delta = 0
+    if skip:
+        info |= CREC_SKIP
+        ext += struct.pack("<Q", skip)
+    if not flags & REC_FORMAT:
+        if caller == prev_caller:
+            info |= CREC_CALLER
+        elif -2**31 <= caller - caller_base < 2**31:
+            info |= CREC_CALLER32
+            ext += struct.pack("<i", caller - caller_base)
+        else:
+            info |= CREC_CALLER64
+            ext += struct.pack("<Q", caller)
+    if log_cpu is not None:
+        flags |= REC_REPLAYED
+        ext += struct.pack("<I", log_cpu)
+    raw = CREC.pack(length, flags, info, delta) + ext + payload
+    return raw + bytes(-len(raw) % CREC_ALIGN)
+
+
+def compact_subbufs(records, *, subbuf_size: int, name: bytes = b"bench", cpu: int = 0,
+                    n_subbufs: int | None = 4, generation: int = 0, formats: tuple = (),
+                    last_open: bool = True) -> list[bytes]:
+    """Sub-buffers of record version 2 as dti.ko writes them, each its
+    header (the chains' bases), the event formats `formats` (payloads,
+    outside the chains, counted in its records) and the compact records
+    that fit.  `records`: (flags, level, ts, caller, payload) each,
+    numbered from 0.  Returns each sub-buffer's bytes without padding (as
+    read() gives them; its header says how much), the last one open
+    unless `last_open` is false; `n_subbufs` None: as many as they are."""
+    out: list[bytes] = []
+    room = subbuf_size - SUBBUF_HEADER_SIZE
+    seq = ts = caller = 0
+    body, count, bases = bytearray(), 0, (0, 0, 0)
+
+    def start():
+        nonlocal body, count, bases
+        body, count, bases = bytearray(), 0, (seq, ts, caller)
+        for f in formats:
+            body += _crec(REC_FORMAT, 0, ts, ts, 0, caller, f)
+            count += 1
+
+    def close(state: int):
+        info = SUBBUF.pack(subbuf_size, n_subbufs or 0, room - len(body) if state else 0,
+                           count, state, generation, name, *bases)
+        head = HDR.pack(MAGIC, VERSION, REC_SUBBUF, 0, HDR.size, cpu, SUBBUF.size, cpu,
+                        len(out), bases[1], CALLER_BASE) + info
+        out.append(head + bytes(body))
+
+    start()
+    for flags, level, rts, rcaller, payload in records:
+        rec = _crec(flags, level, rts, ts, rcaller, caller, payload)
+        if len(body) + len(rec) > room:
+            close(SUBBUF_CLOSED)
+            start()
+            rec = _crec(flags, level, rts, ts, rcaller, caller, payload)
+        body += rec
+        count += 1
+        seq, ts, caller = seq + 1, rts, rcaller
+    close(SUBBUF_OPEN if last_open else SUBBUF_CLOSED)
+    if n_subbufs is None:
+        at = HDR.size + 4       # struct dti_subbuf_info.n_subbufs
+        out = [b[:at] + struct.pack("<I", len(out)) + b[at + 4:] for b in out]
+    return out
+
+
 MERGED_TS = re.compile(
     r"^\[\s*(\d+)\.(\d{9})\] cpu(\d+) L(-?\d+) #(\d+) (\S+(?: \[\S+\])?): (.*)$")
 
