@@ -555,7 +555,8 @@ static bool dti_crec_is_sub(const unsigned char *p)
 
 /*
  * A closed version-2 sub-buffer (or one of a ring copy) is read only if
- * its records, as many as its header counts, end where its data does: a
+ * its records, as many as its header counts (those left after a
+ * continuation header), end where its data does: a
  * compact record is told from the ones before it, so a damaged length
  * would have every record after it read wrong.  Checked on the bytes the
  * source has; one that ends early is left to the reading to report.
@@ -577,7 +578,7 @@ static int dti_compact_check(struct dti_reader *r, struct dti_stream *s)
 	ret = why ? 1 : dti_fill(s, s->sub_end - off);
 	if (ret < 0)
 		return dti_read_failed(r, s);
-	for (i = 0; !why && ret && i < s->sub.records; i++) {
+	for (i = 0; !why && ret && i < s->left; i++) {
 		p = s->data + s->start + (pos - off);
 		if (s->sub_end - pos < sizeof(c)) {
 			why = "a record header runs past its data";
@@ -620,7 +621,8 @@ static int dti_compact_check(struct dti_reader *r, struct dti_stream *s)
 	return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
 			  "sub-buffer %llu (offset %llu): %s (record %u of the %u it counts, at offset %llu); its %u records are not read",
 			  (unsigned long long)s->sub_hdr.seq,
-			  (unsigned long long)s->sub_off, why, i + 1, s->sub.records,
+			  (unsigned long long)s->sub_off, why,
+			  s->sub.records - s->left + i + 1, s->sub.records,
 			  (unsigned long long)pos, s->sub.records);
 }
 
@@ -749,7 +751,20 @@ static int dti_sub_start(struct dti_reader *r, struct dti_stream *s,
 		return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
 				  "corrupt sub-buffer header at offset %llu: %s",
 				  (unsigned long long)off, why);
-	if (s->in_sub && s->counted && s->left && !dti_sub_goes_on(s, &h, &sub) &&
+	/*
+	 * A read() stopped in the sub-buffer being read, counted: read on,
+	 * its count and end moved past the header, its chains from it (the
+	 * same but after damage).  Its records after it are checked.
+	 */
+	if (s->in_sub && s->counted && s->left && dti_sub_goes_on(s, &h, &sub)) {
+		s->start += dti_sub_size(h.version);
+		s->sub_end += dti_sub_size(h.version);
+		s->c_ts = sub.ts_base;
+		s->c_seq = sub.seq_base;
+		s->c_caller = sub.caller_prev;
+		return dti_compact_check(r, s);
+	}
+	if (s->in_sub && s->counted && s->left &&
 	    dti_sub_short(r, s, off, "the next sub-buffer header comes") < 0)
 		return -1;
 	s->in_sub = true;
