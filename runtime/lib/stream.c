@@ -619,11 +619,12 @@ static int dti_compact_check(struct dti_reader *r, struct dti_stream *s)
 	if (!why)
 		return 1;
 	return dti_damage(r, s, off, EBADMSG, DTI_SKIP_SUB,
-			  "sub-buffer %llu (offset %llu): %s (record %u of the %u it counts, at offset %llu); its %u records are not read",
+			  "sub-buffer %llu (offset %llu): %s (record %u of the %u it counts, at offset %llu); its %s%u records are not read",
 			  (unsigned long long)s->sub_hdr.seq,
 			  (unsigned long long)s->sub_off, why,
 			  s->sub.records - s->left + i + 1, s->sub.records,
-			  (unsigned long long)pos, s->sub.records);
+			  (unsigned long long)pos, s->left == s->sub.records ? "" : "last ",
+			  s->left);
 }
 
 /*

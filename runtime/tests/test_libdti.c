@@ -1158,6 +1158,17 @@ static void test_compact_continued(void)
 	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ct2") == 0);
 	CHECK_STR(s.out, "r0\nr1\nr2\nr3\n");
 	CHECK(strstr(s.notices, "sub-buffer 0 (offset 0) holds 4 records, but the next sub-buffer header comes at offset 148 after 2\n") != NULL);
+
+	/* a length damaged after the continuation: the rest is not read */
+	memset(&c, 0, sizeof(c));
+	wb_put(&c, a.p, cut);
+	wb_put(&c, b.p, b.len);
+	wb_put(&c, a.p + cut, a.len - cut);
+	((struct dti_crec *)(c.p + cut + b.len))->len += 8;
+	wb_save(&c, "ct3");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "ct3") == 0);
+	CHECK_STR(s.out, "r0\nr1\n");
+	CHECK(strstr(s.notices, "ct3: sub-buffer 0 (offset 0): a record runs past its data (record 4 of the 4 it counts, at offset 288); its last 2 records are not read") != NULL);
 	free(a.p);
 	free(b.p);
 }
