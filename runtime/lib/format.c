@@ -1237,10 +1237,6 @@ static char *dti_put_event(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	return dti_event_line(p, f, &v);
 }
 
-/*
- * A compact record as raw output: whole (version 1), as readers of
- * records alone take them, in the byte order it was written in.
- */
 /* The whole (version-1) header of @rec, in the byte order it was written in */
 static inline __attribute__((always_inline)) void
 dti_whole_hdr(struct dti_record *h, const struct dti_rec *rec)
@@ -1276,6 +1272,10 @@ dti_whole_at(char *p, const struct dti_rec *rec)
 	return p + pad;
 }
 
+/*
+ * A compact record as raw output: whole (version 1), as readers of
+ * records alone take them, in the byte order it was written in.
+ */
 static char *dti_put_whole(struct dti_obuf *ob, char *p, const struct dti_rec *rec)
 {
 	static const unsigned char zero[DTI_RECORD_ALIGN];

@@ -786,13 +786,7 @@ static inline const unsigned char *dti_last_raw(const struct dti_reader *r)
 	return r->fast.on ? r->fast.p : r->last->data + r->last->head_pos;
 }
 
-/*
- * The next record of a run (struct dti_fast), taken with the checks of
- * dti_next_std() made on its bytes, the time first (where CPUs take turns,
- * that is what ends a run): returns it and steps past it, or NULL with
- * nothing changed.  Inline, so that dti_print_records() keeps @f in
- * registers.
- */
+/* dti_fast_step() in a version-2 sub-buffer: the chains move on in @f */
 static inline __attribute__((always_inline)) const unsigned char *
 dti_fast_step_compact(struct dti_fast *f)
 {
@@ -836,6 +830,13 @@ dti_fast_step_compact(struct dti_fast *f)
 	return p;
 }
 
+/*
+ * The next record of a run (struct dti_fast), taken with the checks of
+ * dti_next_std() made on its bytes, the time first (where CPUs take turns,
+ * that is what ends a run): returns it and steps past it, or NULL with
+ * nothing changed.  Inline, so that dti_print_records() keeps @f in
+ * registers.
+ */
 static inline __attribute__((always_inline)) const unsigned char *
 dti_fast_step(struct dti_fast *f)
 {
