@@ -707,13 +707,18 @@ struct dti_channel *dti_alloc_channel_mem(bool own_info, gfp_t gfp)
 	ch->trigger = alloc_percpu_gfp(struct dti_trigger_cpu, gfp);
 	if (!ch->trigger)
 		goto err_free;
+	ch->read_pos = alloc_percpu_gfp(struct dti_read_pos, gfp);
+	if (!ch->read_pos)
+		goto err_free_trigger;
 	if (own_info) {
 		ch->own_info.stats = alloc_percpu_gfp(struct dti_cpu_stats, gfp);
 		if (!ch->own_info.stats)
-			goto err_free_trigger;
+			goto err_free_read_pos;
 	}
 	return ch;
 
+err_free_read_pos:
+	free_percpu(ch->read_pos);
 err_free_trigger:
 	free_percpu(ch->trigger);
 err_free:
@@ -791,6 +796,7 @@ void dti_free_channel(struct dti_channel *ch)
 	dti_event_release(ch);
 	dti_dump_wipe(ch);
 	free_percpu(ch->own_info.stats);
+	free_percpu(ch->read_pos);
 	free_percpu(ch->trigger);
 	if (ch->owned)
 		dti_ctl_free_owned(ch);

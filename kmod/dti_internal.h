@@ -161,12 +161,45 @@ bool dti_walk_start(struct dti_walk *w, const void *sub, size_t end, u32 records
 bool dti_walk_next(struct dti_walk *w, struct dti_rview *v);
 size_t dti_rec_size_at(const void *p, size_t room, bool header);
 
+/*
+ * The seq of a sub-buffer header being written: no sub-buffer's number,
+ * so a reader that looks for one does not take the header for its own
+ */
+#define DTI_SUBBUF_UNNUMBERED	U64_MAX
+
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
 #define DTI_TRACE_FILE_BASE	"trace"
 
 /* Internal registration flag: buffers are created when the first record
  * at a stored level arrives (handles), not when the level allows it. */
 #define DTI_F_ON_DEMAND		0x100
+
+/**
+ * struct dti_read_pos - where the reader of a trace file stopped
+ * @buf:	the buffer read (a channel's buffers come and go)
+ * @generation:	its generation, from its sub-buffer headers
+ * @subbuf:	number of the sub-buffer, as subbufs_consumed counts
+ * @offset:	bytes of it read, as bytes_consumed counts
+ * @records:	records of it before @offset
+ * @ts:		time the next compact record's delta is from
+ * @seq:	sequence number the next record takes unless it skips some
+ * @caller:	caller of the record before (DTI_CREC_CALLER_SAME)
+ *
+ * So that the next read() (dti_read.c) finds the chains of struct
+ * dti_walk at its place without walking the records before it.  It
+ * describes the place it names only; the trace file's inode lock
+ * guards it.
+ */
+struct dti_read_pos {
+	const struct rchan_buf *buf;
+	u32 generation;
+	size_t subbuf;
+	size_t offset;
+	u32 records;
+	u64 ts;
+	u64 seq;
+	u64 caller;
+};
 
 /**
  * struct dti_channel - a DTI channel
@@ -207,6 +240,7 @@ size_t dti_rec_size_at(const void *p, size_t room, bool header);
  *		switches the channel off.  A record counts toward the arming
  *		it took its place from, never toward a later one.
  * @trigger:	per CPU, the records the trigger let through
+ * @read_pos:	per CPU, where the reader of its trace file stopped
  * @ordered:	stores take @order_lock and their timestamp under it
  *		(dti_ctl_set_ordered())
  * @order_lock:	serialises an ordered channel's stores across CPUs
@@ -243,6 +277,7 @@ struct dti_channel {
 	atomic64_t halt_places;
 	atomic64_t halt_pending;
 	struct dti_trigger_cpu __percpu *trigger;
+	struct dti_read_pos __percpu *read_pos;
 	bool ordered;
 	raw_spinlock_t order_lock;
 	void *owned;

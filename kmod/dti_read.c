@@ -12,90 +12,112 @@
  * A reader then gets the start of one record and the rest of another,
  * which can even look like a valid header (the stress run found one).
  *
- * dti_trace_read() reads the positions relay's read uses (the consumed
+ * dti_trace_read() keeps the positions relay's read uses (the consumed
  * counters of struct rchan_buf, so poll, relay_buf_full() and
- * reset_consumed work as before), through a bounce buffer:
- *   - a closed sub-buffer is copied while tracing goes on; the copy is
- *     kept if the writer has not come back to its slot meanwhile, else
- *     the sub-buffer is skipped whole: its records were overwritten (the
- *     writer counted them) and the reader sees a gap in sequence numbers.
- *     relay raises subbufs_produced before it writes a sub-buffer and
- *     dti_subbuf_start() orders that before the first byte (smp_wmb()),
- *     so a copy that holds a byte of the new lap sees the new count.
- *   - the sub-buffer being written is copied on its CPU, where writers
- *     run with interrupts off, so the copy ends after a whole record.  A
- *     record an NMI adds meanwhile comes after the copied bytes.
- *   - a read() that starts in the middle of a version-2 sub-buffer gets a
- *     continuation header first (DTI_SUBBUF_CONTINUED in dti_record.h):
- *     its compact records are told from the ones before them, which an
- *     earlier read() took, so each read() carries the chains' state.  It
- *     comes from a walk of the records already read, in the ring; the
- *     checks that keep the copy also keep the walk (a writer that laps
- *     the ring meanwhile has the step skip or redone).
+ * reset_consumed work as before), and copies from the ring to the reader
+ * on the reader's CPU, with interrupts on: what there is to copy comes
+ * from the sub-buffer's own header, and every copy is checked once made.
+ *   - The header's number (its record's seq) is stored last, with
+ *     release (dti_write_subbuf_header()): a reader that finds there the
+ *     number it wants finds the rest of that header.
+ *   - Its count of records grows, with release, once a record is whole
+ *     (dti_publish()): the reader copies the records counted and so
+ *     never one being written, whatever an NMI or a probe logs meanwhile.
+ *   - Its state turns DTI_SUBBUF_CLOSED, with release, after its padding
+ *     is set (dti_subbuf_start()): a reader that finds it closed knows
+ *     where its data ends and that no record will be added.  relay's
+ *     padding[] is not used: relay stores it and raises
+ *     subbufs_produced with no barrier between the two.
+ *   - relay raises subbufs_produced before a writer comes back to a
+ *     slot, and dti_subbuf_start() orders that before its first store
+ *     there, so a copy holding a byte of the slot's next lap sees the
+ *     new count (dti_read_intact()).  Such a copy is not given: the
+ *     read() goes on with the oldest sub-buffer kept, over the same user
+ *     bytes; the writer counted what it wrote over and the reader sees
+ *     the gap in sequence numbers.
  *
- * Locking: the trace file's inode lock serialises readers, as in relay.
- * The copy on the writer's CPU is an IPI (interrupts off, no lock taken),
- * which needs no lock while that CPU is online.  An offline CPU's copy is
- * made here, under cpu_hotplug_lock held for reading so that it stays
- * offline; that lock is tried, never waited for.  A read() of the file
- * must not wait for CPU hotplug: a CPU coming up holds cpu_hotplug_lock,
- * then relay_channels_mutex (relay_prepare_cpu()), and relay_close()
- * under relay_channels_mutex removes the trace files, taking each one's
- * inode lock (simple_recursive_removal()) and waiting for the read()s in
- * progress on it to return (debugfs's active users: no lock lockdep
- * sees).  A reader that waited for hotplug while its channel was
- * destroyed would close that circle (lockdep on the debug kernel
- * reported the inode lock's part of it).  So while hotplug is under way,
- * the read() of an offline CPU's sub-buffer being written ends early,
- * with what it has (0 if nothing): the bytes stay for the next one.
+ * A read() returns whole units, in the order the ring holds them:
+ *   - a sub-buffer's header, at the start of a sub-buffer;
+ *   - at the start of a read() in the middle of a version-2 sub-buffer,
+ *     a continuation header (DTI_SUBBUF_CONTINUED in dti_record.h) and
+ *     the record after it: compact records are told from the ones before
+ *     them, which an earlier read() took, so each read() carries the
+ *     chains' state and can be decoded alone, as a cat(1) copy is;
+ *   - whole records.
+ * A read() too small for its first unit fails with EINVAL and consumes
+ * nothing.  One of the sub-buffer's size never does: a sub-buffer holds
+ * its header besides any record, and a continuation header is as long.
+ * So a record of any size the channel accepts comes out whole.
+ *
+ * The chains' state where a read() stopped is kept for the next one
+ * (struct dti_read_pos), so that small reads take time linear in what
+ * they read.  Only a read() leaves a reader in the middle of a
+ * sub-buffer, so that state always describes the place; a place it does
+ * not describe would be reached by a walk from the sub-buffer's start.
+ *
+ * Locking: the trace file's inode lock serialises readers, as in relay,
+ * and guards the buffer's struct dti_read_pos.  Nothing runs on the
+ * writer's CPU and nothing waits for CPU hotplug: the copy goes straight
+ * from the ring to user memory, and may fault.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/cpu.h>
 #include <linux/fs.h>
-#include <linux/mm.h>
+#include <linux/minmax.h>
 #include <linux/relay.h>
-#include <linux/slab.h>
-#include <linux/smp.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 
 #include "dti_internal.h"
 
-/* Most bytes one step copies, and so keeps the writer's CPU waiting for */
-#define DTI_READ_STEP_MAX	(64 * 1024)
-
 /**
- * struct dti_read_step - one copy of part of a sub-buffer
+ * struct dti_read - one read() of a trace file
  * @buf:	the buffer
- * @bounce:	what the read() gets: the continuation header, if any, then
- *		the bytes copied
- * @data:	where the bytes copied go, in @bounce
- * @cont:	bytes of the continuation header at @bounce, or 0
- * @subbuf:	number of the sub-buffer (counted as subbufs_consumed is)
- * @from:	offset in it of the first byte
- * @max:	most bytes to copy
- * @len:	bytes copied
- * @end:	end of its data, for a closed sub-buffer
- * @closed:	the sub-buffer is closed (else it is the one being written)
- * @first:	the read() has copied nothing yet: @max may cut a record,
- *		and a start in the middle of a sub-buffer takes a
- *		continuation header
+ * @pos:	the chains' state where the last read() stopped
+ * @ubuf:	where the next unit goes
+ * @room:	bytes left at @ubuf
+ * @copied:	bytes the read() has given so far
  */
-struct dti_read_step {
+struct dti_read {
 	struct rchan_buf *buf;
-	void *bounce;
-	void *data;
-	size_t cont;
-	size_t subbuf;
-	size_t from;
-	size_t max;
-	size_t len;
-	size_t end;
-	bool closed;
-	bool first;
+	struct dti_read_pos *pos;
+	char __user *ubuf;
+	size_t room;
+	size_t copied;
 };
 
-static void *dti_read_slot(const struct rchan_buf *buf, size_t subbuf)
+/**
+ * struct dti_read_sub - the reader's sub-buffer, as its header told
+ * @sub:	its slot in the ring
+ * @nr:		its number, as subbufs_consumed counts
+ * @from:	bytes of it already read (bytes_consumed)
+ * @records:	its header's count of records
+ * @padding:	its header's padding: 0 unless @closed
+ * @generation:	its header's generation
+ * @end:	bytes of it that hold data (its size unless @closed)
+ * @closed:	it is closed: @records and @end are final
+ * @walk:	the walk of its records, from @from on
+ * @walked:	records before @walk's place
+ * @cut:	the next record is whole but the read() has no room for it
+ * @stuck:	the walk stopped at a record the count has, that does not
+ *		parse: damage, unless the copy turns out written over
+ */
+struct dti_read_sub {
+	const void *sub;
+	size_t nr;
+	size_t from;
+	u32 records;
+	u32 padding;
+	u32 generation;
+	size_t end;
+	bool closed;
+	struct dti_walk walk;
+	u32 walked;
+	bool cut;
+	bool stuck;
+};
+
+static const void *dti_read_slot(const struct rchan_buf *buf, size_t subbuf)
 {
 	return buf->start + (subbuf % buf->chan->n_subbufs) * buf->chan->subbuf_size;
 }
@@ -116,41 +138,17 @@ static bool dti_read_lapped(const struct rchan_buf *buf, size_t subbuf)
 }
 
 /*
- * Runs on the buffer's CPU with interrupts off: copy what the writer
- * finished of the sub-buffer it writes, if that is still @st->subbuf.
+ * Are the bytes taken from the slot of @s, its header's included, still
+ * those of sub-buffer @s->nr?  Only if the writer did not come back.
  */
-static void dti_read_current(void *arg)
+static bool dti_read_intact(const struct rchan_buf *buf, const struct dti_read_sub *s)
 {
-	struct dti_read_step *st = arg;
-	struct rchan_buf *buf = st->buf;
-	size_t offset = buf->offset;
-
-	if (buf->subbufs_produced != st->subbuf ||
-	    offset > buf->chan->subbuf_size) {
-		st->closed = true;	/* closed meanwhile: read it as such */
-		return;
-	}
-	if (offset > st->from) {
-		st->len = min(offset - st->from, st->max);
-		memcpy(st->data, dti_read_slot(buf, st->subbuf) + st->from,
-		       st->len);
-	}
-}
-
-/*
- * Run dti_read_current() on the buffer's CPU, or here if it is offline.
- * False if it is offline while a CPU hotplug operation is under way:
- * nothing was copied.
- */
-static bool dti_read_on_cpu(struct dti_read_step *st)
-{
-	if (!smp_call_function_single(st->buf->cpu, dti_read_current, st, 1))
-		return true;
-	if (!cpus_read_trylock())
-		return false;
-	dti_on_cpu(st->buf->cpu, dti_read_current, st);
-	cpus_read_unlock();
-	return true;
+	/*
+	 * Pairs with smp_wmb() in dti_subbuf_start(): subbufs_produced is
+	 * raised before the slot's next lap writes a byte there.
+	 */
+	smp_rmb();
+	return !dti_read_lapped(buf, s->nr);
 }
 
 /*
@@ -193,174 +191,232 @@ static void dti_read_next_subbuf(struct rchan_buf *buf)
 }
 
 /*
- * A copy that the step's limit cut short ends at its last whole record
- * instead, so that a reader the writer laps before its next read() never
- * holds the start of a record followed by another sub-buffer.  A first
- * record longer than the limit is cut only if the read() has nothing
- * yet (the reader asked for less than a record) and gets no
- * continuation header; else the read() ends before it.  The copy starts
- * at a record (the reads before ended at one).
+ * Find the reader's sub-buffer and read its header as the ring has it.
+ * Returns 1 with @s set up, 0 if there is nothing to read yet (the
+ * sub-buffer is not framed, or a full no-overwrite ring was read to its
+ * end), -ESTALE if the slot no longer holds it or its header is not one
+ * dti.ko writes (written over meanwhile, or damage).
  */
-static size_t dti_read_whole(const struct dti_read_step *st)
+static int dti_read_find(struct dti_read *r, struct dti_read_sub *s)
 {
-	size_t pos = 0, size;
-
-	while ((size = dti_rec_size_at(st->data + pos, st->len - pos,
-				       st->from + pos == 0)))
-		pos += size;
-	return pos || !st->first || st->cont ? pos : st->len;
-}
-
-/* dti_read_whole(), in @st->len; -EINVAL if a continuation header has none */
-static ssize_t dti_read_cut(struct dti_read_step *st)
-{
-	st->len = dti_read_whole(st);
-	return st->len || !st->cont ? st->len : -EINVAL;
-}
-
-/*
- * Set up @st->cont, and @st->data after it: the continuation header a
- * first step that starts in the middle of a version-2 sub-buffer gives
- * (see the top of the file), from a walk of the records before @st->from
- * in the ring.  The walk's bytes are checked as the copy's are, after it:
- * a slot the writer came back to meanwhile has the step skip it (closed)
- * or start again (the one being written, which the copy finds closed).
- * A walk that does not end at @st->from can only be such a slot's; it
- * gives no header.
- */
-static void dti_read_cont(struct dti_read_step *st)
-{
-	const void *sub = dti_read_slot(st->buf, st->subbuf);
-	struct dti_subbuf_info *info;
-	struct dti_rview v;
-	struct dti_walk w;
-
-	st->cont = 0;
-	st->data = st->bounce;
-	if (!st->first || !st->from ||
-	    !dti_walk_start(&w, sub, st->from, U32_MAX) ||
-	    w.version == DTI_RECORD_VERSION_1)
-		return;
-	while (w.pos < st->from && dti_walk_next(&w, &v))
-		;
-	if (w.pos != st->from)
-		return;
-	memcpy(st->bounce, sub, DTI_SUBBUF_HEADER_SIZE);
-	info = st->bounce + sizeof(struct dti_record);
-	info->padding = 0;
-	info->records = 0;
-	info->state = DTI_SUBBUF_CONTINUED;
-	info->seq_base = w.seq;
-	info->ts_base = w.ts;
-	info->caller_prev = w.caller;
-	st->cont = DTI_SUBBUF_HEADER_SIZE;
-	st->data = st->bounce + st->cont;
-}
-
-/*
- * Copy the next unread bytes into @st->data, up to @max bytes with the
- * continuation header before them.  Returns the bytes copied (without
- * the header), 0 if there are none now, -EAGAIN if the sub-buffer being
- * written is an offline CPU's and a CPU hotplug operation is under way,
- * -EINVAL if a continuation header leaves no room in @max for a record.
- */
-static ssize_t dti_read_step(struct dti_read_step *st, size_t max)
-{
-	struct rchan_buf *buf = st->buf;
+	struct rchan_buf *buf = r->buf;
 	size_t size = buf->chan->subbuf_size, produced;
+	const struct dti_subbuf_info *info;
+	const struct dti_record *hdr;
+
+	produced = READ_ONCE(buf->subbufs_produced);
+	dti_read_catch_up(buf, produced);
+	s->nr = buf->subbufs_consumed;
+	s->from = buf->bytes_consumed;
+	s->sub = dti_read_slot(buf, s->nr);
+	hdr = s->sub;
+	info = s->sub + sizeof(*hdr);
+	/* Pairs with smp_store_release() in dti_write_subbuf_header(). */
+	if (smp_load_acquire(&hdr->seq) != s->nr)
+		return s->nr == produced ? 0 : -ESTALE;
+	/* Pairs with smp_store_release() in dti_subbuf_start(). */
+	s->closed = smp_load_acquire(&info->state) == DTI_SUBBUF_CLOSED;
+	/* Pairs with smp_store_release() in dti_publish(), dti_subbuf_start(). */
+	s->records = smp_load_acquire(&info->records);
+	s->padding = s->closed ? READ_ONCE(info->padding) : 0;
+	s->generation = READ_ONCE(info->generation);
+	s->end = size - min_t(size_t, s->padding, size);
+	s->walked = 0;
+	s->cut = false;
+	s->stuck = false;
+	if (hdr->version != DTI_RECORD_VERSION ||
+	    !dti_walk_start(&s->walk, s->sub, s->end, s->records))
+		return s->nr == produced ? 0 : -ESTALE;
+	return 1;
+}
+
+/*
+ * Take the walk of @s to the reader's place, with the chains' state
+ * there: from @r->pos if it describes that place, else from a walk of
+ * the records before it.  False if the place is no record's start in
+ * the sub-buffer as the ring holds it now.
+ */
+static bool dti_read_resume(const struct dti_read *r, struct dti_read_sub *s)
+{
+	const struct dti_read_pos *p = r->pos;
+	struct dti_walk *w = &s->walk;
+	struct dti_rview v;
+
+	if (!s->from)
+		return true;
+	if (p->buf == r->buf && p->generation == s->generation &&
+	    p->subbuf == s->nr && p->offset == s->from && p->records <= s->records) {
+		w->pos = p->offset;
+		w->left = s->records - p->records;
+		w->ts = p->ts;
+		w->seq = p->seq;
+		w->caller = p->caller;
+		s->walked = p->records;
+		return true;
+	}
+	while (w->pos < s->from && dti_walk_next(w, &v))
+		s->walked++;
+	return w->pos == s->from;
+}
+
+/*
+ * Walk the records of @s that fit in @room bytes, up to the count; say
+ * why the walk stopped before the count (@s->cut, @s->stuck).
+ */
+static void dti_read_walk(struct dti_read_sub *s, size_t room)
+{
+	struct dti_walk *w = &s->walk;
+	struct dti_rview v;
+	size_t size;
+	u32 left;
+
+	w->end = min(s->end, w->pos + room);
+	for (;;) {
+		left = w->left;
+		if (!left || !dti_walk_next(w, &v))
+			break;
+		s->walked++;
+	}
+	if (!left || w->pos >= s->end)
+		return;
+	size = dti_rec_size_at(s->sub + w->pos, s->end - w->pos, false);
+	if (size && w->pos + size > w->end)
+		s->cut = true;
+	else
+		s->stuck = true;
+}
+
+/*
+ * Copy the units of @s that fit to the reader (see the top of the file):
+ * the header, a sub-buffer's or a continuation, then whole records.  The
+ * copy is the reader's only once dti_read_intact() has checked it.
+ * Returns the bytes copied, 0 if there are none to give now,
+ * -EINVAL if the read() has no room for its first unit, -EFAULT.
+ */
+static ssize_t dti_read_copy(struct dti_read *r, struct dti_read_sub *s)
+{
+	u8 head[DTI_SUBBUF_HEADER_SIZE] __aligned(sizeof(u64));
+	struct dti_subbuf_info *info = (void *)(head + sizeof(struct dti_record));
+	u64 ts = s->walk.ts, seq = s->walk.seq, caller = s->walk.caller;
+	size_t start = s->walk.pos, len;
+
+	dti_read_walk(s, r->room > sizeof(head) ? r->room - sizeof(head) : 0);
+	len = s->walk.pos - start;
+	if (s->from && !len)
+		return s->cut && !r->copied ? -EINVAL : 0;
+	if (r->room < sizeof(head)) {
+		s->cut = true;
+		return r->copied ? 0 : -EINVAL;
+	}
+	/* The header as this read() found it, whatever changed since. */
+	memcpy(head, s->sub, sizeof(head));
+	info->records = s->records;
+	info->padding = s->padding;
+	info->state = s->closed ? DTI_SUBBUF_CLOSED : DTI_SUBBUF_OPEN;
+	if (s->from) {
+		info->records = 0;
+		info->padding = 0;
+		info->state = DTI_SUBBUF_CONTINUED;
+		info->seq_base = seq;
+		info->ts_base = ts;
+		info->caller_prev = caller;
+	}
+	if (copy_to_user(r->ubuf, head, sizeof(head)) ||
+	    copy_to_user(r->ubuf + sizeof(head), s->sub + start, len))
+		return -EFAULT;
+	return sizeof(head) + len;
+}
+
+/* The @n bytes dti_read_copy() took from @s reached the reader. */
+static void dti_read_give(struct dti_read *r, const struct dti_read_sub *s, size_t n)
+{
+	struct dti_read_pos *p = r->pos;
+
+	r->ubuf += n;
+	r->room -= n;
+	r->copied += n;
+	r->buf->bytes_consumed = s->walk.pos;
+	p->buf = r->buf;
+	p->generation = s->generation;
+	p->subbuf = s->nr;
+	p->offset = s->walk.pos;
+	p->records = s->walked;
+	p->ts = s->walk.ts;
+	p->seq = s->walk.seq;
+	p->caller = s->walk.caller;
+}
+
+/*
+ * Give the reader the next units of its sub-buffer.  Returns 1 if that
+ * sub-buffer was read to its end and the read() may go on with the next,
+ * 0 if the read() is over, -EINVAL or -EFAULT.
+ */
+static int dti_read_step(struct dti_read *r)
+{
+	struct dti_read_sub s;
+	ssize_t n;
+	int ret;
 
 	for (;;) {
-		produced = READ_ONCE(buf->subbufs_produced);
-		dti_read_catch_up(buf, produced);
-		st->subbuf = buf->subbufs_consumed;
-		st->from = buf->bytes_consumed;
-		st->len = 0;
-		st->closed = st->subbuf != produced ||
-			     READ_ONCE(buf->offset) > size;
-		if (!st->closed && READ_ONCE(buf->offset) <= st->from)
+		ret = dti_read_find(r, &s);
+		if (!ret)
 			return 0;
-		if (st->subbuf == produced && st->closed)
-			return 0;	/* full no-overwrite ring, all read */
-		if (st->closed) {
-			/* subbufs_produced was raised after the padding was set. */
-			smp_rmb();
-			st->end = size - READ_ONCE(buf->padding[st->subbuf %
-								buf->chan->n_subbufs]);
+		if (ret > 0 && s.closed && s.from >= s.end)
+			goto next;	/* read to its end before it closed */
+		if (ret > 0 && s.from >= r->buf->chan->subbuf_size)
+			return 0;	/* the rest of a damaged one, skipped */
+		if (ret > 0 && dti_read_resume(r, &s)) {
+			n = dti_read_copy(r, &s);
+			if (dti_read_intact(r->buf, &s)) {
+				if (n < 0)
+					return n;
+				if (n)
+					dti_read_give(r, &s, n);
+				if (s.cut || (!s.closed && !s.stuck))
+					return 0;
+				if (!s.closed) {
+					/* Damage where records were counted: skip them. */
+					r->buf->bytes_consumed = r->buf->chan->subbuf_size;
+					return 0;
+				}
+				goto next;
+			}
+		} else if (ret > 0 && dti_read_intact(r->buf, &s) && !s.closed) {
+			/* Not a place a read() leaves: skip the rest. */
+			r->buf->bytes_consumed = r->buf->chan->subbuf_size;
+			return 0;
 		}
-		if (!st->closed || st->from < st->end) {
-			dti_read_cont(st);
-			if (max <= st->cont)
-				return -EINVAL;
-			st->max = max - st->cont;
-		}
-		if (!st->closed) {
-			if (!dti_read_on_cpu(st))
-				return -EAGAIN;
-			if (!st->closed)
-				return st->len < st->max ? st->len : dti_read_cut(st);
-			continue;
-		}
-		if (st->from < st->end) {
-			st->len = min(st->end - st->from, st->max);
-			memcpy(st->data, dti_read_slot(buf, st->subbuf) + st->from,
-			       st->len);
-			/* Pairs with smp_wmb() in dti_subbuf_start(). */
-			smp_rmb();
-			if (!dti_read_lapped(buf, st->subbuf))
-				return st->end - st->from <= st->max ? st->len :
-				       dti_read_cut(st);
-		}
-		/* Read to its end, or written over: on to the next one. */
-		dti_read_next_subbuf(buf);
+		/* Written over, or damage: on to the next one. */
+next:
+		dti_read_next_subbuf(r->buf);
+		if (r->copied)
+			return 1;
 	}
-}
-
-/* The bytes of @st reached the reader. */
-static void dti_read_consume(struct rchan_buf *buf, const struct dti_read_step *st)
-{
-	buf->bytes_consumed = st->from + st->len;
-	if (st->closed && buf->bytes_consumed >= st->end)
-		dti_read_next_subbuf(buf);
 }
 
 static ssize_t dti_trace_read(struct file *filp, char __user *ubuf,
 			      size_t count, loff_t *ppos)
 {
-	struct dti_read_step st = { .buf = filp->private_data };
-	size_t step = min3(count, st.buf->chan->subbuf_size,
-			   (size_t)DTI_READ_STEP_MAX);
-	ssize_t copied = 0, n;
+	struct rchan_buf *buf = filp->private_data;
+	struct dti_channel *ch = buf->chan->private_data;
+	struct dti_read r = {
+		.buf = buf,
+		.pos = per_cpu_ptr(ch->read_pos, buf->cpu),
+		.ubuf = ubuf,
+		.room = count,
+	};
+	int ret = 0;
 
 	if (!count)
 		return 0;
-	st.bounce = kvmalloc(step, GFP_KERNEL);
-	if (!st.bounce)
-		return -ENOMEM;
 	inode_lock(file_inode(filp));
-	while (count) {
-		st.first = !copied;
-		/* -EAGAIN: what is left waits for the next read() ("Locking") */
-		n = dti_read_step(&st, min(count, step));
-		if (n <= 0) {
-			if (n == -EINVAL && !copied)
-				copied = n;
-			break;
-		}
-		if (copy_to_user(ubuf, st.bounce, st.cont + st.len)) {
-			if (!copied)
-				copied = -EFAULT;
-			break;
-		}
-		dti_read_consume(st.buf, &st);
-		ubuf += st.cont + st.len;
-		count -= st.cont + st.len;
-		copied += st.cont + st.len;
-	}
+	while (r.room && (ret = dti_read_step(&r)) > 0)
+		;
 	inode_unlock(file_inode(filp));
-	kvfree(st.bounce);
-	if (copied > 0)
-		*ppos += copied;
-	return copied;
+	if (!r.copied)
+		return ret;
+	*ppos += r.copied;
+	return r.copied;
 }
 
 /* relay's operations with dti_trace_read(); set up by dti_read_init() */

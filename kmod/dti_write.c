@@ -138,7 +138,7 @@ static void dti_write_subbuf_header(struct dti_channel *ch, struct rchan_buf *bu
 		w->crec_seq = per_cpu_ptr(ch->info->stats, buf->cpu)->seq;
 		w->crec_caller = 0;
 	}
-	dti_fill_record(hdr, &meta, buf->cpu, sizeof(*info), buf->subbufs_produced);
+	dti_fill_record(hdr, &meta, buf->cpu, sizeof(*info), DTI_SUBBUF_UNNUMBERED);
 	hdr->version = DTI_RECORD_VERSION;
 	memset(info, 0, sizeof(*info));
 	info->subbuf_size = ch->subbuf_size;
@@ -149,6 +149,11 @@ static void dti_write_subbuf_header(struct dti_channel *ch, struct rchan_buf *bu
 	info->seq_base = w->crec_seq;
 	info->ts_base = w->crec_ts;
 	info->caller_prev = w->crec_caller;
+	/*
+	 * The number last: a reader that finds it finds the header whole.
+	 * Pairs with smp_load_acquire() in dti_read_find().
+	 */
+	smp_store_release(&hdr->seq, (u64)buf->subbufs_produced);
 }
 
 /*
@@ -167,14 +172,19 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subb
 
 	/*
 	 * relay counted the new sub-buffer in subbufs_produced already; a
-	 * trace file reader that sees a byte of it sees that count too
-	 * (dti_read_lapped()).
+	 * trace file reader that sees a byte of it, or of the closing of
+	 * the one before, sees that count too.  Pairs with smp_rmb() in
+	 * dti_read_intact().
 	 */
 	smp_wmb();
 	if (prev_subbuf) {
 		info = dti_subbuf_info(prev_subbuf);
 		info->padding = dti_prev_padding(buf);
-		info->state = DTI_SUBBUF_CLOSED;
+		/*
+		 * The padding before the state that makes it valid.  Pairs
+		 * with smp_load_acquire() in dti_read_find().
+		 */
+		smp_store_release(&info->state, DTI_SUBBUF_CLOSED);
 	}
 
 	/* A full no-overwrite ring keeps its unread sub-buffers: drop. */
@@ -202,8 +212,14 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subb
 	 */
 	smp_wmb();
 	info = dti_subbuf_info(subbuf);
-	info->records = dti_event_frame(ch, buf, subbuf + DTI_SUBBUF_HEADER_SIZE,
-					&formats);
+	/*
+	 * The formats counted once whole, as records are (dti_publish()).
+	 * Pairs with smp_load_acquire() in dti_read_find() and in the
+	 * panic path's dti_panic_header_ok().
+	 */
+	smp_store_release(&info->records,
+			  dti_event_frame(ch, buf, subbuf + DTI_SUBBUF_HEADER_SIZE,
+					  &formats));
 	subbuf_start_reserve(buf, DTI_SUBBUF_HEADER_SIZE + formats);
 	return 1;
 }

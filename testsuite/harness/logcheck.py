@@ -53,6 +53,8 @@ SPLAT_PATTERNS: list[str] = [
     r"Unable to handle kernel",
     r"unchecked MSR access error",
     r"stack-protector: Kernel stack is corrupted",
+    # SLUB's own checks (slub_debug=FZ): "BUG kmalloc-64 (Tainted: ...): Right Redzone overwritten"
+    r"^BUG [\w.:-]+ \(.*\): ",
     # The debug kernel's checkers (make debug-kernel).  KASAN ("BUG: KASAN:"),
     # lockdep ("WARNING: possible circular locking ...") and UBSAN are above.
     r"kmemleak: \d+ new suspected memory leaks?",

@@ -167,7 +167,8 @@
  * (a kworker bound to CPU), "softirq" (a timer on CPU) or "hardirq" (a
  * pinned hard hrtimer on CPU).  Binary payload i of length LEN holds i as
  * a little-endian u32 in its first four bytes and (i + j) & 0xff in byte
- * j after that.
+ * j after that; LEN is at most DTI_PAYLOAD_MAX, the largest payload of
+ * the largest sub-buffers.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -187,6 +188,7 @@
 #include <linux/ioport.h>
 #include <linux/kprobes.h>
 #include <linux/kthread.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -204,7 +206,6 @@
 #define DTT_RESULT_MAX		512
 #define DTT_ARGS_MAX		8
 #define DTT_TAG_MAX		64
-#define DTT_PAYLOAD_MAX		(64 * 1024)
 
 enum dtt_kind {
 	DTT_PRINTK, DTT_EVENT, DTT_RESERVE,
@@ -574,7 +575,7 @@ static int dtt_job_run(struct dtt_job *job, int cpu)
 		  job->stored, job->errors, job->first_err, job->filtered,
 		  job->ran_cpu, dtt_ctx_names[job->ctx], job->ctx_ok);
 out:
-	kfree(job->payload);
+	kvfree(job->payload);
 	kfree(job);
 	return ret;
 }
@@ -629,11 +630,11 @@ static int dtt_cmd_write(enum dtt_kind kind, char **argv, int argc)
 		job->text = dtt_find(argv[6])->trace;
 	} else {
 		ret = kstrtoul(argv[6], 0, &job->len);
-		if (ret || job->len > DTT_PAYLOAD_MAX) {
+		if (ret || job->len > DTI_PAYLOAD_MAX) {
 			ret = -EINVAL;
 			goto err_free;
 		}
-		job->payload = kmalloc(max_t(size_t, job->len, 1), GFP_KERNEL);
+		job->payload = kvmalloc(max_t(size_t, job->len, 1), GFP_KERNEL);
 		if (!job->payload) {
 			ret = -ENOMEM;
 			goto err_free;
@@ -642,7 +643,7 @@ static int dtt_cmd_write(enum dtt_kind kind, char **argv, int argc)
 	return dtt_job_run(job, cpu);
 
 err_free:
-	kfree(job->payload);
+	kvfree(job->payload);
 	kfree(job);
 	return ret;
 }

@@ -73,6 +73,7 @@ EXPECTED = {
     "kmemleak.log": r"^kmemleak: unreferenced object 0x",
     "odebug.log": r"^ODEBUG: free active",
     "lockdep-off.log": r"^lockdep: turned off during the test",
+    "slub-redzone.log": r"^BUG kmalloc-8 \(.*\): Right Redzone overwritten",
 }
 
 
