@@ -397,7 +397,7 @@ def test_unregister_while_reader_holds_files_open(dti_guest):
         exec 3< $D/ur/trace0
         exec 4< $D/ur/merged
         exec 5< $D/ur/level
-        dd bs=64 count=1 <&3 > /out/part 2>/dev/null
+        dd bs=200 count=1 <&3 > /out/part 2>/dev/null
         ctl unregister ur
         if cat <&3 > /out/rest 2>/out/err3; then echo ok > /out/r3; else echo fail > /out/r3; fi
         if cat <&4 > /dev/null 2>/out/err4; then echo ok > /out/r4; else echo fail > /out/r4; fi
@@ -411,7 +411,8 @@ def test_unregister_while_reader_holds_files_open(dti_guest):
         rmmod dti
         echo unloaded > /out/unloaded
     """, smp=2).check()
-    assert len(raw(res, "part")) == 64
+    # The sub-buffer's header and the whole records that fit after it
+    assert SUBBUF_HEADER_SIZE < len(raw(res, "part")) <= 200
     for fd in (3, 4, 5):
         assert out(res, f"r{fd}") == "fail\n"
         assert "Input/output error" in out(res, f"err{fd}"), out(res, f"err{fd}")

@@ -221,7 +221,9 @@ def test_records_of_every_size(dti_guest, dti_tool, readsizes, mode):
     #     read by dd with the sub-buffer's size, and dd with smaller
     #     reads, whose EINVAL at the big record takes nothing;
     #   - 200-byte reads of the same records (those refused followed by
-    #     one of 1 MiB, as readsizes does), decoded whole.
+    #     one of 1 MiB, as readsizes does), decoded whole;
+    #   - dti read and dti snapshot of the largest record of 1 MiB
+    #     sub-buffers, whose reads grow to hold it.
     dti_guest.extra_files[str(dti_tool)] = "/bin/dti"
     dti_guest.extra_files[str(readsizes)] = "/bin/readsizes"
     dti_guest.extra_files["/bin/cat"] = GCAT
@@ -239,6 +241,10 @@ def test_records_of_every_size(dti_guest, dti_tool, readsizes, mode):
             > /out/r200.txt
         ctl register_sub top1 1048576 4 7 {flag}
         {write_cmds("top1", top1)}
+        dti read -F json top1 > /out/top1.read.json 2> /out/top1.read.err
+        dti snapshot top1 /out/snap1 > /dev/null 2> /out/snap1.err
+        dti decode -F json /out/snap1 > /out/snap1.json 2> /out/snap1.json.err
+        echo 1 > $D/top1/reset_consumed
         if {GCAT} $D/top1/trace0 > /out/top1.cat 2> /out/top1.cat.err; then
             echo 0 > /out/top1.cat.rc; else echo $? > /out/top1.cat.rc; fi
         dd if=$D/top1/trace0 bs=1048576 2> /dev/null >> /out/top1.cat
@@ -259,6 +265,12 @@ def test_records_of_every_size(dti_guest, dti_tool, readsizes, mode):
         assert len(got) == len(want), name
         assert out(res, f"{name}.err") == "", name
     assert out(res, "r200.txt").split()[-1] == "ok"
+    # libdti's reader and dti snapshot grow their reads to the record.
+    for f in ("top1.read", "snap1"):
+        got = [json_record(x) for x in out(res, f"{f}.json").splitlines()]
+        assert [g["seq"] for g in got] == list(range(len(expected(top1)))), f
+    for f in ("top1.read.err", "snap1.err", "snap1.json.err"):
+        assert out(res, f) == "", f
     # cat's 128 KiB reads cannot hold the largest record of 1 MiB
     # sub-buffers: refused with EINVAL, and what it refused came after.
     assert out(res, "top1.cat.rc").strip() != "0"

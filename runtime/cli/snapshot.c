@@ -207,10 +207,15 @@ static long long dti_copy_mmap(const char *src, const char *dst, size_t ring)
 	return ret;
 }
 
+/* Bytes dti_copy_file() reads at a time first, and at most */
+#define DTI_COPY_CHUNK		(64u << 10)
+#define DTI_COPY_CHUNK_MAX	(4u << 20)	/* the largest sub-buffer */
+
 long long dti_copy_file(const char *src, const char *dst)
 {
-	char buf[65536];
+	size_t size = DTI_COPY_CHUNK;
 	long long total = 0;
+	char *buf, *nb;
 	int in, out;
 	ssize_t n;
 
@@ -225,7 +230,27 @@ long long dti_copy_file(const char *src, const char *dst)
 		close(in);
 		return -1;
 	}
-	while ((n = read(in, buf, sizeof(buf))) > 0) {
+	buf = malloc(size);
+	if (!buf) {
+		dti_err("%s: out of memory", src);
+		close(in);
+		close(out);
+		return -1;
+	}
+	for (;;) {
+		n = read(in, buf, size);
+		/*
+		 * A trace file refuses a read() too small for its next
+		 * record, taking nothing: read again with more room.
+		 */
+		if (n < 0 && errno == EINVAL && size < DTI_COPY_CHUNK_MAX &&
+		    (nb = realloc(buf, size * 2))) {
+			buf = nb;
+			size *= 2;
+			continue;
+		}
+		if (n <= 0)
+			break;
 		if (write(out, buf, n) != n) {
 			dti_err("%s: write error: %s", dst, strerror(errno));
 			total = -1;
@@ -237,6 +262,7 @@ long long dti_copy_file(const char *src, const char *dst)
 		dti_err("%s: read error: %s", src, strerror(errno));
 		total = -1;
 	}
+	free(buf);
 	close(in);
 	if (close(out) != 0 && total >= 0) {
 		dti_err("%s: %s", dst, strerror(errno));

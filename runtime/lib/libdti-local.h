@@ -43,6 +43,12 @@
  * no time on system calls and leave more of what was read in L3.
  */
 #define DTI_BUF_INIT		(128u << 10)
+/*
+ * The largest window a live trace file is read with: twice the largest
+ * sub-buffer, so that the room left after what the window holds can take
+ * any record with the header a read() starts with
+ */
+#define DTI_LIVE_READ_MAX	(8u << 20)
 #define DTI_OBUF_SIZE		(256u << 10)
 #define DTI_DEBUGFS_DEFAULT	"/sys/kernel/debug"
 /* A pending store's records in a snapshot directory (dti_dump_save()) */

@@ -112,9 +112,14 @@ static uint64_t dti_pos(const struct dti_stream *s)
 	return s->base + s->start;
 }
 
-/* read() or pread() at @off into @dst: bytes read, 0 at the end, -1 */
-static ssize_t dti_src_read(struct dti_stream *s, void *dst, size_t len,
-			    uint64_t off)
+/*
+ * read() or pread() at @off into @dst: bytes read, 0 at the end, -1.
+ * With @quiet_einval, an EINVAL is returned as -EINVAL, not reported: a
+ * trace file refuses a read() too small for its next record that way,
+ * taking nothing (docs/record-format.md).
+ */
+static ssize_t dti_src_read_einval(struct dti_stream *s, void *dst, size_t len,
+				   uint64_t off, bool quiet_einval)
 {
 	ssize_t n;
 
@@ -122,10 +127,18 @@ static ssize_t dti_src_read(struct dti_stream *s, void *dst, size_t len,
 		n = s->src == DTI_SRC_FILE ? pread(s->fd, dst, len, off) :
 					     read(s->fd, dst, len);
 	} while (n < 0 && errno == EINTR);
+	if (n < 0 && quiet_einval && errno == EINVAL)
+		return -EINVAL;
 	if (n < 0)
 		dti_fail(errno, "%s: read error at offset %llu: %s", s->name,
 			 (unsigned long long)off, strerror(errno));
 	return n;
+}
+
+static ssize_t dti_src_read(struct dti_stream *s, void *dst, size_t len,
+			    uint64_t off)
+{
+	return dti_src_read_einval(s, dst, len, off, false);
 }
 
 /*
@@ -155,8 +168,19 @@ static int dti_refill(struct dti_stream *s, size_t need)
 		s->end = at + left;
 	}
 	while (s->end - s->start < need) {
-		n = dti_src_read(s, s->buf + s->end, s->cap - s->end,
-				 s->base + s->end);
+		/*
+		 * A live trace file refuses a read() that cannot hold its
+		 * next record whole: grow the window until one can (a
+		 * record is at most a sub-buffer), and read again.
+		 */
+		n = dti_src_read_einval(s, s->buf + s->end, s->cap - s->end,
+					s->base + s->end,
+					s->live && s->cap < DTI_LIVE_READ_MAX);
+		if (n == -EINVAL) {
+			if (dti_grow(s, s->cap * 2) < 0)
+				return -1;
+			continue;
+		}
 		if (n <= 0)
 			return n;
 		s->end += n;
