@@ -560,6 +560,69 @@ DTI_PROBE_POINT void dti_probe_unregister(struct dti_channel *ch)
 }
 
 /**
+ * dti_level_apply - store the level a channel's halt word says it has
+ * @ch: channel
+ *
+ * Level changes and a halt trigger's firing each set the level the
+ * channel is to have in @ch->halt_ctl with one atomic operation, which
+ * puts them in one order, and then call this to store that level where
+ * writers read it (@ch->info->level).  Two of them that store at once
+ * may store in the other order; the one that stores the older level
+ * sees the newer in @ch->halt_ctl afterwards and stores it again, so the
+ * store that comes last is always of the level set last.
+ *
+ * Context: any, NMI included.
+ */
+void dti_level_apply(struct dti_channel *ch)
+{
+	int ctl = atomic_read(&ch->halt_ctl);
+	int level;
+
+	do {
+		level = dti_halt_level(ctl);
+		/*
+		 * A full barrier between the store and the read of halt_ctl
+		 * after it.  Pairs with the fully ordered atomic_try_cmpxchg()
+		 * that set a newer level in halt_ctl (dti_level_switch(),
+		 * dti_halt_fire()) before its own store here: if this store
+		 * comes after that one, this read sees the newer level.
+		 */
+		smp_store_mb(ch->info->level, level);
+		ctl = atomic_read(&ch->halt_ctl);
+	} while (dti_halt_level(ctl) != level);
+}
+
+/**
+ * dti_level_switch - set a channel's level, ending an armed halt trigger
+ * @ch: channel
+ * @level: new level, DTI_LEVEL_MIN..DTI_LEVEL_MAX
+ *
+ * The level changes, and an armed halt trigger (dti_ctl_halt_after())
+ * ends, in one atomic operation on @ch->halt_ctl: a trigger that fires
+ * after it finds itself ended and leaves the level alone, and one armed
+ * after it is not ended.  An arming under way (DTI_HALT_ARMING) is one
+ * made after it.  Buffers are not touched.
+ *
+ * Context: any, NMI included.
+ * Return: the level before.
+ */
+int dti_level_switch(struct dti_channel *ch, int level)
+{
+	int ctl = atomic_read(&ch->halt_ctl);
+	int state;
+
+	do {
+		state = dti_halt_state(ctl);
+		if (state == DTI_HALT_ARMED)
+			state = DTI_HALT_OFF;
+	} while (!atomic_try_cmpxchg(&ch->halt_ctl, &ctl,
+				     dti_halt_ctl(state, level,
+						  dti_halt_ctl_gen(ctl))));
+	dti_level_apply(ch);
+	return dti_halt_level(ctl);
+}
+
+/**
  * __dti_set_level - change a channel's level, with its lock held
  * @ch: channel
  * @level: new level, DTI_LEVEL_MIN..DTI_LEVEL_MAX
@@ -581,9 +644,8 @@ int __dti_set_level(struct dti_channel *ch, int level, int *old)
 	if (ch->dying)
 		return -ENODEV;
 	/* A level set by anyone ends a halt trigger (dti_ctl_halt_after()). */
-	dti_halt_disarm(ch);
 	if (level == DTI_LEVEL_DESTROY) {
-		WRITE_ONCE(ch->info->level, DTI_LEVEL_DESTROY);
+		*old = dti_level_switch(ch, DTI_LEVEL_DESTROY);
 		dti_destroy_buffers(ch);
 		/*
 		 * dti_ctl_set_level() does not take ctl_lock: if it raised the
@@ -597,7 +659,7 @@ int __dti_set_level(struct dti_channel *ch, int level, int *old)
 			if (ret)
 				return ret;
 		}
-		WRITE_ONCE(ch->info->level, level);
+		*old = dti_level_switch(ch, level);
 	}
 	return 0;
 }
@@ -746,6 +808,9 @@ void dti_init_channel(struct dti_channel *ch, const char *name, size_t subbuf_si
 		ch->info = &ch->own_info;
 		ch->own_info.level = DTI_LEVEL_DESTROY;
 	}
+	/* No trigger armed, at the level the dti_info has so far. */
+	atomic_set(&ch->halt_ctl, dti_halt_ctl(DTI_HALT_OFF,
+					       READ_ONCE(ch->info->level), 0));
 	ch->subbuf_size = subbuf_size;
 	ch->n_subbufs = n_subbufs;
 	ch->flags = flags;
@@ -1020,7 +1085,7 @@ void __dti_unregister(struct dti_channel *ch)
 
 	dti_probe_unregister(ch);
 	/* Logging calls reach the channel only with interrupts off. */
-	old = xchg(&trace->level, DTI_LEVEL_DESTROY);
+	old = dti_level_switch(ch, DTI_LEVEL_DESTROY);
 	RCU_INIT_POINTER(trace->chan, NULL);
 	/* No writer, and no control by name, uses the channel after this. */
 	synchronize_rcu();
@@ -1028,7 +1093,7 @@ void __dti_unregister(struct dti_channel *ch)
 	mutex_lock(&ch->ctl_lock);
 	/* From now on level changes through the files fail. */
 	ch->dying = true;
-	WRITE_ONCE(trace->level, DTI_LEVEL_DESTROY);
+	dti_level_switch(ch, DTI_LEVEL_DESTROY);
 	dti_destroy_buffers(ch);
 	mutex_unlock(&ch->ctl_lock);
 	dti_probe_level(ch, old, DTI_LEVEL_DESTROY, DTI_SRC_KERNEL);

@@ -111,10 +111,8 @@ static bool dti_ctl_buffers_stale(struct dti_channel *ch, int level)
  */
 static void dti_ctl_switch_level(struct dti_channel *ch, int level)
 {
-	int old;
+	int old = dti_level_switch(ch, level);
 
-	dti_halt_disarm(ch);
-	old = xchg(&ch->info->level, level);
 	dti_probe_level(ch, old, level, DTI_SRC_CONTROL);
 }
 
@@ -495,7 +493,12 @@ EXPORT_SYMBOL_GPL(dti_ctl_release);
  * dti_ctl_trigger_cpu() tells which records they were.  The trigger
  * stays armed after it fired; a level change (by any means) ends it, and
  * then it can be armed again.  A level change that ends it while its
- * last record is being stored is not undone by the trigger.
+ * last record is being stored is not undone by the trigger, and one
+ * that runs while this call arms it comes before the arming, which it
+ * therefore leaves armed.  On a channel that is off or destroyed the
+ * trigger arms, and its firing changes nothing: such a channel stays as
+ * it is (a destroyed one keeps no buffers) and no level change is
+ * reported; only a level change ends the trigger.
  *
  * Context: any, NMI included; a probe handler of the channel's own
  * records (dti.record) may call it.
@@ -507,7 +510,7 @@ EXPORT_SYMBOL_GPL(dti_ctl_release);
 int dti_ctl_halt_after(const char *name, unsigned long count)
 {
 	struct dti_channel *ch;
-	int ret = 0;
+	int ctl, armed, ret = 0;
 	u32 gen;
 
 	BUILD_BUG_ON(DTI_HALT_COUNT_MAX != (1ULL << DTI_HALT_GEN_SHIFT) - 1);
@@ -519,21 +522,35 @@ int dti_ctl_halt_after(const char *name, unsigned long count)
 		ret = -ENOENT;
 		goto out_unlock;
 	}
-	if (cmpxchg(&ch->halt_state, DTI_HALT_OFF, DTI_HALT_ARMING) !=
-	    DTI_HALT_OFF) {
-		ret = -EBUSY;
-		goto out_unlock;
-	}
 	/*
 	 * A new generation: what writers still hold of the last arming
 	 * (a place, a record being stored) no longer counts, and each
 	 * CPU's report starts again at its first record of this one.
 	 */
-	gen = (DTI_HALT_GEN(atomic64_read(&ch->halt_places)) + 1) & DTI_HALT_GEN_MASK;
+	ctl = atomic_read(&ch->halt_ctl);
+	do {
+		if (dti_halt_state(ctl) != DTI_HALT_OFF) {
+			ret = -EBUSY;
+			goto out_unlock;
+		}
+		gen = (dti_halt_ctl_gen(ctl) + 1) & DTI_HALT_GEN_MASK;
+	} while (!atomic_try_cmpxchg(&ch->halt_ctl, &ctl,
+				     dti_halt_ctl(DTI_HALT_ARMING,
+						  dti_halt_level(ctl), gen)));
 	atomic64_set(&ch->halt_pending, DTI_HALT_WORD(gen, count));
 	atomic64_set(&ch->halt_places, DTI_HALT_WORD(gen, count));
-	/* A writer that sees the trigger armed sees its counts. */
-	smp_store_release(&ch->halt_state, DTI_HALT_ARMED);
+	/*
+	 * Armed, at the level a level change made meanwhile, if one did
+	 * (it leaves an arming under way alone: this arming comes after
+	 * it).  Nothing else changes halt_ctl while it says ARMING.  Fully
+	 * ordered, so a release of the counts above: pairs with the
+	 * atomic_read_acquire() in __dti_store(), a writer that sees the
+	 * trigger armed sees its counts.
+	 */
+	ctl = atomic_read(&ch->halt_ctl);
+	do {
+		armed = dti_halt_ctl(DTI_HALT_ARMED, dti_halt_level(ctl), gen);
+	} while (!atomic_try_cmpxchg(&ch->halt_ctl, &ctl, armed));
 	if (!count)
 		dti_halt_fire(ch, gen);
 out_unlock:
@@ -610,7 +627,7 @@ int dti_ctl_trigger_cpu(const char *name, unsigned int cpu, u64 *first_seq,
 	ch = dti_find_visible(name);
 	if (!ch) {
 		ret = -ENOENT;
-	} else if (READ_ONCE(ch->halt_state) != DTI_HALT_ARMED) {
+	} else if (dti_halt_state(atomic_read(&ch->halt_ctl)) != DTI_HALT_ARMED) {
 		ret = -ENODATA;
 	} else {
 		*first_seq = *last_seq = *records = 0;
@@ -649,7 +666,7 @@ long dti_ctl_trigger_left(const char *name)
 	ch = dti_find_visible(name);
 	if (!ch)
 		ret = -ENOENT;
-	else if (READ_ONCE(ch->halt_state) != DTI_HALT_ARMED)
+	else if (dti_halt_state(atomic_read(&ch->halt_ctl)) != DTI_HALT_ARMED)
 		ret = -ENODATA;
 	else
 		ret = DTI_HALT_COUNT(atomic64_read(&ch->halt_pending));

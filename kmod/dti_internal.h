@@ -229,10 +229,15 @@ struct dti_read_pos {
  * @kick:	queues @create_work; raised instead of queue_work() so that
  *		no context a record comes from (a scheduler path holding a
  *		runqueue lock, NMI) ever wakes a worker itself
- * @halt_state:	DTI_HALT_*: whether a "halt after N" trigger is armed
- *		(dti_ctl_halt_after()); it stays armed once the trigger
- *		fired, so that records still arriving are refused and
- *		counted, until the level changes
+ * @halt_ctl:	the halt trigger's state (DTI_HALT_*: whether a "halt
+ *		after N" trigger is armed, dti_ctl_halt_after()), the
+ *		generation of its last arming and the level the channel is
+ *		to have, one word (dti_halt_ctl()) that level changes and
+ *		the trigger each change with one atomic operation, so that
+ *		they take effect in one order; @info's level follows it
+ *		(dti_level_apply()).  The trigger stays armed once it fired,
+ *		so that records still arriving are refused and counted,
+ *		until the level changes.
  * @halt_places: the arming's generation and the places it still has for
  *		records (DTI_HALT_WORD())
  * @halt_pending: the arming's generation and the records it let through
@@ -273,7 +278,7 @@ struct dti_channel {
 	bool hidden;
 	struct work_struct create_work;
 	struct irq_work kick;
-	int halt_state;
+	atomic_t halt_ctl;
 	atomic64_t halt_places;
 	atomic64_t halt_pending;
 	struct dti_trigger_cpu __percpu *trigger;
@@ -352,7 +357,7 @@ struct dti_prev {
 	struct work_struct remove_work;
 };
 
-/* struct dti_channel.halt_state */
+/* The state in struct dti_channel.halt_ctl */
 #define DTI_HALT_OFF		0
 #define DTI_HALT_ARMING		1	/* dti_ctl_halt_after() setting it up */
 #define DTI_HALT_ARMED		2
@@ -371,6 +376,38 @@ struct dti_prev {
 	(((s64)((gen) & DTI_HALT_GEN_MASK) << DTI_HALT_GEN_SHIFT) | (s64)(count))
 #define DTI_HALT_GEN(word)	((u32)((u64)(word) >> DTI_HALT_GEN_SHIFT))
 #define DTI_HALT_COUNT(word)	((u64)(word) & DTI_HALT_COUNT_MAX)
+
+/*
+ * struct dti_channel.halt_ctl: the state in its low bits, the level the
+ * channel is to have (less DTI_LEVEL_MIN) above them, the generation of
+ * the last arming at the top.
+ */
+#define DTI_HALT_STATE_MASK	0x3
+#define DTI_HALT_LEVEL_SHIFT	2
+#define DTI_HALT_LEVEL_MASK	0xf
+#define DTI_HALT_CTL_GEN_SHIFT	8
+
+static inline int dti_halt_ctl(int state, int level, u32 gen)
+{
+	BUILD_BUG_ON(DTI_LEVEL_MAX - DTI_LEVEL_MIN > DTI_HALT_LEVEL_MASK);
+	return state | (level - DTI_LEVEL_MIN) << DTI_HALT_LEVEL_SHIFT |
+	       (gen & DTI_HALT_GEN_MASK) << DTI_HALT_CTL_GEN_SHIFT;
+}
+
+static inline int dti_halt_state(int ctl)
+{
+	return ctl & DTI_HALT_STATE_MASK;
+}
+
+static inline int dti_halt_level(int ctl)
+{
+	return ((ctl >> DTI_HALT_LEVEL_SHIFT) & DTI_HALT_LEVEL_MASK) + DTI_LEVEL_MIN;
+}
+
+static inline u32 dti_halt_ctl_gen(int ctl)
+{
+	return ((u32)ctl >> DTI_HALT_CTL_GEN_SHIFT) & DTI_HALT_GEN_MASK;
+}
 
 /**
  * struct dti_trigger_cpu - what a halt trigger let through on one CPU
@@ -482,12 +519,6 @@ static inline void dti_guard_exit(struct dti_info *info)
 	this_cpu_write(info->stats->busy, 0);
 }
 
-/* A level change ends an armed halt trigger (dti_ctl_halt_after()). */
-static inline void dti_halt_disarm(struct dti_channel *ch)
-{
-	cmpxchg(&ch->halt_state, DTI_HALT_ARMED, DTI_HALT_OFF);
-}
-
 /* dti_core.c */
 extern raw_spinlock_t dti_list_lock;
 bool dti_level_valid(int level);
@@ -534,6 +565,8 @@ void dti_queue_work(struct dti_channel *ch);
 struct list_head *dti_channel_list(void);
 void __dti_unregister(struct dti_channel *ch);
 int __dti_set_level(struct dti_channel *ch, int level, int *old);
+void dti_level_apply(struct dti_channel *ch);
+int dti_level_switch(struct dti_channel *ch, int level);
 int dti_change_level(struct dti_channel *ch, int level,
 		     enum dti_level_source source);
 void dti_probe_level(struct dti_channel *ch, int old_level, int new_level,

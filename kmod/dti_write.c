@@ -583,22 +583,30 @@ static enum dti_loss dti_nested_loss(void)
  *
  * Switches the channel off and tells dti.level_change (source "trigger"),
  * unless that arming ended meanwhile: a level change ended it (and the
- * level it set stays), or the channel was armed again.  The level is
- * read before the arming is checked and changed only if it still holds
- * that value, so a level set after the check wins too; one set to the
- * value it already had, between the check and the change, is the one
- * case where the trigger's OFF comes last.
+ * level it set stays), or the channel was armed again.  The check and
+ * the change are one atomic operation on @ch->halt_ctl, which every
+ * level change makes too (dti_level_switch()), so a level set at any
+ * moment after it stays, the value it had before included.  A channel
+ * below level 0, off or destroyed, stores nothing already: it is left as
+ * it is (a destroyed one is not turned into one that is off, whose
+ * buffers would be expected), and nothing is reported.
  *
  * Context: any, NMI included.
  */
 void dti_halt_fire(struct dti_channel *ch, u32 gen)
 {
-	int old = READ_ONCE(ch->info->level);
+	int ctl = atomic_read(&ch->halt_ctl);
+	int old;
 
-	if (smp_load_acquire(&ch->halt_state) != DTI_HALT_ARMED ||
-	    DTI_HALT_GEN(atomic64_read(&ch->halt_places)) != gen ||
-	    old == DTI_LEVEL_OFF || cmpxchg(&ch->info->level, old, DTI_LEVEL_OFF) != old)
-		return;
+	do {
+		old = dti_halt_level(ctl);
+		if (dti_halt_state(ctl) != DTI_HALT_ARMED ||
+		    dti_halt_ctl_gen(ctl) != gen || old < 0)
+			return;
+	} while (!atomic_try_cmpxchg(&ch->halt_ctl, &ctl,
+				     dti_halt_ctl(DTI_HALT_ARMED, DTI_LEVEL_OFF,
+						  gen)));
+	dti_level_apply(ch);
 	dti_probe_level(ch, old, DTI_LEVEL_OFF, DTI_SRC_TRIGGER);
 }
 
@@ -1082,7 +1090,9 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 	buf = *this_cpu_ptr(rchan->buf);
 	if (unlikely(!buf))
 		return dti_lose(info, ch, meta, len, DTI_LOSS_NOBUF);
-	if (unlikely(smp_load_acquire(&ch->halt_state) == DTI_HALT_ARMED)) {
+	/* Pairs with the arming's atomic_try_cmpxchg() to ARMED. */
+	if (unlikely(dti_halt_state(atomic_read_acquire(&ch->halt_ctl)) ==
+		     DTI_HALT_ARMED)) {
 		/* Take one of the places the trigger has. */
 		halt = dti_halt_take(ch);
 		if (!halt)
