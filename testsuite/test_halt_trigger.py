@@ -13,6 +13,11 @@ items 1 and 2).
 * Arming leaves the event types' framing alone: an event logged after
   arming does not start a new sub-buffer (which, in overwrite mode,
   throws the oldest records away).
+* A trigger armed and fired inside a level change, before the change
+  stores its level, is ended by it: the channel is at the new level and
+  stores, not "halted" with an armed, exhausted trigger (issue 52 item 7).
+* Firing on a destroyed channel leaves it destroyed, by the level file
+  and by name.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import re
 
 import pytest
 
-from dtirec import accounting_errors, parse_merged_ts, parse_stats
+from dtirec import accounting_errors, parse_kv, parse_merged_ts, parse_stats
 from guestlib import PRELUDE, WARM, start_stap
 from test_tapset_guest import wait_exit
 
@@ -203,3 +208,68 @@ def test_arming_keeps_the_event_framing(dti_guest):
     assert [(x.cpu, x.seq) for x in after] == \
         [(x.cpu, x.seq) for x in before] + [(0, before[-1].seq + 1)], (len(before), len(after))
     assert not accounting_errors(st)
+
+
+ENODATA = 61
+
+
+def test_arming_inside_a_level_change_is_ended_by_it(dti_guest):
+    """dti_set_level(hl, 5) from level 7, with the trigger armed for 0
+    records, and so fired, from a kprobe inside the level change, before
+    it stores 5 (dti_test's haltin): the change ends that arming.  The
+    channel is at 5 with no trigger armed, and the record logged next is
+    stored, as are those after it; none is halted."""
+    res = dti_guest.run(PRELUDE + """
+        ctl register hl 262144 7
+        ctl haltin hl 5
+        cat $T > /out/haltin
+        ctl printk hl 3 4 0 process after
+        snap hl s
+    """, smp=2, timeout=300).check()
+    kv = parse_kv(out(res, "haltin"))
+    assert kv["hits"] == "1" and kv["armed"] == "0", kv
+    assert kv["level"] == "5", kv
+    assert kv["left"] == str(-ENODATA), ("an arming the level change ended is armed", kv)
+    assert kv["logged"] == "0", ("the record after the level change was refused", kv)
+    assert out(res, "s", "level") == "5\n"
+    assert out(res, "s", "merged").splitlines() == \
+        ["haltin", *(f"after {i}" for i in range(4))], out(res, "s", "merged")
+    st = parse_stats(out(res, "s", "stats"))
+    assert st["total"]["halted"] == 0 and st["total"]["written"] == 5, st
+    assert not accounting_errors(st)
+
+
+def test_firing_on_a_destroyed_channel_leaves_it_destroyed(dti_guest):
+    """A trigger armed for 0 records fires at once; on a channel destroyed
+    through its level file (hd) or by name (hn, whose buffers a work item
+    frees) it changes nothing: the level stays -2 and the buffers stay
+    gone.  The next level change ends the trigger, and the channel stores
+    again."""
+    res = dti_guest.run(PRELUDE + """
+        ctl register hd 262144 7
+        ctl register hn 262144 7
+        ctl printk hn 3 2 0 process old
+        echo destroy > $D/hd/level
+        ctl ctl_halt hd 0
+        cat $D/hd/level > /out/hd_level
+        ctl ctl_get hd
+        cat $T > /out/hd_get
+        ls $D/hd > /out/hd_ls
+        ctl ctl_set hn -2 -1 process
+        ctl ctl_halt hn 0
+        for i in $(seq 100); do [ -e $D/hn/trace0 ] || break; sleep 0.1; done
+        cat $D/hn/level > /out/hn_level
+        ls $D/hn > /out/hn_ls
+        echo 7 > $D/hd/level
+        ctl printk hd 3 3 0 process again
+        snap hd s
+    """, smp=2, timeout=300).check()
+    assert out(res, "hd_level") == "-2\n", "halting a destroyed channel switched it off"
+    assert parse_kv(out(res, "hd_get"))["level"] == "-2"
+    assert "trace0" not in out(res, "hd_ls").split()
+    assert out(res, "hn_level") == "-2\n", "halting a destroyed channel switched it off"
+    assert "trace0" not in out(res, "hn_ls").split(), "a destroy by name kept its buffers"
+    assert out(res, "s", "level") == "7\n"
+    assert out(res, "s", "merged").splitlines() == [f"again {i}" for i in range(3)]
+    st = parse_stats(out(res, "s", "stats"))
+    assert st["total"]["halted"] == 0, st

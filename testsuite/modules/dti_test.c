@@ -98,6 +98,20 @@
  *                                         at the first sub-buffer switch, in
  *                                         the middle of the write that makes
  *                                         it (-EAGAIN if none came)
+ *   haltin NAME LEVEL                     dti_set_level(NAME, LEVEL) with a
+ *                                         kprobe on dti_create_buffers(),
+ *                                         which that level change calls before
+ *                                         it stores LEVEL: its handler arms
+ *                                         NAME's halt trigger for 0 records
+ *                                         (dti_ctl_halt_after(), which fires
+ *                                         at once) inside the level change;
+ *                                         then one record "haltin" is logged
+ *                                         -> "ret=0 hits=N armed=E level=L
+ *                                         left=T logged=R" (E: what the
+ *                                         arming returned, L: the level
+ *                                         after, T: dti_ctl_trigger_left(),
+ *                                         R: what the record's __dti_printk()
+ *                                         returned; issue 52 item 7)
  *   oops                                  dereference NULL in the writer's
  *                                         context, holding no lock: an oops
  *                                         (a panic with panic_on_oops), which
@@ -1890,6 +1904,60 @@ static int dtt_cmd_panicin(struct dtt_channel *c, unsigned int count)
 	return -EAGAIN;
 }
 
+/*
+ * haltin: a halt trigger armed, and fired, inside a level change, after
+ * the change began and before it stored its level (issue 52 item 7).
+ * dti_set_level() on a channel of its own calls dti_create_buffers()
+ * there; a kprobe on it arms the trigger for 0 records, the once, from
+ * the task that runs the command.
+ */
+static struct {
+	const char *name;
+	struct task_struct *task;
+	atomic_t hits;
+	int armed;
+} dtt_haltin;
+
+static int dtt_haltin_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	if (current != READ_ONCE(dtt_haltin.task))
+		return 0;
+	if (atomic_inc_return(&dtt_haltin.hits) == 1)
+		dtt_haltin.armed = dti_ctl_halt_after(dtt_haltin.name, 0);
+	return 0;
+}
+
+static int dtt_cmd_haltin(struct dtt_channel *c, int level)
+{
+	struct kprobe kp = {
+		.symbol_name = "dti_create_buffers",
+		.pre_handler = dtt_haltin_pre,
+	};
+	int ret, logged;
+
+	if (c->handle || !c->trace)
+		return -EINVAL;
+	dtt_haltin.name = c->name;
+	dtt_haltin.armed = 1;
+	atomic_set(&dtt_haltin.hits, 0);
+	ret = register_kprobe(&kp);
+	if (ret)
+		return ret;
+	WRITE_ONCE(dtt_haltin.task, current);
+	ret = dti_set_level(c->trace, level);
+	WRITE_ONCE(dtt_haltin.task, NULL);
+	unregister_kprobe(&kp);
+	if (ret)
+		return ret;
+	logged = __dti_printk(c->trace, DTI_LEVEL_ERR, "haltin\n");
+	scnprintf(dtt_result, sizeof(dtt_result),
+		  "ret=0 hits=%d armed=%d level=%d left=%ld logged=%d\n",
+		  atomic_read(&dtt_haltin.hits), dtt_haltin.armed,
+		  READ_ONCE(c->trace->level), dti_ctl_trigger_left(c->name),
+		  logged);
+	return 0;
+}
+
 /* An oops: a load from NULL the compiler can neither see nor drop */
 static int dtt_cmd_oops(void)
 {
@@ -2900,6 +2968,8 @@ static int dtt_execute(char **argv, int argc)
 		return ret;
 	if (!strcmp(argv[0], "set_level") && argc == 3)
 		return dti_set_level(c->trace, level);
+	if (!strcmp(argv[0], "haltin") && argc == 3)
+		return dtt_cmd_haltin(c, level);
 	if (!strcmp(argv[0], "s390_level") && argc == 3) {
 		debug_set_level(c->trace, level);
 		return 0;
