@@ -67,6 +67,7 @@ struct dti_filter {
 	bool has_grep;
 	regex_t grep;
 	struct dti_node *expr;
+	char *expr_text;		/* as given, for the messages */
 };
 
 struct dti_filter *dti_filter_new(void)
@@ -99,6 +100,7 @@ void dti_filter_free(struct dti_filter *f)
 	if (f->has_grep)
 		regfree(&f->grep);
 	dti_node_free(f->expr);
+	free(f->expr_text);
 	free(f);
 }
 
@@ -543,6 +545,7 @@ int dti_filter_expr(struct dti_filter *f, const char *expr)
 {
 	struct dti_parse ps = { .text = expr, .p = expr };
 	struct dti_node *n;
+	char *text;
 
 	n = dti_parse_or(&ps);
 	if (!n)
@@ -553,8 +556,15 @@ int dti_filter_expr(struct dti_filter *f, const char *expr)
 		dti_node_free(n);
 		return -1;
 	}
+	text = strdup(expr);
+	if (!text) {
+		dti_node_free(n);
+		return dti_fail(ENOMEM, "out of memory");
+	}
 	dti_node_free(f->expr);
+	free(f->expr_text);
 	f->expr = n;
+	f->expr_text = text;
 	return 0;
 }
 
@@ -720,6 +730,96 @@ bool dti_filter_match(struct dti_reader *r, const struct dti_rec *rec)
 			return false;
 	}
 	return !f->expr || dti_match_node(&m, f->expr, rec);
+}
+
+/* The fields every record has (dti_match_cmp()) */
+static const char *const dti_rec_fields[] = { "event", "level", "cpu", "seq" };
+
+/* Whether field @name is one of every record's, or of an event type @r read */
+static bool dti_field_known(const struct dti_reader *r, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(dti_rec_fields) / sizeof(dti_rec_fields[0]); i++)
+		if (!strcmp(dti_rec_fields[i], name))
+			return true;
+	for (i = 0; i < r->events.n; i++)
+		if (dti_evfmt_field(&r->events.f[i], name) >= 0)
+			return true;
+	for (i = 0; i < r->n_kids; i++)
+		if (dti_field_known(r->kids[i].r, name))
+			return true;
+	return false;
+}
+
+/* The first field of expression @n that @r does not know, or NULL */
+static const char *dti_expr_unknown(const struct dti_reader *r, const struct dti_node *n)
+{
+	const char *name;
+
+	if (n->kind == DTI_NODE_CMP)
+		return dti_field_known(r, n->field) ? NULL : n->field;
+	name = dti_expr_unknown(r, n->l);
+	return name || !n->r ? name : dti_expr_unknown(r, n->r);
+}
+
+/* Whether @r, or a child of merge @r, was opened with DTI_OPEN_FOLLOW */
+static bool dti_follows(const struct dti_reader *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n_kids; i++)
+		if (dti_follows(r->kids[i].r))
+			return true;
+	return r->flags & DTI_OPEN_FOLLOW;
+}
+
+/* Whether @name is in @list (names after ", ") */
+static bool dti_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ' ') && (!p[n] || p[n] == ','))
+			return true;
+	return false;
+}
+
+/* The names of the fields of the event types @r read, each once, onto @list */
+static void dti_fields_add(const struct dti_reader *r, char *list, size_t size)
+{
+	const struct dti_evfmt *ev;
+	unsigned int i, k;
+	size_t len;
+
+	for (i = 0; i < r->events.n; i++) {
+		ev = &r->events.f[i];
+		for (k = 0; k < ev->nargs; k++) {
+			len = strlen(list);
+			if (!dti_listed(list, ev->fields[k]) &&
+			    snprintf(list + len, size - len, "%s%s", len ? ", " : "",
+				     ev->fields[k]) >= (int)(size - len))
+				return;		/* cut: the message says what fits */
+		}
+	}
+	for (i = 0; i < r->n_kids; i++)
+		dti_fields_add(r->kids[i].r, list, size);
+}
+
+int dti_filter_end(struct dti_reader *r, int ret)
+{
+	char list[320] = "";
+	const char *name;
+
+	if (ret || !r->filter || !r->filter->expr || r->in_merge || dti_follows(r))
+		return ret;
+	name = dti_expr_unknown(r, r->filter->expr);
+	if (!name)
+		return 0;
+	dti_fields_add(r, list, sizeof(list));
+	return dti_fail(EINVAL, "filter: expression \"%s\": no field %s: not one of every record's (event, level, cpu, seq), nor of an event type read (%s)",
+			r->filter->expr_text, name, list[0] ? list : "none was read");
 }
 
 /* @ts + @ns, held within 0..UINT64_MAX */

@@ -1629,7 +1629,7 @@ int dti_print_records(struct dti_reader *r, FILE *out, enum dti_format format,
 		}
 		ret = dti_next_any(r, &rec);
 		if (ret <= 0)
-			return ret;
+			return dti_filter_end(r, ret);
 		left--;
 		/* formats pass every filter: raw output needs them */
 		if ((rec.flags & DTI_REC_FORMAT || !r->filter || dti_filter_match(r, &rec)) &&

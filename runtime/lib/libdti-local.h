@@ -609,6 +609,14 @@ bool dti_filter_match(struct dti_reader *r, const struct dti_rec *rec);
 int dti_filter_attach(struct dti_reader *r, const struct dti_filter *f, bool times);
 /* Whether the merged record of time @ts is within the times of merge @m's filter */
 bool dti_merge_times(struct dti_reader *m, uint64_t ts);
+/*
+ * The end of reading @r (@ret: 0 there, else what to return): fail with
+ * EINVAL if its filter's expression names a field that neither every
+ * record nor any event type read has.  Not for a merge's child (the
+ * merge checks), nor with DTI_OPEN_FOLLOW (more types may come).  @ret,
+ * or -1.
+ */
+int dti_filter_end(struct dti_reader *r, int ret);
 bool dti_filter_simple(const struct dti_filter *f);
 bool dti_filter_cpu(const struct dti_filter *f, unsigned int cpu);
 void dti_filter_level_range(const struct dti_filter *f, int *min, int *max);

@@ -180,7 +180,7 @@ int dti_merge_next(struct dti_reader *m, struct dti_rec *rec)
 		if (!m->started)
 			dti_merge_start(m);
 		if (!best)
-			return dti_next_end(m, 0);
+			return dti_filter_end(m, dti_next_end(m, 0));
 		m->kid_last = best - m->kids;
 		if (m->filter && !dti_merge_times(m, best->head.ts_ns))
 			continue;

@@ -1241,7 +1241,7 @@ int dti_next(struct dti_reader *r, struct dti_rec *rec)
 		if (!r->filter || dti_filter_match(r, rec))
 			return 1;
 	}
-	return ret;
+	return dti_filter_end(r, ret);
 }
 
 bool dti_reader_live(const struct dti_reader *r)

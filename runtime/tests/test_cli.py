@@ -234,6 +234,9 @@ CASES = [
     ("filter not an expression", ["decode", "--filter", "status !=", "{snap}"], 129, "^$",
      r'^dti decode: --filter: expression "status !=": a value was expected at column 10 '
      r"\(the end\)\n"),
+    ("filter on a field nothing has", ["decode", "--filter", "nosuch == 1", "{snap}"], 1, "^$",
+     r'^dti: filter: expression "nosuch == 1": no field nosuch: not one of every record\'s '
+     r"\(event, level, cpu, seq\), nor of an event type read \(none was read\)\n$"),
     ("priority err and more severe", ["decode", "-p", "err", "{levels}"], 0,
      "^L0\nL1\nL2\nL3\n$", "^$"),
     ("priority range", ["decode", "--priority", "warning..err", "{levels}"], 0, "^L3\nL4\n$", "^$"),
@@ -1413,3 +1416,27 @@ def test_dump_channels_merged(tmp_path):
     p = run(["dump", "--channel", "cli,dev", "-S", "+10ns", "vmcore"], tmp_path)
     assert (p.returncode, p.stdout.decode(), p.stderr) == \
         (0, "cli c-b\ndev d-b\ncli c-c\n", b"")
+
+
+def test_filter_field_no_event_type_has(tmp_path):
+    """--filter naming a field no record and no event type read has is an
+    error naming the field and the event types' fields, where the records
+    end (the formats are learnt from the data): in decode, in report and
+    in a merge of snapshots; a field one type has is none."""
+    sys.path.insert(0, str(RUNTIME.parent / "bench"))
+    import decode_events
+    decode_events.snapshot(tmp_path / "ev", 300, typed=True)
+    make_snap(tmp_path / "snap")
+    fields = (r"not one of every record's \(event, level, cpu, seq\), nor of an event type read "
+              r"\(dev, irq, status, len\)\n$")
+    for args in (["decode", "--filter", "stauts != 0", "ev"],
+                 ["report", "--filter", "stauts != 0", "ev"],
+                 ["decode", "--filter", "stauts != 0", "ev", "snap"]):
+        r = subprocess.run([str(DTI), *args], cwd=tmp_path, capture_output=True, text=True)
+        assert r.returncode == 1, (args, r.stderr)
+        assert re.search(r'^dti: filter: expression "stauts != 0": no field stauts: ' + fields,
+                         r.stderr, re.M), (args, r.stderr)
+    # a field of a type: no error, whatever it matches
+    r = subprocess.run([str(DTI), "decode", "--filter", "status == 12345", "ev", "snap"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert (r.returncode, r.stdout, r.stderr) == (0, "", "")

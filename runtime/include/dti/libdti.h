@@ -265,9 +265,10 @@ void dti_close(struct dti_reader *r);
  * keep their order).  Returns 1 and fills @rec, 0 at the end (with
  * DTI_OPEN_FOLLOW: no more data for now, call again later), or -1 on
  * ENOMEM, on a write error of what dti_print() collected (EIO and the
- * like), and with DTI_OPEN_STRICT on truncated or corrupt data (EBADMSG,
- * EPROTO for an unknown version) or read errors; dti_errmsg() names the
- * file and offset.  Without DTI_OPEN_STRICT damage and read errors are
+ * like), at the end with EINVAL if the filter names a field nothing
+ * read has (dti_filter_expr()), and with DTI_OPEN_STRICT on truncated or
+ * corrupt data (EBADMSG, EPROTO for an unknown version) or read errors;
+ * dti_errmsg() names the file and offset.  Without DTI_OPEN_STRICT damage and read errors are
  * notices (DTI_NOTICE_DAMAGE) and reading goes on.
  */
 int dti_next(struct dti_reader *r, struct dti_rec *rec);
@@ -522,9 +523,14 @@ int dti_filter_grep(struct dti_filter *f, const char *regex, unsigned int flags)
  * of every record: event (its type's name), level (a number or a level
  * name), cpu or seq.  A comparison with a field the record does not have
  * is false (so a record that is no typed event passes only on those
- * four), and so is one of a string field with a number.  Replaces the
- * expression of a call before.  Returns 0, or -1: EINVAL (dti_errmsg()
- * says what was expected, and at which column), ENOMEM.
+ * four), and so is one of a string field with a number.  A field that
+ * is none of those four nor a field of any event type the reader read
+ * fails dti_next() and dti_print_records() where the records end
+ * (EINVAL; dti_errmsg() names it and the event types' fields): event
+ * types are learnt from the records, so it cannot be told earlier.
+ * Not with DTI_OPEN_FOLLOW.  Replaces the expression of a call before.
+ * Returns 0, or -1: EINVAL (dti_errmsg() says what was expected, and at
+ * which column), ENOMEM.
  */
 int dti_filter_expr(struct dti_filter *f, const char *expr);
 /*
