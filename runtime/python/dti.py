@@ -14,19 +14,41 @@ type's name), id and fields (a dict of the typed values: int, str or
 bytes) for an event of a registered type that its format decodes.  The
 filters are libdti's (dti_filter_*): levels, CPU lists, times, a regular
 expression, a field expression.  Errors raise DTIError with libdti's
-message (file and offset).  The layouts below follow <dti/libdti.h>;
-libdti's ABI is checked by abidiff against a baseline, so they hold for
-libdti.so.0.
+message (file and offset).
+
+What `dti decode` reports comes to the caller too:
+
+- Lost records come in the iteration, where they were lost (before the
+  record after them), as a dict without ts_ns: lost (how many records:
+  a gap in the CPU's sequence numbers; None where a live channel's
+  record still being written was skipped, bytes saying how many bytes),
+  cpu, from_seq and to_seq (the first missing sequence number and that
+  of the record after the gap), source, offset and message (the line
+  `dti decode` prints).  Tell them apart with `"lost" in rec`.  The
+  filter's CPUs hold for them, as for `dti decode -c`.
+- Damaged input raises DTIDamageError (a DTIError, errno EBADMSG) with
+  the message `dti decode` prints, after the records before the damage.
+  With on_damage=callable, the callable gets each DTIDamageError instead
+  and reading goes on past the damage as `dti decode` does (it may raise
+  to stop).
+- Suspicious input that is read as it is (a CPU's file given twice, a
+  reused snapshot directory, a sequence going backwards) is a warning of
+  category DTIWarning (the warnings module), with `dti decode`'s message.
+
+The layouts below follow <dti/libdti.h>; libdti's ABI is checked by
+abidiff against a baseline, so they hold for libdti.so.0.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
-from typing import Iterator
+import warnings
+from typing import Callable, Iterator
 
-__all__ = ["DTIError", "Reader", "load", "LEVELS"]
+__all__ = ["DTIError", "DTIDamageError", "DTIWarning", "Reader", "load", "LEVELS"]
 
 LEVELS = ("emerg", "alert", "crit", "err", "warning", "notice", "info", "debug")
 
@@ -35,10 +57,30 @@ REC_TEXT, REC_PENDING, REC_TYPED = 0x01, 0x10, 0x40
 OPEN_FOLLOW, OPEN_RESET, OPEN_STRICT = 0x1, 0x2, 0x4
 FIELD_INT, FIELD_UINT, FIELD_PTR, FIELD_STR, FIELD_BYTES = range(5)
 TIME_BOOT, TIME_FIRST, TIME_LAST = range(3)
+# <dti/libdti.h> enum dti_notice_type
+NOTICE_GAP, NOTICE_BACKWARDS, NOTICE_SKIPPED, NOTICE_DAMAGE, NOTICE_WARNING = range(5)
 
 
 class DTIError(OSError):
     """A libdti call failed: errno and libdti's message."""
+
+
+class DTIDamageError(DTIError):
+    """Damaged input (libdti's DTI_NOTICE_DAMAGE, or the first damage of a
+    strict reader): errno EBADMSG (EPROTO: a record version libdti does not
+    know), strerror the message `dti decode` prints ("trace0: corrupt data at
+    offset 176: ...; 816 bytes skipped ..."); source, offset, cpu and skipped
+    (bytes) where libdti told them, else None."""
+
+    def __init__(self, err: int, message: str, source=None, offset=None, cpu=None,
+                 skipped=None):
+        super().__init__(err, message)
+        self.source, self.offset, self.cpu, self.skipped = source, offset, cpu, skipped
+
+
+class DTIWarning(UserWarning):
+    """Suspicious input that libdti read as it is (DTI_NOTICE_WARNING), or a
+    sequence number going backwards: `dti decode`'s warning."""
 
 
 class _Rec(ctypes.Structure):
@@ -56,6 +98,16 @@ class _Field(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("type", ctypes.c_int), ("size", ctypes.c_uint),
                 ("i", ctypes.c_int64), ("u", ctypes.c_uint64), ("data", ctypes.c_void_p),
                 ("len", ctypes.c_size_t), ("reserved", ctypes.c_uint64 * 4)]
+
+
+class _Notice(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("cpu", ctypes.c_uint), ("from_seq", ctypes.c_uint64),
+                ("to_seq", ctypes.c_uint64), ("count", ctypes.c_uint64),
+                ("source", ctypes.c_char_p), ("offset", ctypes.c_uint64),
+                ("message", ctypes.c_char_p)]
+
+
+_NOTICE_FN = ctypes.CFUNCTYPE(None, ctypes.POINTER(_Notice), ctypes.c_void_p)
 
 
 def _library(path: str | None = None) -> ctypes.CDLL:
@@ -86,6 +138,7 @@ def _library(path: str | None = None) -> ctypes.CDLL:
                                ctypes.POINTER(u)]),
         "dti_event_field": (i, [vp, ctypes.POINTER(_Rec), u, ctypes.POINTER(_Field)]),
         "dti_damage_count": (ctypes.c_ulong, [vp]),
+        "dti_set_notice_handler": (i, [vp, _NOTICE_FN, vp]),
         "dti_merge_new": (vp, []),
         "dti_merge_add": (i, [vp, vp, cp]),
         "dti_merge_last": (i, [vp]),
@@ -112,6 +165,10 @@ def _fail(lib: ctypes.CDLL, what: str) -> DTIError:
     return DTIError(err, f"{what}: {lib.dti_errmsg().decode(errors='replace')}")
 
 
+def _text(b: bytes | None) -> str | None:
+    return None if b is None else b.decode(errors="replace")
+
+
 class Reader:
     """Records of one channel merged by time (libdti's struct dti_reader).
 
@@ -120,25 +177,40 @@ class Reader:
     filters are those of `dti read`: cpus="0,2-3", priority="err" or
     "warning..err" (as dti -p) or (0, 3) (levels from, to), since/until as `dti --since` takes them ("12.5", "+2s",
     "-500ms"), grep="regex", expr="status != 0 && len > 4096".
+
+    Lost records, damage and warnings come as the module's docstring says:
+    lost-record dicts in the iteration, DTIDamageError raised (or given to
+    on_damage=callable, and reading goes on), DTIWarning warnings.
     """
 
-    def __init__(self, handle: int, lib: ctypes.CDLL, merge: bool = False, **filters):
+    def __init__(self, handle: int, lib: ctypes.CDLL, merge: bool = False,
+                 on_damage: Callable[[DTIDamageError], None] | None = None, **filters):
         self._r, self._lib, self._f, self._merge = handle, lib, None, merge
+        self._on_damage, self._notices = on_damage, []
+        # libdti calls it within dti_next(): kept, and only collects
+        self._notice_fn = _NOTICE_FN(self._collect)
+        lib.dti_set_notice_handler(handle, self._notice_fn, None)
         if any(v is not None for v in filters.values()):
             self._set_filter(**filters)
 
+    def _collect(self, n, _arg) -> None:
+        n = n.contents
+        self._notices.append((n.type, n.cpu, n.from_seq, n.to_seq, n.count,
+                              _text(n.source), n.offset, _text(n.message)))
+
     @classmethod
-    def merge(cls, readers, **filters) -> "Reader":
+    def merge(cls, readers, on_damage=None, **filters) -> "Reader":
         """Several readers (each of one channel, not read yet) as one
         timeline, as `dti read A B` and `dti decode DIR1 DIR2`: libdti's
         merge, which takes them over (they are closed with it).  Each
-        record has "channel"; the filters hold for the merged records."""
+        record has "channel"; the filters hold for the merged records, and
+        the merge's on_damage for all (the readers' own are not used)."""
         readers = list(readers)
         lib = readers[0]._lib if readers else _get_lib()
         m = lib.dti_merge_new()
         if not m:
             raise _fail(lib, "merge")
-        merged = cls(m, lib, merge=True)
+        merged = cls(m, lib, merge=True, on_damage=on_damage)
         for r in readers:
             if lib.dti_merge_add(m, r._r, None) < 0:
                 raise _fail(lib, "merge")
@@ -148,12 +220,12 @@ class Reader:
         return merged
 
     @classmethod
-    def _open(cls, fn: str, what: str, *args, lib=None, **filters) -> "Reader":
+    def _open(cls, fn: str, what: str, *args, lib=None, **kw) -> "Reader":
         lib = lib or _get_lib()
         r = getattr(lib, fn)(*args)
         if not r:
             raise _fail(lib, what)
-        return cls(r, lib, **filters)
+        return cls(r, lib, **kw)
 
     @classmethod
     def dir(cls, path, strict: bool = False, **filters) -> "Reader":
@@ -215,11 +287,36 @@ class Reader:
         rec = _Rec()
         while True:
             ret = self._lib.dti_next(self._r, ctypes.byref(rec))
+            err = ctypes.get_errno()
+            d = self._dict(rec) if ret > 0 else None     # before the notices' yields
+            yield from self._told()
             if ret < 0:
+                if err in (errno.EBADMSG, errno.EPROTO):    # strict: the first damage
+                    raise DTIDamageError(err, self._lib.dti_errmsg().decode(errors="replace"))
                 raise _fail(self._lib, "reading")
             if ret == 0:
                 return
-            yield self._dict(rec)
+            yield d
+
+    def _told(self) -> Iterator[dict]:
+        """The notices libdti gave during the last dti_next(), in order."""
+        notices, self._notices = self._notices, []
+        for kind, cpu, from_seq, to_seq, count, source, offset, message in notices:
+            if kind in (NOTICE_GAP, NOTICE_SKIPPED):
+                d = {"lost": count if kind == NOTICE_GAP else None, "cpu": cpu,
+                     "from_seq": from_seq if kind == NOTICE_GAP else None,
+                     "to_seq": to_seq if kind == NOTICE_GAP else None,
+                     "source": source, "offset": offset, "message": message}
+                if kind == NOTICE_SKIPPED:
+                    d["bytes"] = count
+                yield d
+            elif kind == NOTICE_DAMAGE:
+                e = DTIDamageError(errno.EBADMSG, message, source, offset, cpu, count)
+                if self._on_damage is None:
+                    raise e
+                self._on_damage(e)
+            elif kind in (NOTICE_WARNING, NOTICE_BACKWARDS):
+                warnings.warn(message, DTIWarning, stacklevel=3)
 
     def _dict(self, rec: _Rec) -> dict:
         d = {"ts_ns": rec.ts_ns, "cpu": rec.cpu, "level": rec.level,
@@ -287,8 +384,10 @@ def _level(v) -> int:
     return LEVELS.index(v.lower()) if isinstance(v, str) else int(v)
 
 
-def load(path, **filters) -> list[dict]:
-    """Every record of a snapshot directory (or one per-CPU file) as a list of dicts."""
+def load(path, on_damage=None, **filters) -> list[dict]:
+    """Every record of a snapshot directory (or one per-CPU file) as a list
+    of dicts, lost records among them ("lost" in the dict); damage raises
+    DTIDamageError unless on_damage takes it (see the module's docstring)."""
     opener = Reader.dir if os.path.isdir(path) else (lambda p, **f: Reader.files([p], **f))
-    with opener(path, **filters) as r:
+    with opener(path, on_damage=on_damage, **filters) as r:
         return list(r)
