@@ -121,6 +121,12 @@ extern const char dti_journal_support[];
  */
 #define DTI_SNAP_MODULES	"modules"
 #define DTI_SNAP_RELEASE	"release"
+/*
+ * And the ID of the boot it was taken in, a copy of DTI_BOOT_ID: only
+ * records of this boot have their callers in /proc/kallsyms (--symbols)
+ */
+#define DTI_SNAP_BOOT_ID	"boot_id"
+#define DTI_BOOT_ID		"/proc/sys/kernel/random/boot_id"
 
 /*
  * Write @release and a newline to DIR/release (@dir).  DTI_EXIT_OK, or

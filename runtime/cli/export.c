@@ -61,7 +61,8 @@ const char usage_export[] =
 	"      --filter EXPR     only typed events for which EXPR holds\n"
 	"      --strict          stop at the first damaged record (exit status 1)\n"
 	"  -q, --quiet           report neither lost records nor damage on stderr\n"
-	"  -s, --symbols         (perfetto) callers' symbols through /proc/kallsyms;\n"
+	"  -s, --symbols         (perfetto) callers' symbols through /proc/kallsyms\n"
+	"                        (a snapshot of this boot only, as dti decode);\n"
 	"                        --kallsyms, --lines, -d, --kernel-release and\n"
 	"                        --modules as dti decode has them\n"
 	"\nExit status: 0, 1 failure, 2 damaged data skipped, 129 usage.\n";

@@ -30,7 +30,8 @@
 /* Options of read and decode, as getopt_long entries and as help */
 #define DTI_READ_HELP \
 	DTI_HELP_FORMAT \
-	"  -s, --symbols         resolve callers through /proc/kallsyms\n" \
+	"  -s, --symbols         resolve callers through /proc/kallsyms (records of\n" \
+	"                        this boot only: a snapshot's boot_id says)\n" \
 	DTI_HELP_TAIL
 #define DTI_READ_OPTS \
 	{ "help",      no_argument,       NULL, 'h' }, \
@@ -113,7 +114,10 @@ static const struct option dti_console_opts[] = {
 	{ "channel",   required_argument, NULL, OPT_CHANNEL },
 	{ NULL, 0, NULL, 0 },
 };
-/* /proc/kallsyms is the host's, not the dumped kernel's: no --symbols */
+/*
+ * /proc/kallsyms is the host's, not the dumped kernel's: no --symbols
+ * (decode checks a snapshot's boot_id instead: dti_decode_this_boot())
+ */
 static const struct option dti_dump_opts[] = {
 	DTI_READ_OPTS,
 	{ "list",      no_argument,       NULL, 'l' },
@@ -122,6 +126,11 @@ static const struct option dti_dump_opts[] = {
 	{ "excerpt",   required_argument, NULL, OPT_EXCERPT },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* What -s/--symbols refusals end with: why, and what to do instead */
+#define DTI_SYMBOLS_THIS_BOOT \
+	"-s/--symbols resolves callers through this boot's /proc/kallsyms; " \
+	"give the kallsyms of the boot that logged with --kallsyms FILE"
 
 static volatile sig_atomic_t dti_stop;
 
@@ -531,6 +540,9 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 				 "missing DIR or FILE");
 	if (o->previous && (o->follow || o->no_reset))
 		return dti_usage(cmd, true, "--previous reads records that no longer change: no --follow or --no-reset");
+	if (o->previous && o->symbols && !o->kallsyms)
+		return dti_usage(cmd, true, "--previous: the previous boot's records: "
+				 DTI_SYMBOLS_THIS_BOOT);
 	if (o->n_channels > 1 && (o->list || is_con))
 		return dti_usage(cmd, true, is_con ? "--channel: one channel of a console log" :
 				 "--list: one --channel, or none for all");
@@ -1024,6 +1036,79 @@ static int dti_decode_lines(struct dti_read_opts *o, char **args, unsigned int n
 				    "no module table among the files (a snapshot's DIR/modules, or --modules FILE)");
 }
 
+/* The boot ID in file @path, blanks off, into @id (@size); 0, or -1 (errno) */
+static int dti_boot_id_read(const char *path, char *id, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	int err;
+
+	if (!f)
+		return -1;
+	if (!fgets(id, size, f))
+		id[0] = '\0';
+	err = ferror(f) ? EIO : 0;
+	fclose(f);
+	id[strcspn(id, " \t\n")] = '\0';
+	errno = err;
+	return err ? -1 : 0;
+}
+
+/*
+ * Whether @path (a boot_id file of @what; NULL: none) names this boot,
+ * @this.  DTI_EXIT_OK, or the usage error that says why not.
+ */
+static int dti_boot_is(const char *cmd, const char *what, const char *path,
+		       const char *this)
+{
+	char id[64], msg[PATH_MAX + 512];
+
+	if (!path)
+		snprintf(msg, sizeof(msg), "%s: records of no known boot (no file "
+			 DTI_SNAP_BOOT_ID " among them)", what);
+	else if (dti_boot_id_read(path, id, sizeof(id)) < 0)
+		snprintf(msg, sizeof(msg), "%s: records of no known boot (%s: %s; 'dti snapshot' writes it, not an older dti, 'dti dump --out' or save-previous)",
+			 what, path, strerror(errno));
+	else if (strcmp(id, this))
+		snprintf(msg, sizeof(msg), "%s: records of boot %s (%s), not of this one, %s", what,
+			 id, path, this);
+	else
+		return DTI_EXIT_OK;
+	snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), ": " DTI_SYMBOLS_THIS_BOOT);
+	return dti_usage(cmd, true, msg);
+}
+
+/*
+ * -s/--symbols (no --kallsyms) for what decode reads: /proc/kallsyms
+ * holds this boot's addresses, so only records known to be of this boot
+ * (a snapshot's boot_id, DTI_SNAP_BOOT_ID, that is this boot's, of each
+ * DIR, or a file boot_id among the FILEs) are resolved through it; the
+ * others are refused, as dump and console-log refuse -s.  DTI_EXIT_OK,
+ * or an exit code.
+ */
+static int dti_decode_this_boot(const char *cmd, struct dti_read_opts *o, char **args,
+				unsigned int n)
+{
+	char this[64], path[PATH_MAX + 16];
+	unsigned int i;
+	int ret = DTI_EXIT_OK;
+
+	if (!o->symbols || o->kallsyms)
+		return DTI_EXIT_OK;
+	if (dti_boot_id_read(DTI_BOOT_ID, this, sizeof(this)) < 0 || !this[0])
+		return dti_err("-s/--symbols: this boot's ID: %s: %s", DTI_BOOT_ID,
+			       strerror(errno ? errno : EINVAL));
+	for (i = 0; ret == DTI_EXIT_OK && i < n && dti_is_dir(args[i]); i++) {
+		snprintf(path, sizeof(path), "%s/" DTI_SNAP_BOOT_ID, args[i]);
+		ret = dti_boot_is(cmd, args[i], path, this);
+	}
+	if (i)
+		return ret;
+	for (i = 0; i < n; i++)
+		if (dti_named(args[i], DTI_SNAP_BOOT_ID))
+			return dti_boot_is(cmd, "the files", args[i], this);
+	return dti_boot_is(cmd, "the files", NULL, this);
+}
+
 /* Snapshot directories @dirs (@n > 1) merged into one timeline */
 static int dti_decode_merged(const char *cmd, char **dirs, unsigned int n,
 			     struct dti_read_opts *o)
@@ -1050,6 +1135,8 @@ int dti_decode_cmd(const char *cmd, int argc, char **argv)
 	if (ret >= 0)
 		return ret;
 	ret = dti_decode_check(argv + optind, argc - optind);
+	if (ret == DTI_EXIT_OK)
+		ret = dti_decode_this_boot(cmd, &o, argv + optind, argc - optind);
 	if (ret == DTI_EXIT_OK)
 		ret = dti_decode_lines(&o, argv + optind, argc - optind);
 	if (ret != DTI_EXIT_OK)

@@ -3,7 +3,8 @@
  * dti snapshot CHANNEL DIR: usage model 2 in one step.  Remember the
  * level, switch the channel off, make the trace files return everything
  * (reset_consumed), copy every traceN plus info and stats into DIR (and
- * the module table and the kernel's release, for decode --lines), and
+ * the module table and the kernel's release, for decode --lines, and
+ * the boot's ID, for decode --symbols), and
  * restore the level, also when copying failed.  SIGINT, SIGTERM or SIGHUP
  * in between restore it too, from the handler, before the signal ends
  * the process as it would have.
@@ -28,14 +29,16 @@ const char usage_snapshot[] =
 	"usage: dti snapshot [--raw] [--force] CHANNEL DIR\n"
 	"\nSwitch CHANNEL off, copy every per-CPU trace file (all records the\n"
 	"buffers hold), its info and stats, the module table and this kernel's\n"
-	"release (as modules and release, for 'dti decode --lines') into DIR\n"
-	"(created if needed, else it must be empty), and restore the previous\n"
+	"release (as modules and release, for 'dti decode --lines') and this\n"
+	"boot's ID (boot_id, for 'dti decode --symbols') into DIR (created if\n"
+	"needed, else it must be empty), and restore the previous\n"
 	"level, also when interrupted.  Decode the copy with 'dti decode DIR'.\n"
 	"\n"
 	"  --raw    copy each whole ring through mmap instead of reading the\n"
 	"           trace files: nothing is consumed, padding is kept\n"
 	"  --force  use a DIR that is not empty: remove the trace*, info, stats,\n"
-	"           modules and release files an earlier snapshot left there\n";
+	"           modules, release and boot_id files an earlier snapshot left\n"
+	"           there\n";
 
 /* What the signal handler needs to restore the level: no allocation, no stdio */
 static struct {
@@ -109,7 +112,7 @@ static bool dti_snap_file(const char *name)
 {
 	return !strncmp(name, "trace", 5) || !strcmp(name, "info") ||
 	       !strcmp(name, "stats") || !strcmp(name, DTI_SNAP_MODULES) ||
-	       !strcmp(name, DTI_SNAP_RELEASE);
+	       !strcmp(name, DTI_SNAP_RELEASE) || !strcmp(name, DTI_SNAP_BOOT_ID);
 }
 
 /*
@@ -319,6 +322,22 @@ static int dti_copy_release(const char *dir)
 	return dti_snap_write_release(dir, u.release);
 }
 
+/*
+ * This boot's ID as DIR/boot_id: 'dti decode -s' resolves callers through
+ * /proc/kallsyms only for records of the boot it runs in.  Without
+ * DTI_BOOT_ID (no procfs) there is none, and decode -s refuses the
+ * snapshot.  0 or an exit code.
+ */
+static int dti_copy_boot_id(const char *dir)
+{
+	char dst[PATH_MAX + 300];
+
+	if (access(DTI_BOOT_ID, R_OK) != 0)
+		return DTI_EXIT_OK;
+	snprintf(dst, sizeof(dst), "%s/" DTI_SNAP_BOOT_ID, dir);
+	return dti_copy_file(DTI_BOOT_ID, dst) < 0 ? DTI_EXIT_FAIL : DTI_EXIT_OK;
+}
+
 static int dti_copy_channel(const char *chdir, const char *dir, size_t ring,
 			    unsigned int *files, long long *bytes)
 {
@@ -405,6 +424,8 @@ int cmd_snapshot(int argc, char **argv)
 		ret = dti_copy_modules(chdir, dir);
 	if (ret == DTI_EXIT_OK)
 		ret = dti_copy_release(dir);
+	if (ret == DTI_EXIT_OK)
+		ret = dti_copy_boot_id(dir);
 	if (level != -1 && dti_set_level(ch, level) < 0)
 		ret = dti_err("cannot restore level %d: %s", level, dti_errmsg());
 	dti_snap_disarm();

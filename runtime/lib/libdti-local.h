@@ -56,6 +56,7 @@
 /* The module table in a snapshot directory (dti snapshot, dti_dump_save()) */
 #define DTI_SNAP_MODULES_FILE	"modules"
 #define DTI_SNAP_RELEASE_FILE	"release"
+#define DTI_SNAP_BOOT_ID_FILE	"boot_id"
 
 /* dump.c: how @d reads the dump's memory (excerpt.c reads it so too) */
 const struct dti_dump_mem *dti_dump_get_mem(const struct dti_dump *d);

@@ -231,6 +231,7 @@ enum dti_snap_kind {
 	DTI_SNAP_STATS,		/* its per-CPU counters: no records */
 	DTI_SNAP_MODULES,	/* the module table: no records, not read here */
 	DTI_SNAP_RELEASE,	/* the kernel's release: no records, not read here */
+	DTI_SNAP_BOOT_ID,	/* the boot's ID: no records, not read here */
 };
 
 static enum dti_snap_kind dti_snap_kind(const char *name)
@@ -245,6 +246,8 @@ static enum dti_snap_kind dti_snap_kind(const char *name)
 		return DTI_SNAP_MODULES;
 	if (!strcmp(name, DTI_SNAP_RELEASE_FILE))
 		return DTI_SNAP_RELEASE;
+	if (!strcmp(name, DTI_SNAP_BOOT_ID_FILE))
+		return DTI_SNAP_BOOT_ID;
 	return strcmp(name, "stats") ? DTI_SNAP_OTHER : DTI_SNAP_STATS;
 }
 
@@ -439,7 +442,8 @@ struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
 		dti_fail(ENOENT, "%s: a snapshot's %s, not records: no per-CPU file given",
 			 paths[0], kind[0] == DTI_SNAP_INFO ? "info" :
 			 kind[0] == DTI_SNAP_STATS ? "stats" :
-			 kind[0] == DTI_SNAP_MODULES ? "module table" : "kernel release");
+			 kind[0] == DTI_SNAP_MODULES ? "module table" :
+			 kind[0] == DTI_SNAP_RELEASE ? "kernel release" : "boot ID");
 		goto out;
 	}
 	r = dti_open_snapshot(recs, n_recs, first_pending, flags, false,

@@ -36,6 +36,7 @@ HDR = struct.Struct("<HBBbBHIIQQQ")
 SUBINFO = struct.Struct("<6I32s")
 MAGIC, TEXT, SUBBUF = 0xD71A, 0x01, 0x80
 CALLER = 0xffffffffc0001234
+BOOT_ID = "/proc/sys/kernel/random/boot_id"
 
 
 def rec(cpu, seq, ts, payload, flags=TEXT, level=3, log_cpu=None):
@@ -403,6 +404,12 @@ CASES = [
     ("dump excerpt and list", ["dump", "--list", "--excerpt", "x.elf", "{vmcore}"], 129, "^$",
      "--list, --out and --excerpt exclude each other"),
     ("dump symbols", ["dump", "-s", "{vmcore}"], 129, "^$", "invalid option -- 's'"),
+    ("decode symbols of no known boot", ["decode", "-s", "{snap}"], 129, "^$",
+     r"^dti decode: snap: records of no known boot \(snap/boot_id: No such file or directory; "),
+    ("previous symbols", ["--debugfs", "{fs}", "read", "--previous", "-s", "ch"], 129, "^$",
+     r"^dti read: --previous: the previous boot's records: -s/--symbols resolves callers "
+     r"through this boot's /proc/kallsyms; give the kallsyms of the boot that logged with "
+     r"--kallsyms FILE\n"),
     ("lines without a table", ["decode", "--lines", "{snap}/trace0"], 0,
      r"^\[    1\.000000000\] cpu0 L3 #0 0xffffffffc0001234: zero-a\n",
      r"^dti: warning: callers not resolved to source lines: no module table among the files "
@@ -791,8 +798,10 @@ def test_snapshot(work):
     p = run(["--debugfs", "{fs}", "snapshot", "ch", "new"], work)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith(b"ch: 2 per-CPU files, ")
-    assert sorted(os.listdir(work / "new")) == ["info", "release", "stats", "trace0", "trace1"]
+    assert sorted(os.listdir(work / "new")) == ["boot_id", "info", "release", "stats", "trace0",
+                                                "trace1"]
     assert (work / "new/release").read_text() == os.uname().release + "\n"
+    assert (work / "new/boot_id").read_text() == Path(BOOT_ID).read_text()
     # a regular file keeps what is not overwritten: "-1" then "3" is "31"
     assert (work / "fs/dti/ch/level").read_text().startswith("3")
     assert run(["decode", "new"], work).stdout.decode() == MERGED
@@ -851,8 +860,8 @@ def test_snapshot_force(work):
     p = run(["--debugfs", "{fs}", "snapshot", "--force", "ch", "notempty"], work)
     assert p.returncode == 0, p.stderr
     assert b"notempty: removed 1 file of an earlier snapshot" in p.stderr
-    assert sorted(os.listdir(work / "notempty")) == ["info", "notes", "release", "stats",
-                                                       "trace0", "trace1"]
+    assert sorted(os.listdir(work / "notempty")) == ["boot_id", "info", "notes", "release",
+                                                       "stats", "trace0", "trace1"]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
@@ -1093,8 +1102,8 @@ def test_snapshot_copies_modules(work):
     (work / "fs/dti/.modules").write_text(modules_text(build_id, first))
     p = run(["--debugfs", "{fs}", "snapshot", "ch", "new"], work)
     assert p.returncode == 0, p.stderr
-    assert sorted(os.listdir(work / "new")) == ["info", "modules", "release", "stats",
-                                                "trace0", "trace1"]
+    assert sorted(os.listdir(work / "new")) == ["boot_id", "info", "modules", "release",
+                                                "stats", "trace0", "trace1"]
     assert (work / "new/modules").read_text() == modules_text(build_id, first)
     want = f"lines_first+0x{first:x}/0x"
     for args in (["new"], sorted(str(f.relative_to(work)) for f in (work / "new").iterdir())):
@@ -1106,7 +1115,7 @@ def test_snapshot_copies_modules(work):
     assert run(["decode", "new"], work).stdout.decode() == MERGED
     (work / "fs/dti/ch/level").write_text("3\n")
     p = run(["--debugfs", "{fs}", "snapshot", "--force", "ch", "new"], work)
-    assert p.returncode == 0 and b"removed 6 files" in p.stderr
+    assert p.returncode == 0 and b"removed 7 files" in p.stderr
 
 
 def test_decode_snapshot_release(work):
@@ -1440,3 +1449,47 @@ def test_filter_field_no_event_type_has(tmp_path):
     r = subprocess.run([str(DTI), "decode", "--filter", "status == 12345", "ev", "snap"],
                        cwd=tmp_path, capture_output=True, text=True)
     assert (r.returncode, r.stdout, r.stderr) == (0, "", "")
+
+
+def test_symbols_of_this_boot_only(work):
+    """-s resolves callers through this boot's /proc/kallsyms: decode,
+    report and export take it for a snapshot of this boot (its boot_id,
+    which dti snapshot writes), and refuse, as dump does, a snapshot of
+    another boot, one naming none (dump --out writes none) and files
+    without a boot_id among them, saying what to do instead; --kallsyms
+    FILE is taken for any."""
+    this = Path(BOOT_ID).read_text().strip()
+    assert run(["--debugfs", "{fs}", "snapshot", "ch", "new"], work).returncode == 0
+    shutil.copytree(work / "new", work / "other")
+    (work / "other/boot_id").write_text("0123abcd-0000-4000-8000-000000000000\n")
+    assert run(["dump", "-q", "--out", "saved", "{vmcore}"], work).returncode == 2
+    ok = [["decode", "-s", "new"], ["report", "-s", "new"], ["decode", "-s", "new", "new"],
+          ["decode", "-s", *sorted(f"new/{f}" for f in os.listdir(work / "new"))],
+          ["export", "-F", "perfetto", "-s", "t.pftrace", "new"],
+          ["decode", "--kallsyms", "{ksyms}", "other"], ["decode", "--kallsyms", "{ksyms}", "-"]]
+    for args in ok:
+        p = run(args, work, stdin=b"")
+        assert p.returncode == 0 and b"boot" not in p.stderr, (args, p.stderr)
+    todo = (b": -s/--symbols resolves callers through this boot's /proc/kallsyms; give the "
+            b"kallsyms of the boot that logged with --kallsyms FILE\n")
+    other = (b"other: records of boot 0123abcd-0000-4000-8000-000000000000 (other/boot_id), not of "
+             b"this one, " + this.encode() + todo)
+    refused = {("decode", "-s", "other"): b"dti decode: " + other,
+               ("report", "-s", "other"): b"dti report: " + other,
+               ("decode", "-s", "new", "other"): b"dti decode: " + other,
+               ("export", "-F", "perfetto", "-s", "t2.pftrace", "other"): b"dti export: " + other,
+               ("decode", "-s", "other/trace0", "other/boot_id"):
+               b"dti decode: the files: records of boot 0123abcd-0000-4000-8000-000000000000 "
+               b"(other/boot_id), not of this one, " + this.encode() + todo,
+               ("decode", "-s", "new/trace0"):
+               b"dti decode: the files: records of no known boot (no file boot_id among them)" + todo,
+               ("decode", "-s", "-"):
+               b"dti decode: the files: records of no known boot (no file boot_id among them)" + todo,
+               ("decode", "-s", "saved/cli"):
+               b"dti decode: saved/cli: records of no known boot (saved/cli/boot_id: No such file or "
+               b"directory; 'dti snapshot' writes it, not an older dti, 'dti dump --out' or "
+               b"save-previous)" + todo}
+    for args, err in refused.items():
+        p = run(list(args), work, stdin=b"")
+        assert (p.returncode, p.stdout) == (129, b""), (args, p.stderr)
+        assert p.stderr.startswith(err), (args, p.stderr)

@@ -244,7 +244,7 @@ struct dti_reader *dti_open_dir(const char *dir, unsigned int flags);
  * no records but are checked against them as the directory's are (the
  * first of each given; another is not read, with a warning), pending
  * holds a pending store's records, and its module table, modules, is
- * left to dti_modules_load().  So all the files of a directory give what
+ * left to dti_modules_load(); its release and boot_id are not read.  So all the files of a directory give what
  * the directory gives.  NULL on error (errno from open(); ENOENT if only
  * info, stats and modules are given).
  */
