@@ -23,7 +23,7 @@
  * a CPU that holds no other store lock, in NMI only by trylock.
  *
  * Lock order: dti_register_lock, then a channel's ctl_lock, then its
- * buf_lock, then cpu_hotplug_lock (relay_open(), the merged views).
+ * buf_lock, then cpu_hotplug_lock (relay_open()).
  * dti_persist.c's lock nests inside ctl_lock (persistent buffers are
  * created under it) and takes none of the others.
  * dti_list_lock and a pending store's lock are innermost; both are

@@ -167,6 +167,47 @@ size_t dti_rec_size_at(const void *p, size_t room, bool header);
  */
 #define DTI_SUBBUF_UNNUMBERED	U64_MAX
 
+/**
+ * struct dti_subbuf_peek - what a reader of a live ring takes from a
+ * sub-buffer's header (dti_subbuf_peek())
+ * @records:	its count of records: those before it are whole
+ * @padding:	its padding, 0 unless @closed
+ * @generation:	its generation
+ * @closed:	it is closed: @records and @padding are final
+ */
+struct dti_subbuf_peek {
+	u32 records;
+	u32 padding;
+	u32 generation;
+	bool closed;
+};
+
+/*
+ * Read the header of a live ring's sub-buffer at @sub if it is that of
+ * sub-buffer number @nr.  Its number first, with acquire: the writer
+ * stores it last (dti_write_subbuf_header()), so the rest of the header
+ * read after it is sub-buffer @nr's or a later lap's, which the caller's
+ * check after its copy finds.  Then its state, released once its padding
+ * is set (dti_subbuf_start()), and its count, released once a record is
+ * whole (dti_publish()).
+ */
+static inline bool dti_subbuf_peek(const void *sub, size_t nr, struct dti_subbuf_peek *p)
+{
+	const struct dti_record *hdr = sub;
+	const struct dti_subbuf_info *info = sub + sizeof(*hdr);
+
+	/* Pairs with smp_store_release() in dti_write_subbuf_header(). */
+	if (smp_load_acquire(&hdr->seq) != nr)
+		return false;
+	/* Pairs with smp_store_release() in dti_subbuf_start(). */
+	p->closed = smp_load_acquire(&info->state) == DTI_SUBBUF_CLOSED;
+	/* Pairs with smp_store_release() in dti_publish(), dti_subbuf_start(). */
+	p->records = smp_load_acquire(&info->records);
+	p->padding = p->closed ? READ_ONCE(info->padding) : 0;
+	p->generation = READ_ONCE(info->generation);
+	return hdr->version == DTI_RECORD_VERSION;
+}
+
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
 #define DTI_TRACE_FILE_BASE	"trace"
 
@@ -596,22 +637,6 @@ extern DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks dti_relay_callbacks;
 extern struct file_operations dti_trace_fops;
 void dti_read_init(void);
 
-/*
- * Run @fn(@arg) on @cpu, where a ring's writers run, and wait for it; an
- * offline CPU has no writers, so there run it here, with interrupts off
- * as an IPI would (@fn may look at smp_processor_id()).  The caller holds
- * cpus_read_lock(), so that an offline CPU stays so.
- */
-static inline void dti_on_cpu(unsigned int cpu, smp_call_func_t fn, void *arg)
-{
-	unsigned long flags;
-
-	if (smp_call_function_single(cpu, fn, arg, 1)) {
-		local_irq_save(flags);
-		fn(arg);
-		local_irq_restore(flags);
-	}
-}
 int dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
 void dti_ring_start(struct rchan_buf *buf);
 void dti_pending_lock(struct dti_info *info, unsigned long *flags)

@@ -9,14 +9,14 @@
  * order).  Reading never consumes: every open shows all records the
  * buffers hold at that moment, and reset_consumed does not affect it.
  *
- * The snapshot is consistent without stopping writers.  A closed
- * sub-buffer does not change until the ring wraps onto it, so closed
- * sub-buffers are copied while tracing goes on, and afterwards those the
- * writer may have reached in the meantime are discarded.  The sub-buffer
- * being written is copied by a function call on its CPU: writers run with
- * interrupts off, so the copy sees whole records only, and it holds the
- * channel's write guard on that CPU, so an NMI or a probe that logs
- * meanwhile is refused (counted as nested) instead of changing it.
+ * The snapshot is consistent without stopping writers and without
+ * running anything on their CPUs.  Each sub-buffer is copied from the
+ * opener's CPU as a trace file's reader reads it (dti_snap_subbuf()):
+ * its header tells how many of its records are whole (the one being
+ * written included: a record an NMI or a probe adds meanwhile is left
+ * out) and, once closed, where its data ends; a copy whose slot the
+ * writer began again meanwhile is discarded, and so are the oldest
+ * sub-buffers the writer reached before the copy ended.
  *
  *   merged:     the text of text records, as logged (a newline is added
  *               if the text has none); binary payloads as hex bytes.
@@ -99,53 +99,6 @@ struct dti_view {
 	unsigned int nr_formats;
 };
 
-struct dti_snap_args {
-	struct dti_channel *ch;
-	struct dti_snap_cpu *sc;
-	unsigned int cpu;
-};
-
-static void __dti_snap_current(struct dti_snap_cpu *sc)
-{
-	size_t size = sc->subbuf_size, n = sc->n_subbufs;
-	struct rchan_buf *buf = sc->buf;
-	size_t idx;
-
-	sc->produced = buf->subbufs_produced;
-	sc->offset = buf->offset;
-	memcpy(sc->padding, buf->padding, n * sizeof(*sc->padding));
-	if (sc->offset > size)
-		return;		/* full no-overwrite buffer: no current one */
-	idx = sc->produced % n;
-	memcpy(sc->data + idx * size, buf->start + idx * size, sc->offset);
-}
-
-/*
- * Runs on the buffer's CPU with interrupts off, so no writer there is
- * mid-record, and takes the write guard against NMIs and probes.  Run
- * elsewhere, for a CPU that is offline, there is no writer to keep out.
- */
-static void dti_snap_current(void *arg)
-{
-	struct dti_snap_args *a = arg;
-	struct dti_info *info = a->ch->info;
-	bool guarded = false;
-
-	if (a->cpu == smp_processor_id())
-		guarded = dti_guard_enter(info);
-	__dti_snap_current(a->sc);
-	if (guarded)
-		dti_guard_exit(info);
-}
-
-static void dti_snap_produced(void *arg)
-{
-	struct dti_snap_cpu *sc = ((struct dti_snap_args *)arg)->sc;
-
-	sc->produced_after = sc->buf->subbufs_produced;
-	sc->offset_after = sc->buf->offset;
-}
-
 /* Range of sub-buffer numbers holding data: [*first, *last]. */
 static void dti_snap_range(const struct dti_snap_cpu *sc, bool *partial,
 			   size_t *first, size_t *last)
@@ -156,10 +109,10 @@ static void dti_snap_range(const struct dti_snap_cpu *sc, bool *partial,
 	dti_ring_range(sc->produced, sc->offset, sc->subbuf_size, n_subbufs,
 		       &oldest, last);
 	/*
-	 * If the writer started new sub-buffers while the closed ones were
-	 * copied, it reused the slots of the oldest: the ring it held after
-	 * the copy starts later.  A full no-overwrite ring that a reader
-	 * made room in resumes with sub-buffer @produced, in the slot of the
+	 * If the writer started new sub-buffers while the ring was copied,
+	 * it reused the slots of the oldest: the ring it held after the
+	 * copy starts later.  A full no-overwrite ring that a reader made
+	 * room in resumes with sub-buffer @produced, in the slot of the
 	 * oldest, with relay's count unchanged: only its offset says so.
 	 */
 	dti_ring_range(sc->produced_after, sc->offset_after, sc->subbuf_size,
@@ -168,16 +121,68 @@ static void dti_snap_range(const struct dti_snap_cpu *sc, bool *partial,
 }
 
 /*
+ * Copy sub-buffer @s of the ring into its slot of the snapshot, from
+ * this CPU while its writer goes on: its header read as a trace file's
+ * reader reads it (dti_subbuf_peek()), a closed one up to its padding,
+ * the one being written whole, its records after those it counted left
+ * out.  The copy is kept if the slot's header still has its number after
+ * it: a writer that begins the slot again changes that number before
+ * anything else there.  The copy's header says what was taken (count,
+ * state, padding), and @sc->padding the bytes of it used.  Returns false,
+ * the slot's copy unnumbered (dti_subbuf_is() skips it), if the ring
+ * does not hold sub-buffer @s whole.
+ */
+static bool dti_snap_subbuf(struct dti_snap_cpu *sc, size_t s)
+{
+	size_t size = sc->subbuf_size, idx = s % sc->n_subbufs, end;
+	const void *src = sc->buf->start + idx * size;
+	struct dti_record *hdr = sc->data + idx * size;
+	struct dti_subbuf_info *info = (void *)(hdr + 1);
+	struct dti_subbuf_peek p;
+	struct dti_rview v;
+	struct dti_walk w;
+
+	if (!dti_subbuf_peek(src, s, &p))
+		goto none;
+	end = p.closed ? size - min_t(size_t, p.padding, size) : size;
+	memcpy(hdr, src, end);
+	/* Pairs with smp_wmb() in dti_write_subbuf_header(). */
+	smp_rmb();
+	if (READ_ONCE(((const struct dti_record *)src)->seq) != s)
+		goto none;
+	info->records = p.records;
+	info->padding = p.padding;
+	info->state = p.closed ? DTI_SUBBUF_CLOSED : DTI_SUBBUF_OPEN;
+	if (!p.closed) {
+		/* Where the records counted end, in the copy */
+		if (!dti_walk_start(&w, hdr, size, p.records))
+			goto none;
+		while (dti_walk_next(&w, &v))
+			;
+		end = w.pos;
+	}
+	sc->padding[idx] = size - end;
+	return true;
+
+none:
+	hdr->seq = DTI_SUBBUF_UNNUMBERED;
+	sc->padding[idx] = size;
+	return false;
+}
+
+/*
  * Copy @cpu's ring @sc->buf of @ch into @sc, which the caller frees with
- * dti_snap_free() whether this succeeds or not.
+ * dti_snap_free() whether this succeeds or not.  Nothing runs on @cpu
+ * and no interrupts are disabled: each sub-buffer is copied from here
+ * and checked (dti_snap_subbuf()).  The sub-buffer being written, if
+ * the ring has one, is sub-buffer @produced; a full no-overwrite ring
+ * has none, and its slot holds the oldest kept.
  */
 static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
 			struct dti_snap_cpu *sc)
 {
-	size_t size = ch->subbuf_size, n = ch->n_subbufs;
-	struct dti_snap_args args = { ch, sc, cpu };
-	size_t s, idx, first, last;
-	bool partial;
+	size_t size = ch->subbuf_size, n = ch->n_subbufs, s, cur;
+	struct rchan_buf *buf = sc->buf;
 
 	sc->subbuf_size = size;
 	sc->n_subbufs = n;
@@ -186,16 +191,19 @@ static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
 	if (!sc->data || !sc->padding)
 		return -ENOMEM;
 
-	dti_on_cpu(cpu, dti_snap_current, &args);
-	/* Closed sub-buffers do not change until the ring reaches them. */
-	sc->produced_after = sc->produced;
-	sc->offset_after = sc->offset;
-	dti_snap_range(sc, &partial, &first, &last);
-	for (s = first; s < sc->produced && s <= last; s++) {
-		idx = s % n;
-		memcpy(sc->data + idx * size, sc->buf->start + idx * size, size);
+	sc->produced = READ_ONCE(buf->subbufs_produced);
+	for (s = sc->produced >= n - 1 ? sc->produced - (n - 1) : 0; s < sc->produced; s++)
+		dti_snap_subbuf(sc, s);
+	cur = sc->produced % n;
+	if (dti_snap_subbuf(sc, sc->produced)) {
+		sc->offset = size - sc->padding[cur];
+	} else {
+		sc->offset = size + 1;
+		if (sc->produced >= n)
+			dti_snap_subbuf(sc, sc->produced - n);
 	}
-	dti_on_cpu(cpu, dti_snap_produced, &args);
+	sc->produced_after = READ_ONCE(buf->subbufs_produced);
+	sc->offset_after = READ_ONCE(buf->offset);
 	return 0;
 }
 
@@ -447,13 +455,10 @@ static struct dti_view *dti_view_create(struct dti_channel *ch, bool with_ts)
 	mutex_lock(&ch->buf_lock);
 	rchan = rcu_dereference_protected(ch->rchan,
 					  lockdep_is_held(&ch->buf_lock));
-	if (rchan) {
-		cpus_read_lock();
+	if (rchan)
 		ret = dti_view_fill(ch, rchan, v);
-		cpus_read_unlock();
-	} else {
+	else
 		ret = -ENODEV;
-	}
 	mutex_unlock(&ch->buf_lock);
 
 	if (ret) {
@@ -720,9 +725,7 @@ static struct dti_ring_text *dti_ring_text_live(struct rchan_buf *buf)
 
 	mutex_lock(&ch->buf_lock);
 	if (rcu_access_pointer(ch->rchan) == buf->chan) {
-		cpus_read_lock();
 		t = dti_snap_cpu(ch, buf->cpu, &sc) ? NULL : dti_ring_text_make(&sc);
-		cpus_read_unlock();
 		if (!t)
 			t = ERR_PTR(-ENOMEM);
 	}

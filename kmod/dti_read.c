@@ -19,7 +19,7 @@
  * from the sub-buffer's own header, and every copy is checked once made.
  *   - The header's number (its record's seq) is stored last, with
  *     release (dti_write_subbuf_header()): a reader that finds there the
- *     number it wants finds the rest of that header.
+ *     number it wants finds the rest of that header (dti_subbuf_peek()).
  *   - Its count of records grows, with release, once a record is whole
  *     (dti_publish()): the reader copies the records counted and so
  *     never one being written, whatever an NMI or a probe logs meanwhile.
@@ -201,31 +201,24 @@ static int dti_read_find(struct dti_read *r, struct dti_read_sub *s)
 {
 	struct rchan_buf *buf = r->buf;
 	size_t size = buf->chan->subbuf_size, produced;
-	const struct dti_subbuf_info *info;
-	const struct dti_record *hdr;
+	struct dti_subbuf_peek p;
 
 	produced = READ_ONCE(buf->subbufs_produced);
 	dti_read_catch_up(buf, produced);
 	s->nr = buf->subbufs_consumed;
 	s->from = buf->bytes_consumed;
 	s->sub = dti_read_slot(buf, s->nr);
-	hdr = s->sub;
-	info = s->sub + sizeof(*hdr);
-	/* Pairs with smp_store_release() in dti_write_subbuf_header(). */
-	if (smp_load_acquire(&hdr->seq) != s->nr)
+	if (!dti_subbuf_peek(s->sub, s->nr, &p))
 		return s->nr == produced ? 0 : -ESTALE;
-	/* Pairs with smp_store_release() in dti_subbuf_start(). */
-	s->closed = smp_load_acquire(&info->state) == DTI_SUBBUF_CLOSED;
-	/* Pairs with smp_store_release() in dti_publish(), dti_subbuf_start(). */
-	s->records = smp_load_acquire(&info->records);
-	s->padding = s->closed ? READ_ONCE(info->padding) : 0;
-	s->generation = READ_ONCE(info->generation);
+	s->closed = p.closed;
+	s->records = p.records;
+	s->padding = p.padding;
+	s->generation = p.generation;
 	s->end = size - min_t(size_t, s->padding, size);
 	s->walked = 0;
 	s->cut = false;
 	s->stuck = false;
-	if (hdr->version != DTI_RECORD_VERSION ||
-	    !dti_walk_start(&s->walk, s->sub, s->end, s->records))
+	if (!dti_walk_start(&s->walk, s->sub, s->end, s->records))
 		return s->nr == produced ? 0 : -ESTALE;
 	return 1;
 }

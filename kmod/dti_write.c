@@ -138,6 +138,14 @@ static void dti_write_subbuf_header(struct dti_channel *ch, struct rchan_buf *bu
 		w->crec_seq = per_cpu_ptr(ch->info->stats, buf->cpu)->seq;
 		w->crec_caller = 0;
 	}
+	/*
+	 * The old number gone before any other store into the header: a
+	 * reader that copied a slot and finds its number unchanged after
+	 * the copy knows the copy is whole.  Pairs with smp_rmb() in
+	 * dti_snap_subbuf().
+	 */
+	WRITE_ONCE(hdr->seq, DTI_SUBBUF_UNNUMBERED);
+	smp_wmb();
 	dti_fill_record(hdr, &meta, buf->cpu, sizeof(*info), DTI_SUBBUF_UNNUMBERED);
 	hdr->version = DTI_RECORD_VERSION;
 	memset(info, 0, sizeof(*info));
