@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from dtirec import (CREC_HDR_MAX, SUBBUF_HEADER_SIZE, accounting_errors, json_record,
+from dtirec import (CREC_HDR_MAX, SUBBUF_HEADER_SIZE, accounting_errors,
                     parse_kv, parse_merged_ts, parse_stats, parse_stream, payload_for, readable)
 from guestlib import CONTROL_FILES, PRELUDE, VIEW_FILES, flood_reading
 
@@ -187,56 +187,6 @@ def test_no_overwrite_mode_keeps_oldest_and_counts_drops(dti_guest):
     assert after[-5:] == [f"after-read {i}" for i in range(5)]
     tail = parse_merged_ts(out(res, "s2", "merged-ts"))[-5:]
     assert [x.seq for x in tail] == list(range(500, 505))
-
-
-def test_each_read_of_a_trace_file_decodes_alone(dti_guest, dti_tool):
-    # A read() that starts where an earlier one stopped, in the middle of
-    # a sub-buffer, begins with a continuation header: each cat(1) copy
-    # decodes alone, as dti decode and the stress's copies expect, and
-    # dd's small reads, every one a continuation, decode as one stream.
-    dti_guest.extra_files[str(dti_tool)] = "/bin/dti"
-    res = dti_guest.run(PRELUDE + """
-        ctl register_sub rd 4096 4 7 0
-        ctl printk rd 3 20 0 process a
-        cat $D/rd/trace0 > /out/c0
-        sleep 1
-        ctl printk rd 4 30 0 softirq b
-        cat $D/rd/trace0 > /out/c1
-        ctl printk rd 3 400 0 process c
-        dd if=$D/rd/trace0 of=/out/c2 bs=200 2> /dev/null
-        ctl printk rd 3 10 0 process d
-        dd if=$D/rd/trace0 of=/out/tiny bs=130 count=1 2> /out/tiny.err &&
-            echo 0 > /out/tiny.rc || echo $? > /out/tiny.rc
-        cat $D/rd/trace0 > /out/c3
-        echo 1 > $D/rd/reset_consumed
-        cat $D/rd/trace0 > /out/all
-        for f in c0 c1 c2 c3 all; do
-            dti decode -F json /out/$f > /out/$f.json 2> /out/$f.err
-        done
-    """, smp=2).check()
-    whole, subs = parse_stream(raw(res, "all"))
-    assert [r.text for r in whole] == \
-        [f"{p} {i}\n" for p, n in (("a", 20), ("b", 30), ("c", 400), ("d", 10)) for i in range(n)]
-    assert [r.seq for r in whole] == list(range(460)) and len(subs) > 1
-    at = 0
-    for name, n, starts in (("c0", 20, 0), ("c1", 30, 2), ("c2", 400, 2), ("c3", 10, 2)):
-        data = raw(res, name)
-        recs, heads = parse_stream(data, name=name)
-        assert recs == whole[at:at + n], name
-        # c0 starts the sub-buffer; the rest start in the middle of one.
-        assert heads[0]["state"] == starts, name
-        got = [json_record(x) for x in out(res, f"{name}.json").splitlines()]
-        assert [(g["seq"], g["ts_ns"], g["text"].rstrip("\n")) for g in got] == \
-            [(r.seq, r.ts_ns, r.text.rstrip("\n")) for r in recs], name
-        assert out(res, f"{name}.err") == "", name
-        at += n
-    # dd read 200 bytes at a time: a continuation header in every read()
-    # but those that started a sub-buffer.
-    assert sum(h["state"] == 2 for h in parse_stream(raw(res, "c2"))[1]) > 5
-    # A read() too small for the continuation header and the record after
-    # it is refused and takes nothing: c3 holds the records after it.
-    assert out(res, "tiny.rc").strip() != "0" and "nvalid argument" in out(res, "tiny.err")
-    assert raw(res, "tiny") == b""
 
 
 def test_reset_consumed(dti_guest):
