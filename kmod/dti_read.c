@@ -63,7 +63,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/fs.h>
-#include <linux/minmax.h>
 #include <linux/relay.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
