@@ -208,6 +208,24 @@ static inline bool dti_subbuf_peek(const void *sub, size_t nr, struct dti_subbuf
 	return hdr->version == DTI_RECORD_VERSION;
 }
 
+/* Bytes of a sub-buffer of @size bytes that hold data, as @p tells */
+static inline size_t dti_subbuf_peek_end(const struct dti_subbuf_peek *p, size_t size)
+{
+	return size - min_t(size_t, p->padding, size);
+}
+
+/*
+ * Make a copy's header say what dti_subbuf_peek() found, whatever the
+ * writer changed in it since: its count, padding and state.
+ */
+static inline void dti_subbuf_peek_put(struct dti_subbuf_info *info,
+				       const struct dti_subbuf_peek *p)
+{
+	info->records = p->records;
+	info->padding = p->padding;
+	info->state = p->closed ? DTI_SUBBUF_CLOSED : DTI_SUBBUF_OPEN;
+}
+
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
 #define DTI_TRACE_FILE_BASE	"trace"
 

@@ -144,15 +144,13 @@ static bool dti_snap_subbuf(struct dti_snap_cpu *sc, size_t s)
 
 	if (!dti_subbuf_peek(src, s, &p))
 		goto none;
-	end = p.closed ? size - min_t(size_t, p.padding, size) : size;
+	end = dti_subbuf_peek_end(&p, size);
 	memcpy(hdr, src, end);
 	/* Pairs with smp_wmb() in dti_write_subbuf_header(). */
 	smp_rmb();
 	if (READ_ONCE(((const struct dti_record *)src)->seq) != s)
 		goto none;
-	info->records = p.records;
-	info->padding = p.padding;
-	info->state = p.closed ? DTI_SUBBUF_CLOSED : DTI_SUBBUF_OPEN;
+	dti_subbuf_peek_put(info, &p);
 	if (!p.closed) {
 		/* Where the records counted end, in the copy */
 		if (!dti_walk_start(&w, hdr, size, p.records))
@@ -171,15 +169,14 @@ none:
 }
 
 /*
- * Copy @cpu's ring @sc->buf of @ch into @sc, which the caller frees with
- * dti_snap_free() whether this succeeds or not.  Nothing runs on @cpu
- * and no interrupts are disabled: each sub-buffer is copied from here
+ * Copy the ring @sc->buf of @ch into @sc, which the caller frees with
+ * dti_snap_free() whether this succeeds or not.  Nothing runs on the
+ * ring's CPU and no interrupts are disabled: each sub-buffer is copied from here
  * and checked (dti_snap_subbuf()).  The sub-buffer being written, if
  * the ring has one, is sub-buffer @produced; a full no-overwrite ring
  * has none, and its slot holds the oldest kept.
  */
-static int dti_snap_cpu(struct dti_channel *ch, unsigned int cpu,
-			struct dti_snap_cpu *sc)
+static int dti_snap_cpu(struct dti_channel *ch, struct dti_snap_cpu *sc)
 {
 	size_t size = ch->subbuf_size, n = ch->n_subbufs, s, cur;
 	struct rchan_buf *buf = sc->buf;
@@ -420,7 +417,7 @@ static int dti_view_fill(struct dti_channel *ch, struct rchan *rchan,
 		if (!buf)
 			continue;
 		v->cpus[v->nr_cpus].buf = buf;
-		ret = dti_snap_cpu(ch, cpu, &v->cpus[v->nr_cpus++]);
+		ret = dti_snap_cpu(ch, &v->cpus[v->nr_cpus++]);
 		if (ret)
 			return ret;
 	}
@@ -725,7 +722,7 @@ static struct dti_ring_text *dti_ring_text_live(struct rchan_buf *buf)
 
 	mutex_lock(&ch->buf_lock);
 	if (rcu_access_pointer(ch->rchan) == buf->chan) {
-		t = dti_snap_cpu(ch, buf->cpu, &sc) ? NULL : dti_ring_text_make(&sc);
+		t = dti_snap_cpu(ch, &sc) ? NULL : dti_ring_text_make(&sc);
 		if (!t)
 			t = ERR_PTR(-ENOMEM);
 	}

@@ -90,11 +90,8 @@ struct dti_read {
  * @sub:	its slot in the ring
  * @nr:		its number, as subbufs_consumed counts
  * @from:	bytes of it already read (bytes_consumed)
- * @records:	its header's count of records
- * @padding:	its header's padding: 0 unless @closed
- * @generation:	its header's generation
- * @end:	bytes of it that hold data (its size unless @closed)
- * @closed:	it is closed: @records and @end are final
+ * @hdr:	what its header said: count, padding, generation, closed
+ * @end:	bytes of it that hold data (its size unless closed)
  * @walk:	the walk of its records, from @from on
  * @walked:	records before @walk's place
  * @cut:	the next record is whole but the read() has no room for it
@@ -105,11 +102,8 @@ struct dti_read_sub {
 	const void *sub;
 	size_t nr;
 	size_t from;
-	u32 records;
-	u32 padding;
-	u32 generation;
+	struct dti_subbuf_peek hdr;
 	size_t end;
-	bool closed;
 	struct dti_walk walk;
 	u32 walked;
 	bool cut;
@@ -199,25 +193,20 @@ static void dti_read_next_subbuf(struct rchan_buf *buf)
 static int dti_read_find(struct dti_read *r, struct dti_read_sub *s)
 {
 	struct rchan_buf *buf = r->buf;
-	size_t size = buf->chan->subbuf_size, produced;
-	struct dti_subbuf_peek p;
+	size_t produced;
 
 	produced = READ_ONCE(buf->subbufs_produced);
 	dti_read_catch_up(buf, produced);
 	s->nr = buf->subbufs_consumed;
 	s->from = buf->bytes_consumed;
 	s->sub = dti_read_slot(buf, s->nr);
-	if (!dti_subbuf_peek(s->sub, s->nr, &p))
+	if (!dti_subbuf_peek(s->sub, s->nr, &s->hdr))
 		return s->nr == produced ? 0 : -ESTALE;
-	s->closed = p.closed;
-	s->records = p.records;
-	s->padding = p.padding;
-	s->generation = p.generation;
-	s->end = size - min_t(size_t, s->padding, size);
+	s->end = dti_subbuf_peek_end(&s->hdr, buf->chan->subbuf_size);
 	s->walked = 0;
 	s->cut = false;
 	s->stuck = false;
-	if (!dti_walk_start(&s->walk, s->sub, s->end, s->records))
+	if (!dti_walk_start(&s->walk, s->sub, s->end, s->hdr.records))
 		return s->nr == produced ? 0 : -ESTALE;
 	return 1;
 }
@@ -236,10 +225,10 @@ static bool dti_read_resume(const struct dti_read *r, struct dti_read_sub *s)
 
 	if (!s->from)
 		return true;
-	if (p->buf == r->buf && p->generation == s->generation &&
-	    p->subbuf == s->nr && p->offset == s->from && p->records <= s->records) {
+	if (p->buf == r->buf && p->generation == s->hdr.generation &&
+	    p->subbuf == s->nr && p->offset == s->from && p->records <= s->hdr.records) {
 		w->pos = p->offset;
-		w->left = s->records - p->records;
+		w->left = s->hdr.records - p->records;
 		w->ts = p->ts;
 		w->seq = p->seq;
 		w->caller = p->caller;
@@ -302,9 +291,7 @@ static ssize_t dti_read_copy(struct dti_read *r, struct dti_read_sub *s)
 	}
 	/* The header as this read() found it, whatever changed since. */
 	memcpy(head, s->sub, sizeof(head));
-	info->records = s->records;
-	info->padding = s->padding;
-	info->state = s->closed ? DTI_SUBBUF_CLOSED : DTI_SUBBUF_OPEN;
+	dti_subbuf_peek_put(info, &s->hdr);
 	if (s->from) {
 		info->records = 0;
 		info->padding = 0;
@@ -329,7 +316,7 @@ static void dti_read_give(struct dti_read *r, const struct dti_read_sub *s, size
 	r->copied += n;
 	r->buf->bytes_consumed = s->walk.pos;
 	p->buf = r->buf;
-	p->generation = s->generation;
+	p->generation = s->hdr.generation;
 	p->subbuf = s->nr;
 	p->offset = s->walk.pos;
 	p->records = s->walked;
@@ -353,32 +340,28 @@ static int dti_read_step(struct dti_read *r)
 		ret = dti_read_find(r, &s);
 		if (!ret)
 			return 0;
-		if (ret > 0 && s.closed && s.from >= s.end)
+		if (ret < 0)
+			goto next;	/* written over, or damage */
+		if (s.hdr.closed && s.from >= s.end)
 			goto next;	/* read to its end before it closed */
-		if (ret > 0 && s.from >= r->buf->chan->subbuf_size)
+		if (s.from >= r->buf->chan->subbuf_size)
 			return 0;	/* the rest of a damaged one, skipped */
-		if (ret > 0 && dti_read_resume(r, &s)) {
-			n = dti_read_copy(r, &s);
-			if (dti_read_intact(r->buf, &s)) {
-				if (n < 0)
-					return n;
-				if (n)
-					dti_read_give(r, &s, n);
-				if (s.cut || (!s.closed && !s.stuck))
-					return 0;
-				if (!s.closed) {
-					/* Damage where records were counted: skip them. */
-					r->buf->bytes_consumed = r->buf->chan->subbuf_size;
-					return 0;
-				}
-				goto next;
-			}
-		} else if (ret > 0 && dti_read_intact(r->buf, &s) && !s.closed) {
-			/* Not a place a read() leaves: skip the rest. */
+		n = dti_read_resume(r, &s) ? dti_read_copy(r, &s) : -ESTALE;
+		if (!dti_read_intact(r->buf, &s))
+			goto next;	/* written over meanwhile */
+		if (n == -ESTALE)
+			s.stuck = true;	/* not a place a read() leaves */
+		else if (n < 0)
+			return n;
+		else if (n)
+			dti_read_give(r, &s, n);
+		if (s.cut || (!s.hdr.closed && !s.stuck))
+			return 0;
+		if (!s.hdr.closed) {
+			/* Damage in the one being written: skip the rest. */
 			r->buf->bytes_consumed = r->buf->chan->subbuf_size;
 			return 0;
 		}
-		/* Written over, or damage: on to the next one. */
 next:
 		dti_read_next_subbuf(r->buf);
 		if (r->copied)

@@ -159,7 +159,7 @@ static void dti_write_subbuf_header(struct dti_channel *ch, struct rchan_buf *bu
 	info->caller_prev = w->crec_caller;
 	/*
 	 * The number last: a reader that finds it finds the header whole.
-	 * Pairs with smp_load_acquire() in dti_read_find().
+	 * Pairs with smp_load_acquire() in dti_subbuf_peek().
 	 */
 	smp_store_release(&hdr->seq, (u64)buf->subbufs_produced);
 }
@@ -190,7 +190,7 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subb
 		info->padding = dti_prev_padding(buf);
 		/*
 		 * The padding before the state that makes it valid.  Pairs
-		 * with smp_load_acquire() in dti_read_find().
+		 * with smp_load_acquire() in dti_subbuf_peek().
 		 */
 		smp_store_release(&info->state, DTI_SUBBUF_CLOSED);
 	}
@@ -222,7 +222,7 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subb
 	info = dti_subbuf_info(subbuf);
 	/*
 	 * The formats counted once whole, as records are (dti_publish()).
-	 * Pairs with smp_load_acquire() in dti_read_find() and in the
+	 * Pairs with smp_load_acquire() in dti_subbuf_peek() and in the
 	 * panic path's dti_panic_header_ok().
 	 */
 	smp_store_release(&info->records,
