@@ -807,9 +807,12 @@ static void dti_fields_add(const struct dti_reader *r, char *list, size_t size)
 		dti_fields_add(r->kids[i].r, list, size);
 }
 
+/* Bytes of the list of fields an unknown field's message names */
+#define DTI_FIELD_LIST_MAX	320
+
 int dti_filter_end(struct dti_reader *r, int ret)
 {
-	char list[320] = "";
+	char list[DTI_FIELD_LIST_MAX] = "";
 	const char *name;
 
 	if (ret || !r->filter || !r->filter->expr || r->in_merge || dti_follows(r))

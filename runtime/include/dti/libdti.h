@@ -244,8 +244,8 @@ struct dti_reader *dti_open_dir(const char *dir, unsigned int flags);
  * no records but are checked against them as the directory's are (the
  * first of each given; another is not read, with a warning), pending
  * holds a pending store's records, and its module table, modules, is
- * left to dti_modules_load(); its release and boot_id are not read.  So all the files of a directory give what
- * the directory gives.  NULL on error (errno from open(); ENOENT if only
+ * left to dti_modules_load(); its release and boot_id are not read.  So
+ * all the files of a directory give what the directory gives.  NULL on error (errno from open(); ENOENT if only
  * info, stats and modules are given).
  */
 struct dti_reader *dti_open_files(const char *const *paths, unsigned int n,
@@ -268,8 +268,9 @@ void dti_close(struct dti_reader *r);
  * like), at the end with EINVAL if the filter names a field nothing
  * read has (dti_filter_expr()), and with DTI_OPEN_STRICT on truncated or
  * corrupt data (EBADMSG, EPROTO for an unknown version) or read errors;
- * dti_errmsg() names the file and offset.  Without DTI_OPEN_STRICT damage and read errors are
- * notices (DTI_NOTICE_DAMAGE) and reading goes on.
+ * dti_errmsg() names the file and offset.  Without DTI_OPEN_STRICT
+ * damage and read errors are notices (DTI_NOTICE_DAMAGE) and reading
+ * goes on.
  */
 int dti_next(struct dti_reader *r, struct dti_rec *rec);
 
