@@ -102,6 +102,7 @@ def test_snapshot_restores_level_and_decode_equals_read(rt_guest, dti_tool, tmp_
     res = rt_guest.run(PRELUDE + WRITE_MIXED + """
         echo 5 > $D/mix/level
         dti snapshot mix /out/snap > /out/snap-msg
+        cat /proc/sys/kernel/random/boot_id > /out/boot-id
         cat $D/mix/level > /out/level-after
         dti decode /out/snap > /out/decode
         dti decode --format ts /out/snap/trace1 /out/snap/trace0 > /out/decode-ts
@@ -122,8 +123,10 @@ def test_snapshot_restores_level_and_decode_equals_read(rt_guest, dti_tool, tmp_
     assert out(res, "decode") == out(res, "read") == out(res, "merged")
     assert out(res, "decode-ts") == out(res, "read-ts")
     assert sorted(p.name for p in (res.outdir / "snap").iterdir()) == \
-        ["info", "modules", "release", "stats", "trace0", "trace1"]
+        ["boot_id", "info", "modules", "release", "stats", "trace0", "trace1"]
     assert (res.outdir / "snap" / "release").read_text() == rt_guest.kver + "\n"
+    # the boot the copy was made in, for dti read -s to refuse another's
+    assert (res.outdir / "snap" / "boot_id").read_text() == out(res, "boot-id")
     # offline: the host's dti decodes the copy made in the guest
     host = subprocess.run([str(dti_tool), "decode", str(res.outdir / "snap")],
                           capture_output=True, text=True)
