@@ -14,6 +14,9 @@ Env DTI_KERNEL=debug boots the debug kernel instead (`make debug-kernel`,
 harness/debugkernel.py: Debian's source with KASAN, lockdep, kmemleak ...),
 which is not installed: its paths point into its cache, and DTI_KERNEL may
 also name such a cache directory.
+
+Env DTI_KERNEL=builtin boots the kernel with DTI built in (`make
+builtin-kernel`, harness/builtinkernel.py): no dti.ko to load.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Kernel:
     build_dir: Path     # /lib/modules/<release>/build (kbuild tree / headers)
     modules_root: Path = MODULES_DIR    # holds <release>/ (modules.dep, kernel/...)
     flavour: str = "debian"     # "debian": installed; "debug": debugkernel.py's build;
+                                # "builtin": builtinkernel.py's, DTI built in;
                                 # "chroot": kernels.py's, in a chroot of its release
     timeout_factor: float = 1.0     # guest timeouts are multiplied by this
     vmlinux: Path | None = None     # the kernel with DWARF when it comes with one
@@ -179,6 +183,9 @@ def find_kernel(release: str | None = None) -> Kernel:
         from . import kernels
         if spec in kernels.SPECS:
             return kernels.find(spec)
+        if spec == "builtin":
+            from . import builtinkernel
+            return builtinkernel.find()
         from . import debugkernel
         return debugkernel.find(spec)
     release = release or os.environ.get("DTI_KVER") or default_release()

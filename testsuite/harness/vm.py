@@ -32,7 +32,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Sequence
 
 from . import initramfs, logcheck, pvh
 from .kernel import Kernel, find_kernel
@@ -276,7 +276,8 @@ def _run_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
               sh_opts: str = "-eu", append: str = "",
               kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
               run_dir: str | os.PathLike | None = None, kvm: bool | None = None,
-              tcg_single: bool = False, reboot: bool = False) -> Result:
+              tcg_single: bool = False, reboot: bool = False,
+              qemu_args: Sequence[str] = ()) -> Result:
     """Boot a VM, run `script` with `sh <sh_opts> /test.sh` as root, return a Result.
 
     modules: .ko files or directories (searched for *.ko), installed in the guest
@@ -298,6 +299,9 @@ def _run_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
       every test with DTI_TCG_SINGLE=1.
     timeout: seconds, then kernel.scaled() (times the debug kernel's
       factor, or DTI_TIMEOUT_FACTOR's).
+    qemu_args: more QEMU arguments, after the harness's own (a disk:
+      "-drive", "file=F,if=none,id=d0,format=raw", "-device",
+      "virtio-blk-pci,drive=d0").
     reboot: a guest reset (sysrq-b, a panic with panic=N, a watchdog) boots
       it again in the same QEMU process, whose RAM is kept, and /init runs
       the script again: it must tell the boots apart (a file in /out does
@@ -321,6 +325,7 @@ def _run_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
         append = f"{append} nokaslr".strip()
     cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=kvm,
                        tcg_single=tcg_single, reboot=reboot)
+    cmd += list(qemu_args)
     if hang_debug:
         cmd += ["-gdb", f"unix:{run_dir / 'gdb.sock'},server,nowait"]
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")
@@ -499,7 +504,7 @@ class Guest:
             modules: Iterable[str | os.PathLike] | None = None,
             extra_files: Mapping[str | os.PathLike, str] | None = None,
             sh_opts: str = "-eu", append: str = "", allow: Iterable[str] = (),
-            tcg_single: bool = False) -> Result:
+            tcg_single: bool = False, qemu_args: Sequence[str] = ()) -> Result:
         """Like vm.run(); modules/extra_files default to the Guest's own.
 
         `extra_files` is merged over the Guest's extra files.
@@ -515,7 +520,7 @@ class Guest:
                       timeout=timeout if timeout is not None else self.timeout,
                       modules=mods, extra_files=extra, sh_opts=sh_opts, append=append,
                       kernel=self.kernel, build_dir=self.build_dir, run_dir=run_dir,
-                      tcg_single=tcg_single)
+                      tcg_single=tcg_single, qemu_args=qemu_args)
         except VMLost as e:
             boot.console, boot.lost = e.console, e
             raise
