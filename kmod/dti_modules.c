@@ -371,7 +371,7 @@ int __init dti_modules_init(void)
 	dti_mods->entry_size = sizeof(dti_mods->mod[0]);
 	dti_mods->n_entries = DTI_MODULES_MAX;
 	/* Built into the kernel, DTI's callers are in vmlinux: no entry. */
-	if (IS_MODULE(CONFIG_DTI) || !IS_BUILTIN(CONFIG_DTI))
+	if (!IS_BUILTIN(CONFIG_DTI))
 		dti_module_add(THIS_MODULE);
 	register_module_notifier(&dti_module_nb);
 	return 0;
