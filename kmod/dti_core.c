@@ -39,11 +39,15 @@
 #include <linux/err.h>
 #include <linux/hashtable.h>
 #include <linux/kernel.h>
+#include <linux/llist.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/smp.h>
 #include <linux/string.h>
 #include <linux/stringhash.h>
 #include <linux/wait.h>
+
+#include <asm/sections.h>
 
 #include "dti_internal.h"
 
@@ -82,6 +86,68 @@ static DECLARE_WAIT_QUEUE_HEAD(dti_list_wq);
  * channel's work never runs twice at once and runs in the order queued.
  */
 static struct workqueue_struct *dti_wq;
+
+/*
+ * Built in, DTI comes up at postcore_initcall; code that runs before it,
+ * from start_kernel() on, may log to handles and INIT_DTI_HANDLE() them.
+ * The records wait in the handles' static stores, and each handle that
+ * logged or asked for its init is put on dti_early_handles, which
+ * dti_init() walks once dti_up is set, registering each one.  dti_up is
+ * set once and never cleared; dti.ko sets it at its load, before any
+ * client can run.
+ */
+static bool dti_up;
+static LLIST_HEAD(dti_early_handles);
+static void dti_early_kick_fn(struct irq_work *kick);
+static void dti_early_work_fn(struct work_struct *work);
+static struct irq_work dti_early_kick = IRQ_WORK_INIT(dti_early_kick_fn);
+static DECLARE_WORK(dti_early_work, dti_early_work_fn);
+
+/*
+ * Serialises the registration of handles: INIT_DTI_HANDLE(),
+ * CLEANUP_DTI_HANDLE() and dti_init()'s registration of the handles
+ * used before it.  Taken before dti_register_lock.
+ */
+static DEFINE_MUTEX(dti_handle_lock);
+
+/**
+ * dti_is_up - has DTI's init run?
+ *
+ * Context: any.
+ * Return: true once channels can be registered.
+ */
+bool dti_is_up(void)
+{
+	/* Pairs with smp_store_release() in dti_init(): its setup is seen. */
+	return smp_load_acquire(&dti_up);
+}
+
+/**
+ * dti_early_link - put a handle used before DTI's init on dti_init()'s list
+ * @p: the pending store of the dti_info a record was kept for
+ *
+ * Called for every record kept for (or lost by) a dti_info that has no
+ * channel.  Before DTI's init, the first one of a handle links it; a
+ * handle linked after dti_init() took the list is registered by
+ * dti_early_work.  After DTI's init nothing is linked: a handle then
+ * waits for its INIT_DTI_HANDLE(), as a module's does.
+ *
+ * Context: any, NMI included.
+ */
+void dti_early_link(struct dti_pending *p)
+{
+	if (READ_ONCE(dti_up) || !test_bit(DTI_PENDING_HANDLE, &p->early) ||
+	    test_and_set_bit(DTI_PENDING_LINKED, &p->early))
+		return;
+	llist_add(&p->early_node, &dti_early_handles);
+	/*
+	 * llist_add()'s cmpxchg is a full barrier, paired with smp_mb() in
+	 * dti_init() between its store of dti_up and its llist_del_all():
+	 * either that walk finds this handle, or this sees dti_up set.
+	 */
+	if (READ_ONCE(dti_up))
+		irq_work_queue(&dti_early_kick);
+}
 
 /**
  * dti_queue_work - have a channel's buffers brought in line with its level
@@ -870,7 +936,8 @@ void dti_free_channel(struct dti_channel *ch)
 
 /*
  * Register a channel for @info (a handle's) or for a new dti_info of its
- * own (@info NULL).  The level stays whatever @info holds.
+ * own (@info NULL).  The level stays whatever @info holds until it is
+ * set to @init_level, or to the level the level= parameter gives @name.
  */
 static struct dti_info *dti_register_info(const char *name,
 					  size_t subbuf_size,
@@ -887,6 +954,11 @@ static struct dti_info *dti_register_info(const char *name,
 		ret = dti_check_geometry(subbuf_size, n_subbufs);
 	if (!ret && !dti_level_valid(init_level))
 		ret = -EINVAL;
+	/* Built-in code before DTI's init: nothing can be allocated yet. */
+	if (!ret && !dti_is_up())
+		ret = -EPROBE_DEFER;
+	if (!ret)
+		init_level = dti_boot_level(name, init_level);
 	/* A handle's buffers come later: the region must be there now. */
 	if (!ret && (flags & DTI_F_PERSIST) && !dti_persist_ready())
 		ret = -ENODEV;
@@ -985,7 +1057,8 @@ err_report:
  * Return: the channel, or ERR_PTR(-EINVAL) for a bad argument,
  * ERR_PTR(-EEXIST) if the name is taken, ERR_PTR(-ENOMEM); with
  * DTI_F_PERSIST, ERR_PTR(-ENODEV) if dti.ko has no persistent region and
- * ERR_PTR(-ENOSPC) if it has no room for the buffers (why is logged).
+ * ERR_PTR(-ENOSPC) if it has no room for the buffers (why is logged);
+ * ERR_PTR(-EPROBE_DEFER) if called by built-in code before DTI's init.
  */
 struct dti_info *dti_register_flags(const char *name, size_t subbuf_size,
 				    size_t n_subbufs, int init_level,
@@ -1107,32 +1180,89 @@ void __dti_unregister(struct dti_channel *ch)
 	dti_free_channel(ch);
 }
 
-/**
- * dti_handle_init - register the channel of a handle
- * @handle: handle defined with DEFINE_DTI_HANDLE() or
- *	    DEFINE_DTI_EARLY_HANDLE(); use INIT_DTI_HANDLE()
- *
- * Creates the channel's directory and control files at the handle's
- * current level.  The buffers, their files and the merged views follow
- * when the first record at a stored level arrives, or now if records
- * logged before this call are waiting to be replayed.
- *
- * Context: process context; may sleep.
- * Return: 0, -EINVAL for a NULL @handle, -EBUSY if it is initialised
- * already, or a negative errno as for dti_register_flags().
+#ifndef MODULE
+/* The words of struct dti_cpu_stats that count, all before @busy */
+#define DTI_STATS_WORDS	(offsetof(struct dti_cpu_stats, busy) / sizeof(u64))
+
+static u64 __percpu *dti_stats_word(struct dti_info *info, unsigned int i)
+{
+	return (u64 __percpu *)info->stats + i;
+}
+
+/* The static per-CPU template of @info's counters: its address */
+static char *dti_stats_addr(struct dti_info *info)
+{
+	return (char __force *)info->stats;
+}
+
+static const u64 *dti_stats_template(struct dti_info *info)
+{
+	return (const u64 *)(__per_cpu_load + (dti_stats_addr(info) - __per_cpu_start));
+}
+
+/* Take the template's counts off this CPU's (an IPI's function). */
+static void dti_stats_unduplicate(void *arg)
+{
+	struct dti_info *info = arg;
+	const u64 *tmpl = dti_stats_template(info);
+	unsigned int i;
+
+	if (smp_processor_id() == cpumask_first(cpu_possible_mask))
+		return;
+	for (i = 0; i < DTI_STATS_WORDS; i++)
+		this_cpu_sub(*dti_stats_word(info, i), tmpl[i]);
+}
+
+/*
+ * Before setup_per_cpu_areas(), early in start_kernel(), this_cpu
+ * operations reach the static per-CPU template, which that function then
+ * copies to every possible CPU: what a built-in handle counted so early
+ * (records refused by level, lost) would be counted once per CPU.  The
+ * template keeps those counts until the kernel frees its init memory:
+ * they stay on the first possible CPU (the boot CPU on x86 and arm64)
+ * and are taken off the others, each by its own CPU (this_cpu
+ * operations, as its writers use) or, offline, here.
  */
-int dti_handle_init(struct dti_handle *handle)
+static void dti_stats_fixup(struct dti_handle *handle)
+{
+	struct dti_info *info = &handle->info;
+	char *addr = dti_stats_addr(info);
+	const u64 *tmpl;
+	unsigned int cpu, i;
+
+	if (!IS_ENABLED(CONFIG_SMP) || addr < __per_cpu_start ||
+	    addr >= __per_cpu_end || system_state >= SYSTEM_FREEING_INITMEM ||
+	    test_and_set_bit(DTI_PENDING_UNDUPLICATED, &handle->pending.early))
+		return;
+	tmpl = dti_stats_template(info);
+	/* Nothing counted so early, as almost always: nothing to take off. */
+	if (!memchr_inv(tmpl, 0, DTI_STATS_WORDS * sizeof(*tmpl)))
+		return;
+	cpus_read_lock();
+	on_each_cpu(dti_stats_unduplicate, info, 1);
+	for_each_possible_cpu(cpu) {
+		if (cpu_online(cpu) || cpu == cpumask_first(cpu_possible_mask))
+			continue;
+		for (i = 0; i < DTI_STATS_WORDS; i++)
+			*per_cpu_ptr(dti_stats_word(info, i), cpu) -= tmpl[i];
+	}
+	cpus_read_unlock();
+}
+#else
+/* A module's per-CPU memory is its own, allocated at its load. */
+static void dti_stats_fixup(struct dti_handle *handle)
+{
+}
+#endif
+
+/* Register a handle's channel; dti_handle_lock held, DTI up. */
+static int __dti_handle_init(struct dti_handle *handle)
 {
 	struct dti_info *info;
 
-	might_sleep();
-	if (!handle)
-		return -EINVAL;
+	lockdep_assert_held(&dti_handle_lock);
 	dti_dump_pending_seal(&handle->pending);
-	if (rcu_access_pointer(handle->info.chan)) {
-		dti_probe_register(handle->name, NULL, -EBUSY);
-		return -EBUSY;
-	}
+	dti_stats_fixup(handle);
 	info = dti_register_info(handle->name,
 				 dti_default_subbuf_size(handle->size),
 				 DTI_DEFAULT_N_SUBBUFS,
@@ -1140,6 +1270,54 @@ int dti_handle_init(struct dti_handle *handle)
 				 DTI_F_ON_DEMAND | (handle->flags & DTI_F_PERSIST),
 				 &handle->info);
 	return PTR_ERR_OR_ZERO(info);
+}
+
+/**
+ * dti_handle_init - register the channel of a handle
+ * @handle: handle defined with DEFINE_DTI_HANDLE() or
+ *	    DEFINE_DTI_EARLY_HANDLE(); use INIT_DTI_HANDLE()
+ *
+ * Creates the channel's directory and control files at the handle's
+ * current level (or the one the level= parameter names for it).  The
+ * buffers, their files and the merged views follow when the first
+ * record at a stored level arrives, or now if records logged before
+ * this call are waiting to be replayed.
+ *
+ * Called by built-in code before DTI's init (a postcore_initcall), it
+ * only asks for the registration, which DTI's init carries out.  A
+ * handle that DTI's init registered on its own, as it does every handle
+ * logged to before it, is not registered again: the first call returns
+ * 0 as if it had registered it.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL for a NULL @handle, -EBUSY if it is initialised
+ * already, or a negative errno as for dti_register_flags().
+ */
+int dti_handle_init(struct dti_handle *handle)
+{
+	unsigned long *early;
+	int ret;
+
+	might_sleep();
+	if (!handle)
+		return -EINVAL;
+	early = &handle->pending.early;
+	mutex_lock(&dti_handle_lock);
+	if (!dti_is_up()) {
+		clear_bit(DTI_PENDING_WITHDRAWN, early);
+		set_bit(DTI_PENDING_DEFER, early);
+		dti_dump_pending_seal(&handle->pending);
+		dti_early_link(&handle->pending);
+		ret = 0;
+	} else if (rcu_access_pointer(handle->info.chan)) {
+		ret = test_and_clear_bit(DTI_PENDING_ADOPTED, early) ? 0 : -EBUSY;
+	} else {
+		ret = __dti_handle_init(handle);
+	}
+	mutex_unlock(&dti_handle_lock);
+	if (ret == -EBUSY)
+		dti_probe_register(handle->name, NULL, -EBUSY);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(dti_handle_init);
 
@@ -1154,21 +1332,95 @@ EXPORT_SYMBOL_GPL(dti_handle_init);
  * handle's level is left at DTI_LEVEL_DESTROY; set another before a new
  * INIT_DTI_HANDLE() if records should be stored again.
  *
+ * Called by built-in code before DTI's init, it withdraws an earlier
+ * INIT_DTI_HANDLE(): DTI's init leaves the handle as one never
+ * initialised, its records kept in its store.
+ *
  * Context: process context; may sleep.
  */
 void dti_handle_cleanup(struct dti_handle *handle)
 {
 	if (!handle)
 		return;
-	dti_unregister(&handle->info);
+	mutex_lock(&dti_handle_lock);
+	if (!dti_is_up()) {
+		clear_bit(DTI_PENDING_DEFER, &handle->pending.early);
+		set_bit(DTI_PENDING_WITHDRAWN, &handle->pending.early);
+	} else {
+		clear_bit(DTI_PENDING_ADOPTED, &handle->pending.early);
+		dti_unregister(&handle->info);
+	}
+	mutex_unlock(&dti_handle_lock);
 	dti_dump_pending_wipe(&handle->pending);
 }
 EXPORT_SYMBOL_GPL(dti_handle_cleanup);
 
+/*
+ * Register a handle that built-in code used before DTI's init: it logged
+ * (kept or lost records) or asked with INIT_DTI_HANDLE().
+ * Return: whether it was registered.
+ */
+static bool dti_early_register(struct dti_handle *handle)
+{
+	unsigned long *early = &handle->pending.early;
+	bool asked;
+	int ret = 0;
+
+	mutex_lock(&dti_handle_lock);
+	if (test_bit(DTI_PENDING_WITHDRAWN, early) ||
+	    rcu_access_pointer(handle->info.chan)) {
+		mutex_unlock(&dti_handle_lock);
+		return false;
+	}
+	asked = test_and_clear_bit(DTI_PENDING_DEFER, early);
+	ret = __dti_handle_init(handle);
+	/* Unasked: the driver's INIT_DTI_HANDLE() is still to come. */
+	if (!ret && !asked)
+		set_bit(DTI_PENDING_ADOPTED, early);
+	mutex_unlock(&dti_handle_lock);
+	if (ret)
+		pr_err("%s: cannot register the channel of a handle used before DTI's init: %d; its records stay in its static store\n",
+		       handle->name, ret);
+	return !ret;
+}
+
+/*
+ * Register the handles on dti_early_handles, in the order they were
+ * first used.  Return: how many were registered.
+ */
+static unsigned int dti_early_adopt(void)
+{
+	struct llist_node *list = llist_del_all(&dti_early_handles);
+	struct dti_pending *p, *next;
+	unsigned int n = 0;
+
+	list = llist_reverse_order(list);
+	llist_for_each_entry_safe(p, next, list, early_node)
+		n += dti_early_register(container_of(p, struct dti_handle, pending));
+	return n;
+}
+
+/* A handle linked after dti_init() walked the list (dti_early_link()). */
+static void dti_early_work_fn(struct work_struct *work)
+{
+	dti_early_adopt();
+}
+
+static void dti_early_kick_fn(struct irq_work *kick)
+{
+	schedule_work(&dti_early_work);
+}
+
+/*
+ * DTI's init: a postcore_initcall built in, after debugfs (a
+ * core_initcall) and before the drivers' initcalls; dti.ko's load.
+ */
 static int __init dti_init(void)
 {
+	unsigned int early, channels;
 	int ret;
 
+	dti_boot_levels_init();
 	dti_dump_setup();
 	dti_read_init();
 	dti_wq = alloc_ordered_workqueue("dti", 0);
@@ -1189,7 +1441,20 @@ static int __init dti_init(void)
 	ret = dti_persist_init();
 	if (ret)
 		goto err_ctl;
+
+	/* From here on channels can be registered. */
+	mutex_lock(&dti_handle_lock);
+	/* Pairs with smp_load_acquire() in dti_is_up(): the setup first. */
+	smp_store_release(&dti_up, true);
+	/* Pairs with llist_add() in dti_early_link(): see there. */
+	smp_mb();
+	mutex_unlock(&dti_handle_lock);
+	/* After dti_up: a probe switch's parameter set later switches itself. */
 	dti_write_loaded();
+	early = dti_early_adopt();
+	channels = dti_boot_channels_init();
+	pr_info("up: %u handle(s) used before registered, %u channel(s) from dti.channel=\n",
+		early, channels);
 	return 0;
 
 err_ctl:
@@ -1210,6 +1475,9 @@ static void __exit dti_exit(void)
 	struct dti_channel *ch;
 
 	dti_probe_unloading();
+	irq_work_sync(&dti_early_kick);
+	cancel_work_sync(&dti_early_work);
+	dti_boot_channels_exit();
 	/* Channels scripts created and did not release. */
 	while ((ch = dti_take_owned(NULL)))
 		__dti_unregister(ch);
@@ -1224,7 +1492,7 @@ static void __exit dti_exit(void)
 	dti_modules_exit();
 }
 
-module_init(dti_init);
+postcore_initcall(dti_init);
 module_exit(dti_exit);
 
 MODULE_DESCRIPTION("Driver Tracing Interface: per-CPU flight-recorder channels");

@@ -583,6 +583,25 @@ extern raw_spinlock_t dti_list_lock;
 bool dti_level_valid(int level);
 int dti_check_name(const char *name);
 
+/*
+ * Built into the kernel (CONFIG_DTI=y) rather than dti.ko: DTI comes up
+ * at postcore_initcall, and built-in code may use handles before that.
+ */
+#ifdef MODULE
+#define DTI_BUILTIN	false
+#else
+#define DTI_BUILTIN	true
+#endif
+
+bool dti_is_up(void);
+void dti_early_link(struct dti_pending *p);
+
+/* dti_boot.c: the channel= and level= parameters */
+int dti_boot_level(const char *name, int level);
+void dti_boot_levels_init(void);
+unsigned int dti_boot_channels_init(void);
+void dti_boot_channels_exit(void);
+
 /* dti_event.c */
 /*
  * The formats framing each sub-buffer take at most this fraction of it:

@@ -350,11 +350,10 @@ void dti_modules_persist(struct dti_persist_modules *t, u32 boot)
 /**
  * dti_modules_init - start the module table
  *
- * Enters dti.ko itself (when DTI is a module) and registers the module
- * notifier; comes before the panic notifiers and the debugfs files, which
- * read the table.
+ * Enters dti.ko itself and registers the module notifier; comes before
+ * the panic notifiers and the debugfs files, which read the table.
  *
- * Context: process context, at module load or, built in, at DTI's initcall.
+ * Context: process context, at module load.
  * Return: 0, or -ENOMEM.
  */
 int __init dti_modules_init(void)
@@ -370,8 +369,8 @@ int __init dti_modules_init(void)
 	dti_mods->size = sizeof(*dti_mods);
 	dti_mods->entry_size = sizeof(dti_mods->mod[0]);
 	dti_mods->n_entries = DTI_MODULES_MAX;
-	/* Built into the kernel, DTI's callers are in vmlinux: no entry. */
-	if (!IS_BUILTIN(CONFIG_DTI))
+	/* Built in, DTI is in vmlinux, whose callers kallsyms resolves. */
+	if (!DTI_BUILTIN)
 		dti_module_add(THIS_MODULE);
 	register_module_notifier(&dti_module_nb);
 	return 0;

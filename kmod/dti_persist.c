@@ -1049,7 +1049,8 @@ DEFINE_SHOW_ATTRIBUTE(dti_region);
  *
  * Context: module load, after dti_fs_init().
  * Return: 0 (no region asked for, or the region taken), or -EINVAL when
- * the range is wrong (why is logged), -ENOMEM.
+ * the range is wrong (why is logged), -ENOMEM.  Built in, DTI comes up
+ * without a region instead, and the message says so.
  */
 int __init dti_persist_init(void)
 {
@@ -1062,16 +1063,18 @@ int __init dti_persist_init(void)
 		if (!ret)
 			ret = dti_persist_check(p->base, p->size, named);
 		if (ret)
-			return ret;
+			goto refused;
 		if (p->size < dti_persist_areas_start() + 2 * PAGE_SIZE) {
 			pr_err("persist=%s: too small; the header alone takes %llu bytes\n",
 			       dti_persist_arg, dti_persist_areas_start());
-			return -EINVAL;
+			ret = -EINVAL;
+			goto refused;
 		}
 		p->hdr = memremap(p->base, p->size, MEMREMAP_WB);
 		if (!p->hdr) {
 			pr_err("persist=%s: cannot map the range\n", dti_persist_arg);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto refused;
 		}
 		p->slots = (void *)p->hdr + sizeof(*p->hdr);
 		p->mods = (void *)(p->slots + DTI_PERSIST_SLOTS);
@@ -1087,6 +1090,17 @@ int __init dti_persist_init(void)
 		dti_modules_persist(&p->mods[p->hdr->boots % DTI_PERSIST_MODULE_TABLES],
 				    p->hdr->boots);
 	}
+	debugfs_create_file(DTI_PERSIST_FILE, 0444, dti_fs_root(), NULL, &dti_region_fops);
+	return 0;
+
+refused:
+	/* dti.ko is loaded again with another; a boot goes on without. */
+	if (!DTI_BUILTIN)
+		return ret;
+	pr_err("persist=%s: ignored: no persistent region this boot\n", dti_persist_arg);
+	p->base = 0;
+	p->size = 0;
+	dti_persist_arg[0] = '\0';
 	debugfs_create_file(DTI_PERSIST_FILE, 0444, dti_fs_root(), NULL, &dti_region_fops);
 	return 0;
 }

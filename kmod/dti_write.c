@@ -378,7 +378,12 @@ static void dti_probe_switch_request(struct dti_probe_switch *sw)
 	irq_work_queue(&sw->kick);
 }
 
-/* A module parameter's write: switch now.  Context: process. */
+/*
+ * A module parameter's write: switch now.  Given at the load, or built
+ * in on the command line (from parse_args(), before workqueues and
+ * static keys work), DTI's init switches (dti_write_loaded()).
+ * Context: process, or early boot.
+ */
 static int dti_probe_switch_param_set(const char *val,
 				      const struct kernel_param *kp)
 {
@@ -389,6 +394,8 @@ static int dti_probe_switch_param_set(const char *val,
 	if (ret)
 		return ret;
 	WRITE_ONCE(sw->forced, on);
+	if (!dti_is_up())
+		return 0;
 	schedule_work(&sw->work);
 	flush_work(&sw->work);
 	return 0;
@@ -492,7 +499,8 @@ DTI_PROBE_POINT void dti_probe_unloading(void)
  * dti_write_loaded - announce a dti.ko ready for listeners
  *
  * Calls dti_probe_loaded() and then switches dti_probe_stored() on at
- * once if a listener was taken there, rather than shortly after.
+ * once if a listener was taken there, rather than shortly after, and
+ * both probe switches as their parameters say.
  * Context: process (module init).
  */
 void dti_write_loaded(void)
@@ -500,7 +508,9 @@ void dti_write_loaded(void)
 	dti_probe_loaded(dti_ctl_version(), dti_ctl_probe_stored);
 	irq_work_sync(&dti_stored_switch.kick);
 	schedule_work(&dti_stored_switch.work);
+	schedule_work(&dti_filtered_switch.work);
 	flush_work(&dti_stored_switch.work);
+	flush_work(&dti_filtered_switch.work);
 }
 
 /**
@@ -1243,7 +1253,8 @@ lost:
 
 /*
  * No relay buffers (yet): keep the record in @info's pending store, and
- * have an on-demand channel's buffers created.  Publication of the
+ * have an on-demand channel's buffers created (before DTI's init, a
+ * handle's channel registered: dti_early_link()).  Publication of the
  * buffers holds the store's lock, so checking again under it decides
  * once and for all whether the record is replayed or written directly.
  * The write guard keeps this CPU from taking the lock twice.  An NMI
@@ -1284,6 +1295,8 @@ static void *dti_write_pending(struct dti_info *info, struct dti_channel *ch,
 		return NULL;
 	if (ch && (ch->flags & DTI_F_ON_DEMAND))
 		dti_queue_work(ch);
+	else if (!ch)
+		dti_early_link(p);	/* built-in code before DTI's init */
 	if (!kept)
 		return dti_lose(info, ch, meta, len, payload ? DTI_LOSS_PENDING :
 							       DTI_LOSS_RESERVE);

@@ -20,8 +20,10 @@
 #ifndef _LINUX_DTI_H
 #define _LINUX_DTI_H
 
+#include <linux/bits.h>
 #include <linux/compiler.h>
 #include <linux/jump_label.h>
+#include <linux/llist.h>
 #include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/stddef.h>
@@ -115,6 +117,9 @@ struct dti_channel;
  * @size:	bytes of @buf
  * @lost:	records that did not fit
  * @replayed:	records copied into the relay buffers so far
+ * @early:	DTI_PENDING_* bits: a handle's store, and what DTI's init is
+ *		to do with the handle (built-in code before DTI's init)
+ * @early_node:	on the list of handles DTI's init registers
  *
  * A handle logs here before INIT_DTI_HANDLE() (early handles) and while
  * its buffers are being created on demand; the records are replayed into
@@ -128,6 +133,22 @@ struct dti_pending {
 	size_t size;
 	u64 lost;
 	u64 replayed;
+	unsigned long early;
+	struct llist_node early_node;
+};
+
+/*
+ * Bits of dti_pending.early.  A handle's store has DTI_PENDING_HANDLE
+ * from its definition; the others concern a handle used by built-in
+ * code before DTI's init (a postcore_initcall), which registers it.
+ */
+enum {
+	DTI_PENDING_HANDLE,	/* the store of a struct dti_handle */
+	DTI_PENDING_LINKED,	/* on the list DTI's init walks */
+	DTI_PENDING_DEFER,	/* INIT_DTI_HANDLE() before DTI's init */
+	DTI_PENDING_WITHDRAWN,	/* CLEANUP_DTI_HANDLE() before DTI's init */
+	DTI_PENDING_ADOPTED,	/* registered by DTI's init, unasked */
+	DTI_PENDING_UNDUPLICATED, /* per-CPU counts of before setup_per_cpu_areas() fixed */
 };
 
 /*
@@ -441,6 +462,7 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 			.lock = __RAW_SPIN_LOCK_UNLOCKED(handle.pending.lock), \
 			.buf = (_buf),					   \
 			.size = (_bufsize),				   \
+			.early = BIT(DTI_PENDING_HANDLE),		   \
 		},							   \
 		.name = (_name),					   \
 		.size = (_size),					   \
@@ -473,7 +495,11 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
  * @static_size: bytes of @static_buf
  *
  * Records logged before INIT_DTI_HANDLE() go to @static_buf and are
- * replayed into the channel when it is initialised.
+ * replayed into the channel when it is initialised.  In built-in code
+ * the handle may log from start_kernel() on, before DTI's init (a
+ * postcore_initcall), which registers the channel of every handle
+ * logged to or INIT_DTI_HANDLE()d before it; a record that does not fit
+ * @static_buf is counted as lost.
  */
 #define DEFINE_DTI_EARLY_HANDLE(handle, name, size, init_level,		   \
 				static_buf, static_size)		   \
@@ -501,7 +527,10 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 			    handle##__dti_buf, sizeof(handle##__dti_buf),  \
 			    DTI_F_PERSIST)
 
-/* Register the handle's channel; returns 0 or a negative errno. */
+/*
+ * Register the handle's channel; returns 0 or a negative errno.  Before
+ * DTI's init (built-in code), returns 0 and leaves it to DTI's init.
+ */
 #define INIT_DTI_HANDLE(handle)		dti_handle_init(&(handle))
 /* Unregister it; safe against logging calls running concurrently. */
 #define CLEANUP_DTI_HANDLE(handle)	dti_handle_cleanup(&(handle))
