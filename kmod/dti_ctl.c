@@ -376,6 +376,9 @@ static int __dti_ctl_create(const char *name, size_t size, int level,
 		return ret;
 	if (in_nmi())
 		return -EBUSY;
+	/* Built-in code before DTI's init: no pool, no work queue yet. */
+	if (!dti_is_up())
+		return -ENODEV;
 	ret = dti_ctl_adopt(name, level, owner);
 	if (ret != -ENOENT)
 		return ret;
@@ -427,7 +430,8 @@ static int __dti_ctl_create(const char *name, size_t size, int level,
  * (also by a channel still being registered or removed), -ENOMEM if
  * the pool is empty (counted in DTI_CTL_POOL_FILE),
  * -EBUSY in NMI context, -EDEADLK from a probe that fired while this
- * CPU held DTI's channel list lock.
+ * CPU held DTI's channel list lock, -ENODEV before DTI's init (built-in
+ * code).
  */
 int dti_ctl_create(const char *name, size_t size, int level,
 		   const void *owner)

@@ -372,10 +372,14 @@ static DEFINE_STATIC_KEY_FALSE(dti_stored_probe_key);
 DEFINE_DTI_PROBE_SWITCH(dti_filtered_switch, dti_filtered_probe_key);
 DEFINE_DTI_PROBE_SWITCH(dti_stored_switch, dti_stored_probe_key);
 
-/* Context: any, NMI included. */
+/*
+ * Context: any, NMI included.  Before DTI's init (built-in code) there
+ * is nothing to queue yet: dti_write_loaded() switches as the state says.
+ */
 static void dti_probe_switch_request(struct dti_probe_switch *sw)
 {
-	irq_work_queue(&sw->kick);
+	if (dti_is_up())
+		irq_work_queue(&sw->kick);
 }
 
 /*
