@@ -12,7 +12,7 @@ import pytest
 
 from dtirec import (REC_REPLAYED, accounting_errors, parse_kv, parse_merged_ts,
                     parse_stats, parse_stream, record_size)
-from guestlib import CONTROL_FILES, PRELUDE, VIEW_FILES
+from guestlib import CONTROL_FILES, PRELUDE, PRELUDE_FUNCS, VIEW_FILES
 
 def out(res, *parts) -> str:
     return res.outdir.joinpath(*parts).read_text()
@@ -125,6 +125,36 @@ def test_early_handle_replays_exactly_once_in_order(dti_guest):
     # one new record waited in the pending store while they were created.
     assert texts(res, "recreated", "merged") == ["recreated 0"]
     assert parse_kv(out(res, "recreated", "info"))["pending_replayed"] == "21"
+
+
+def test_early_handle_overflow_is_counted_after_replay(dti_guest):
+    """400 records logged to h_early before its INIT_DTI_HANDLE() overflow
+    its 4 KiB static store: those that fit are replayed, in order; the
+    others are counted lost, in the channel's stats (on the CPUs that
+    logged them, whose sequence numbers they took before the first
+    replayed record's) and as the store's pending_lost."""
+    n = 400
+    res = dti_guest.run(PRELUDE_FUNCS + f"""
+        insmod $DTI_MODDIR/dti.ko
+        insmod $DTI_MODDIR/dti_test.ko early={n}
+        snap h_early loaded
+        rawsnap h_early raw
+    """, smp=2).check()
+    kept = fits("early", n, 4096)
+    assert 0 < kept < n
+    assert texts(res, "loaded", "merged") == [f"early {i}" for i in range(kept)]
+    info = parse_kv(out(res, "loaded", "info"))
+    assert int(info["pending_replayed"]) == kept and int(info["pending_lost"]) == n - kept, info
+    st = parse_stats(out(res, "loaded", "stats"))
+    assert not accounting_errors(st)
+    assert st["total"]["lost"] == n - kept and st["total"]["written"] == kept, st["total"]
+    recs = [r for cpu in (0, 1) for r in parse_stream(raw(res, "raw", f"trace{cpu}"))[0]
+            if r.flags & REC_REPLAYED]
+    assert len(recs) == kept
+    for cpu in (0, 1):
+        mine = [r for r in parse_stream(raw(res, "raw", f"trace{cpu}"))[0]]
+        if mine:
+            assert mine[0].seq == st[str(cpu)]["lost"], (cpu, mine[0].seq, st[str(cpu)])
 
 
 @pytest.mark.parametrize("smp", [2, 4])
