@@ -22,6 +22,10 @@
  *
  * Pending stores get a descriptor of their own (struct dti_dump_pending),
  * since an early handle's store holds records before its channel exists.
+ *
+ * Built into the kernel, DTI also lists every descriptor's physical
+ * address in the dump index (struct dti_dump_index), which a VMCOREINFO
+ * line names, so that a dump reader need not scan memory for markers.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,6 +39,9 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
+#if IS_BUILTIN(CONFIG_DTI) && IS_ENABLED(CONFIG_VMCORE_INFO)
+#include <linux/vmcore_info.h>
+#endif
 
 #include "dti_internal.h"
 
@@ -52,6 +59,20 @@ static u64 dti_kaddr_to_phys(void *p)
 	if (virt_addr_valid(p))
 		return virt_to_phys(p);
 	return page_to_phys(vmalloc_to_page(p)) + offset_in_page(p);
+}
+
+/* List the descriptor at @desc in the dump index, built in. */
+static void dti_dump_list(void *desc)
+{
+	if (IS_BUILTIN(CONFIG_DTI))
+		dti_dump_index_add(dti_kaddr_to_phys(desc));
+}
+
+/* Take the descriptor at @desc out of the dump index, built in. */
+static void dti_dump_unlist(void *desc)
+{
+	if (IS_BUILTIN(CONFIG_DTI))
+		dti_dump_index_del(dti_kaddr_to_phys(desc));
 }
 
 /* Recompute the descriptor's CRC after a change; dump_lock held. */
@@ -84,6 +105,9 @@ static void dti_dump_seal(struct dti_channel *ch)
  * @ch: channel being allocated; its name, geometry, flags and info set
  * @name: channel name, valid
  *
+ * Built in, the descriptor is listed in the dump index until
+ * dti_dump_wipe().
+ *
  * Context: any but NMI; allocates nothing.
  */
 void dti_dump_init(struct dti_channel *ch, const char *name)
@@ -107,6 +131,7 @@ void dti_dump_init(struct dti_channel *ch, const char *name)
 	d->level_addr = dti_kaddr_to_phys(&ch->info->level);
 	/* No one else can see the channel yet. */
 	d->crc = dti_crc32(d, sizeof(*d));
+	dti_dump_list(d);
 }
 
 /**
@@ -122,6 +147,7 @@ void dti_dump_wipe(struct dti_channel *ch)
 {
 	/* Buffers are freed before their channel, and their table with them. */
 	WARN_ON_ONCE(ch->dump_cpus);
+	dti_dump_unlist(&ch->dump);
 	memzero_explicit(&ch->dump, sizeof(ch->dump));
 }
 
@@ -283,6 +309,7 @@ void dti_dump_pending_init(struct dti_pending *p, const char *name)
  * @p: pending store whose descriptor is complete
  *
  * For a handle's static store, done when the handle is initialised.
+ * Built in, the descriptor is listed in the dump index from then on.
  *
  * Context: any but NMI.
  */
@@ -293,6 +320,7 @@ void dti_dump_pending_seal(struct dti_pending *p)
 	WRITE_ONCE(d->magic, DTI_DUMP_MAGIC);
 	d->crc = 0;
 	d->crc = dti_crc32(d, sizeof(*d));
+	dti_dump_list(d);
 }
 
 /**
@@ -304,6 +332,7 @@ void dti_dump_pending_seal(struct dti_pending *p)
  */
 void dti_dump_pending_wipe(struct dti_pending *p)
 {
+	dti_dump_unlist(&p->dump);
 	WRITE_ONCE(p->dump.magic, 0);
 }
 
@@ -314,3 +343,132 @@ void __init dti_dump_setup(void)
 {
 	atomic_set(&dti_generation, get_random_u32());
 }
+
+#if IS_BUILTIN(CONFIG_DTI)
+/*
+ * The dump index (struct dti_dump_index in <uapi/linux/dti_record.h>):
+ * one page of the kernel's data, so physically contiguous, listing the
+ * physical address of every descriptor.  Slots are filled and cleared
+ * from any context but NMI (channels and their pending stores come and
+ * go so), under dti_index_lock, and every change seals the table anew.
+ * Of a dump taken in the middle of a change, a reader finds a CRC that
+ * does not match, and scans.
+ */
+static struct dti_dump_index dti_index __page_aligned_data = {
+	.magic = DTI_INDEX_MAGIC,
+	.version = DTI_INDEX_VERSION,
+	.size = sizeof(struct dti_dump_index),
+	.n_slots = DTI_INDEX_SLOTS,
+};
+
+static DEFINE_RAW_SPINLOCK(dti_index_lock);
+
+/* Count a change and recompute the index's CRC; dti_index_lock held. */
+static void dti_index_seal(void)
+{
+	lockdep_assert_held(&dti_index_lock);
+	dti_index.changes++;
+	WRITE_ONCE(dti_index.crc, DTI_CRC32_SEALED(&dti_index));
+}
+
+/**
+ * dti_dump_index_add - list a descriptor in the dump index
+ * @phys: physical address of the descriptor, complete and sealed; one
+ *	  listed already is left as it is
+ *
+ * A descriptor that finds no free slot marks the index as overflowed
+ * for the rest of the boot: readers then scan for markers, as they do
+ * for dti.ko.
+ *
+ * Context: any but NMI.
+ */
+void dti_dump_index_add(u64 phys)
+{
+	unsigned int i, free = DTI_INDEX_SLOTS;
+	unsigned long flags;
+	bool full = false;
+
+	/*
+	 * The descriptor is stored before its slot.  A dump reader reads
+	 * the slot, then the descriptor, in the memory of a stopped
+	 * machine: it has no barrier to pair with this one.
+	 */
+	smp_wmb();
+	raw_spin_lock_irqsave(&dti_index_lock, flags);
+	for (i = 0; i < DTI_INDEX_SLOTS; i++) {
+		if (dti_index.slot[i] == phys)
+			goto out;
+		if (!dti_index.slot[i] && free == DTI_INDEX_SLOTS)
+			free = i;
+	}
+	if (free < DTI_INDEX_SLOTS) {
+		WRITE_ONCE(dti_index.slot[free], phys);
+	} else {
+		full = !dti_index.overflowed;
+		WRITE_ONCE(dti_index.overflowed, 1);
+	}
+	dti_index_seal();
+out:
+	raw_spin_unlock_irqrestore(&dti_index_lock, flags);
+	if (full)
+		pr_warn("dump index full (%u descriptors): dump readers will scan memory for channels\n",
+			DTI_INDEX_SLOTS);
+}
+
+/**
+ * dti_dump_index_del - take a descriptor out of the dump index
+ * @phys: physical address of the descriptor, which is about to be
+ *	  wiped; one not listed is ignored
+ *
+ * Context: any but NMI.
+ */
+void dti_dump_index_del(u64 phys)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	raw_spin_lock_irqsave(&dti_index_lock, flags);
+	for (i = 0; i < DTI_INDEX_SLOTS; i++) {
+		if (dti_index.slot[i] == phys) {
+			WRITE_ONCE(dti_index.slot[i], 0);
+			dti_index_seal();
+			break;
+		}
+	}
+	raw_spin_unlock_irqrestore(&dti_index_lock, flags);
+	/*
+	 * The slot is cleared before the descriptor is wiped; as in
+	 * dti_dump_index_add(), the dump reader has no barrier to pair.
+	 */
+	smp_wmb();
+}
+
+#if IS_ENABLED(CONFIG_VMCORE_INFO)
+/*
+ * Name the dump index in VMCOREINFO.  crash_save_vmcoreinfo_init(), a
+ * subsys_initcall, allocates vmcoreinfo_data and builds the note from
+ * it, after DTI's own init (postcore_initcall).  Appending a line does
+ * not rebuild the note, which QEMU reads at dump-guest-memory (the
+ * address qemu_fw_cfg handed over) and which kdump copies when its
+ * kernel is loaded: it is rebuilt here as the init built it.
+ */
+static int __init dti_dump_vmcoreinfo(void)
+{
+	unsigned long flags;
+	u32 *buf;
+
+	if (!vmcoreinfo_data || !vmcoreinfo_note)
+		return 0;
+	raw_spin_lock_irqsave(&dti_index_lock, flags);
+	dti_index_seal();
+	raw_spin_unlock_irqrestore(&dti_index_lock, flags);
+	vmcoreinfo_append_str("%s=0x%llx\n", DTI_VMCOREINFO_KEY,
+			      (unsigned long long)__pa_symbol(&dti_index));
+	buf = append_elf_note(vmcoreinfo_note, VMCOREINFO_NOTE_NAME, 0,
+			      vmcoreinfo_data, vmcoreinfo_size);
+	final_note(buf);
+	return 0;
+}
+subsys_initcall_sync(dti_dump_vmcoreinfo);
+#endif /* CONFIG_VMCORE_INFO */
+#endif /* IS_BUILTIN(CONFIG_DTI) */

@@ -32,6 +32,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/elf.h>
+#include <linux/io.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -372,6 +373,7 @@ int __init dti_modules_init(void)
 	/* Built in, DTI is in vmlinux, whose callers kallsyms resolves. */
 	if (!DTI_BUILTIN)
 		dti_module_add(THIS_MODULE);
+	dti_dump_index_add(virt_to_phys(dti_mods));
 	register_module_notifier(&dti_module_nb);
 	return 0;
 }
@@ -387,6 +389,7 @@ int __init dti_modules_init(void)
 void dti_modules_exit(void)
 {
 	unregister_module_notifier(&dti_module_nb);
+	dti_dump_index_del(virt_to_phys(dti_mods));
 	memzero_explicit(dti_mods, sizeof(*dti_mods));
 	kfree(dti_mods);
 	dti_mods = NULL;

@@ -1083,6 +1083,7 @@ int __init dti_persist_init(void)
 			dti_persist_format(p);
 		p->hdr->boots++;
 		dti_persist_seal(p);
+		dti_dump_index_add(p->base);
 		pr_info("persistent region %pa, %llu bytes, boot %u: %s\n", &p->base, p->size,
 			p->hdr->boots, dti_persist_found_names[p->found]);
 		p->prev_mods = dti_persist_prev_modules(p);
@@ -1131,7 +1132,9 @@ void dti_persist_exit(void)
 	debugfs_remove_recursive(p->prev_root);
 	kfree(p->prev_mods);
 	p->prev_mods = NULL;
-	if (p->hdr)
+	if (p->hdr) {
+		dti_dump_index_del(p->base);
 		memunmap(p->hdr);
+	}
 	p->hdr = NULL;
 }

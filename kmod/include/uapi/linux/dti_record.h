@@ -479,6 +479,58 @@ struct dti_dump_pending {
 #define DTI_DUMP_PENDING_SIZE	sizeof(struct dti_dump_pending)
 
 /*
+ * Dump index: DTI built into the kernel lists the physical address of
+ * every descriptor it has (channels, pending stores, the module table, a
+ * persistent region's header) in one table, struct dti_dump_index, and
+ * names the table in VMCOREINFO with the line
+ * DTI_VMCOREINFO_KEY "=0x<physical address>", so that a reader of a dump
+ * that has the note (kdump's /proc/vmcore; QEMU's dump-guest-memory of a
+ * guest with -device vmcoreinfo) goes to them without scanning memory.
+ * dti.ko cannot add to VMCOREINFO and keeps no index: its descriptors are
+ * found by their markers.
+ *
+ * The table lies in the kernel's data, physically contiguous, and is
+ * changed from any context but NMI under a spinlock: a slot is filled
+ * after its descriptor is complete and cleared before the descriptor is
+ * wiped, and the CRC is computed anew each time.  A dump taken during a
+ * change finds a CRC that does not match; a reader then scans, as it does
+ * when @overflowed is set (a descriptor found no free slot, so the table
+ * lacks it) or when anything the table lists is not a descriptor.
+ */
+#define DTI_VMCOREINFO_KEY	"DTI"
+#define DTI_INDEX_MAGIC		0xD7D01DE5U
+#define DTI_INDEX_VERSION	1
+#define DTI_INDEX_SLOTS		508	/* the table fills one 4 KiB page */
+
+/**
+ * struct dti_dump_index - where a built-in DTI's descriptors are
+ * @magic:	DTI_INDEX_MAGIC
+ * @version:	DTI_INDEX_VERSION
+ * @reserved:	zero
+ * @size:	sizeof(struct dti_dump_index)
+ * @n_slots:	DTI_INDEX_SLOTS
+ * @changes:	changes made to the table since boot
+ * @overflowed:	non-zero once a descriptor found no free slot: the table
+ *		is not complete, and a reader scans
+ * @crc:	CRC-32 of the whole table, this field zero
+ * @reserved2:	zero
+ * @slot:	physical addresses of descriptors, each where a marker
+ *		("__DTI__" or DTI_PERSIST_MARKER) starts; 0: a free slot
+ */
+struct dti_dump_index {
+	__u32 magic;
+	__u16 version;
+	__u16 reserved;
+	__u32 size;
+	__u32 n_slots;
+	__u32 changes;
+	__u32 overflowed;
+	__u32 crc;
+	__u32 reserved2;
+	__u64 slot[DTI_INDEX_SLOTS];
+};
+
+/*
  * Persistent region: RAM the kernel was told to leave alone (memmap= on
  * x86, reserve_mem= from 6.11), named by dti.ko's persist= parameter,
  * which keeps what it holds across any reset that keeps RAM.  It starts
