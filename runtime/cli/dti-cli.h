@@ -29,6 +29,8 @@ extern const struct dti_cmd dti_cmds[];
 /* "dti: <msg>" on stderr; returns DTI_EXIT_FAIL. */
 int dti_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void dti_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "dti: <msg>" on stderr, what was asked for (-v): no warning */
+void dti_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * Usage of @cmd: after @msg, its synopsis on stderr and DTI_EXIT_USAGE
  * (@error), or all of it on stdout and DTI_EXIT_OK.
@@ -140,6 +142,7 @@ long long dti_copy_file(const char *src, const char *dst);
 struct dti_read_opts {
 	bool follow, quiet, no_reset, symbols, strict, previous;
 	bool list;			/* dump --list */
+	bool verbose;			/* dump -v: how the channels were found */
 	bool journal;			/* --journal: o->f is dti_journal_open()'s */
 	int format;
 	struct dti_filter *filter;	/* -c, -p, -S, -U, -g, --filter; NULL: none */

@@ -74,6 +74,18 @@ void dti_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void dti_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(NULL);
+	fputs("dti: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
 bool dti_parse_uint(const char *s, unsigned long *v)
 {
 	char *end;

@@ -54,6 +54,9 @@ const char usage_dump[] =
 	"\n"
 	"  -l, --list            list the channels found: level, flags, generation,\n"
 	"                        geometry, CPUs with buffers, records, problems\n"
+	"  -v, --verbose         say how the channels were found: by the dump index\n"
+	"                        VMCOREINFO names (DTI built into the kernel), or by\n"
+	"                        scanning the dump's memory (dti.ko)\n"
 	"      --channel NAME    only channel NAME (no header line); NAME,NAME...\n"
 	"                        (or --channel again): those channels merged into\n"
 	"                        one timeline, each line after its channel's name\n"
@@ -764,14 +767,17 @@ static int dti_scan_read(struct dti_vmcore *v, struct dti_dump *d)
 	return ret;
 }
 
-/* Give dti_dump_scan() all the dump holds.  DTI_EXIT_OK, or DTI_EXIT_FAIL. */
+/*
+ * Give dti_dump_scan() all the dump holds (an ELF dump's segments read
+ * by dti_elf_segments() first).  DTI_EXIT_OK, or DTI_EXIT_FAIL.
+ */
 static int dti_vmcore_scan(struct dti_vmcore *v, struct dti_dump *d)
 {
 	int ret;
 
 	v->progress = !v->quiet && isatty(STDERR_FILENO);
 	v->last = 0;
-	ret = dti_elf_segments(v) == 0 ? dti_scan_segments(v, d) : dti_scan_read(v, d);
+	ret = v->segs ? dti_scan_segments(v, d) : dti_scan_read(v, d);
 	dti_progress_end(v);
 	if (!ret && v->unread)
 		dti_vwarn(v, "%s: %llu KiB of memory the dump should hold could not be read, in %u place%s; what they held is missing",
@@ -1081,6 +1087,83 @@ static int dti_dump_out_release(struct dti_vmcore *v, struct dti_dump *d, int n,
 	return ret;
 }
 
+/*
+ * The physical address of the dump index VMCOREINFO names (the line a
+ * kernel with DTI built in writes), or 0: none, or not an address (said).
+ */
+static uint64_t dti_vmcore_index(struct dti_vmcore *v)
+{
+	const char *line = dti_vmcoreinfo(v, DTI_VMCOREINFO_KEY);
+	unsigned long long addr;
+	char *end;
+
+	if (!line)
+		return 0;
+	errno = 0;
+	addr = strtoull(line, &end, 16);
+	if (errno || end == line || *end || !addr) {
+		dti_vwarn(v, "%s: VMCOREINFO's %s=%s is no physical address: scanning the dump instead",
+			  v->path, DTI_VMCOREINFO_KEY, line);
+		return 0;
+	}
+	return addr;
+}
+
+/*
+ * Find the descriptors of @v into a new dump *@dp and load them: through
+ * the dump index VMCOREINFO names, or, without one or if it fails (said),
+ * by scanning.  Returns dti_dump_load()'s count, or -1 (*@dp NULL: said;
+ * else dti_errmsg() says why).
+ */
+static int dti_vmcore_find(struct dti_vmcore *v, const struct dti_dump_mem *mem,
+			   const struct dti_read_opts *o, struct dti_dump **dp)
+{
+	uint64_t addr = dti_vmcore_index(v);
+	struct dti_dump *d = dti_dump_new(mem);
+	const struct dti_dump_summary *sum;
+	int n;
+
+	*dp = d;
+	if (!d) {
+		dti_err("%s", dti_errmsg());
+		return -1;
+	}
+	/* for reads from the file and, in an excerpt, virtual addresses */
+	if (!v->segs)
+		dti_elf_segments(v);
+	if (addr && dti_dump_locate(d, addr) >= 0) {
+		n = dti_dump_load(d);
+		sum = dti_dump_summary(d);
+		if (n < 0 || !sum->stray) {
+			if (n >= 0 && o->verbose)
+				dti_info("%s: channels located by VMCOREINFO (%s=0x%llx): %lu descriptors in its dump index",
+					 v->path, DTI_VMCOREINFO_KEY, (unsigned long long)addr,
+					 sum->indexed);
+			return n;
+		}
+		dti_vwarn(v, "%s: the dump index at physical 0x%llx (VMCOREINFO's %s) lists %lu entries that are no descriptor: scanning the dump instead",
+			  v->path, (unsigned long long)addr, DTI_VMCOREINFO_KEY, sum->stray);
+		dti_dump_free(d);
+		d = *dp = dti_dump_new(mem);
+		if (!d) {
+			dti_err("%s", dti_errmsg());
+			return -1;
+		}
+	} else if (addr) {
+		dti_vwarn(v, "%s: %s: scanning the dump instead", v->path, dti_errmsg());
+	}
+	if (o->verbose)
+		dti_info("%s: channels located by scanning %s", v->path,
+			 addr ? "(VMCOREINFO's dump index could not be used)" :
+			 "(VMCOREINFO names no dump index: DTI was not built into the kernel)");
+	if (dti_vmcore_scan(v, d) != DTI_EXIT_OK) {
+		dti_dump_free(d);
+		*dp = NULL;
+		return -1;
+	}
+	return dti_dump_load(d);
+}
+
 /* Find the channels of @v; print, list or save them as @o says. */
 static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 {
@@ -1090,24 +1173,23 @@ static int dti_dump_run(struct dti_vmcore *v, struct dti_read_opts *o)
 		.long_size = v->long_size,
 	};
 	const struct dti_dump_summary *sum;
-	struct dti_dump *d = dti_dump_new(&mem);
-	int n, ret;
+	struct dti_dump *d;
+	int n, ret = DTI_EXIT_OK;
 
+	n = dti_vmcore_find(v, &mem, o, &d);
 	if (!d)
-		return dti_err("%s", dti_errmsg());
-	ret = dti_vmcore_scan(v, d);
-	if (ret != DTI_EXIT_OK) {
-		dti_dump_free(d);
-		return ret;
-	}
-	n = dti_dump_load(d);
+		return DTI_EXIT_FAIL;
 	sum = dti_dump_summary(d);
 	if (n < 0) {
 		ret = dti_err("%s", dti_errmsg());
 	} else if (!n) {
 		o->no_channels = true;
 		dti_dump_region_damage(sum, o);
-		ret = dti_err("%s: no DTI channels in this %s dump (%llu MiB of memory scanned, %lu \"__DTI_\" markers, none before a descriptor or a persistent region with records)",
+		ret = sum->index_addr ?
+		      dti_err("%s: no DTI channels in this %s dump (its dump index, VMCOREINFO's %s=0x%llx, lists %lu descriptors, none of a channel or a persistent region with records)",
+			      v->path, v->format, DTI_VMCOREINFO_KEY,
+			      (unsigned long long)sum->index_addr, sum->indexed) :
+		      dti_err("%s: no DTI channels in this %s dump (%llu MiB of memory scanned, %lu \"__DTI_\" markers, none before a descriptor or a persistent region with records)",
 			      v->path, v->format, (unsigned long long)(sum->scanned >> 20),
 			      sum->markers);
 	} else if (o->channel && !dti_dump_has(d, n, o)) {

@@ -121,6 +121,7 @@ static const struct option dti_console_opts[] = {
 static const struct option dti_dump_opts[] = {
 	DTI_READ_OPTS,
 	{ "list",      no_argument,       NULL, 'l' },
+	{ "verbose",   no_argument,       NULL, 'v' },
 	{ "channel",   required_argument, NULL, OPT_CHANNEL },
 	{ "out",       required_argument, NULL, OPT_OUT },
 	{ "excerpt",   required_argument, NULL, OPT_EXCERPT },
@@ -388,13 +389,16 @@ int dti_read_parse(const char *cmd, int argc, char **argv, int min_args,
 	if (!o->filter)
 		return dti_err("%s", dti_errmsg());
 	while ((c = dti_getopt(cmd, argc, argv,
-			       is_read ? "hfF:o:c:p:sqd:S:U:g:" : is_dump ? "hF:o:c:p:qld:S:U:g:" :
+			       is_read ? "hfF:o:c:p:sqd:S:U:g:" : is_dump ? "hF:o:c:p:qlvd:S:U:g:" :
 			       is_con ? "hF:o:c:p:qd:S:U:g:" : "hF:o:c:p:sqd:S:U:g:",
 			       is_read ? dti_read_opts : is_dump ? dti_dump_opts :
 			       is_con ? dti_console_opts : dti_decode_opts, &ret)) != -1) {
 		switch (c) {
 		case 'l':
 			o->list = true;
+			break;
+		case 'v':
+			o->verbose = true;
 			break;
 		case OPT_CHANNEL:
 			if (dti_read_channels(o, optarg) < 0)

@@ -46,6 +46,14 @@
  * version, size, CRC, each entry) and handed out by dti_dump_modules(),
  * the first that checks out; the others are noted for --list.
  *
+ * A kernel with DTI built in names its dump index in VMCOREINFO (struct
+ * dti_dump_index: the physical address of each descriptor);
+ * dti_dump_locate() takes what it lists as the markers a scan would have
+ * found, after checking the index whole (magic, version, size, CRC, no
+ * overflow, every entry the start of a marker), so that dti_dump_load()
+ * reads them as it reads those of a scan.  An index that fails is
+ * refused whole, and the caller scans.
+ *
  * Every number read from the dump is checked before it is used as a
  * size, an address or an index; every failure names the physical (or
  * virtual) address it was read from.
@@ -91,6 +99,8 @@
 _Static_assert(DTI_DUMP_HEAD == 52 && DTI_DUMP_CHANNEL_SIZE == 104 &&
 	       DTI_DUMP_PENDING_SIZE == 80 && sizeof(struct dti_dump_cpu) == 16,
 	       "the descriptor layout of <linux/dti_record.h>");
+_Static_assert(sizeof(struct dti_dump_index) == 4096,
+	       "the dump index layout of <linux/dti_record.h>");
 _Static_assert(sizeof(struct dti_persist_header) == 72 &&
 	       sizeof(struct dti_persist_area) == 32 &&
 	       sizeof(struct dti_persist_slot) == 112 &&
@@ -472,6 +482,100 @@ int dti_dump_scan(struct dti_dump *d, uint64_t addr, const void *data, size_t le
 const struct dti_dump_summary *dti_dump_summary(const struct dti_dump *d)
 {
 	return &d->sum;
+}
+
+/* ---- the dump index (a built-in DTI's, named in VMCOREINFO) ---- */
+
+/*
+ * Why the dump index @x (in the byte order @sw says) cannot be used by
+ * its header, or NULL; *@n: its slots.
+ */
+static const char *dti_index_head_why(const struct dti_dump_index *x, bool sw,
+				      uint32_t *n)
+{
+	if (dti_d16(x->version, sw) != DTI_INDEX_VERSION)
+		return "an index version this libdti does not know";
+	*n = dti_d32(x->n_slots, sw);
+	if (dti_d32(x->size, sw) != sizeof(*x) || *n != DTI_INDEX_SLOTS)
+		return "an index of another size";
+	return NULL;
+}
+
+int dti_dump_locate(struct dti_dump *d, uint64_t addr)
+{
+	struct dti_dump_index *x = NULL;
+	unsigned char mk[DTI_SCAN_LEN];
+	const char *why = NULL;
+	uint64_t *at = NULL, a;
+	uint32_t i, n = 0, crc;
+	size_t found = 0;
+	bool sw = false;
+	int ret = -1;
+
+	if (d->loaded || d->n_marks || d->sum.scanned)
+		return dti_fail(EINVAL, "dti_dump_locate: called after dti_dump_scan(), "
+				"dti_dump_load() or itself");
+	x = malloc(sizeof(*x));
+	at = malloc(DTI_INDEX_SLOTS * sizeof(*at));
+	if (!x || !at) {
+		ret = dti_fail(ENOMEM, "out of memory for the dump index");
+		goto out;
+	}
+	if (!dti_phys(d, addr, x, sizeof(*x), &why))
+		goto bad;
+	sw = x->magic == dti_d32(DTI_INDEX_MAGIC, true);
+	if (!sw && x->magic != DTI_INDEX_MAGIC) {
+		why = "no dump index there (its magic is not DTI's)";
+		goto bad;
+	}
+	why = dti_index_head_why(x, sw, &n);
+	if (why)
+		goto bad;
+	crc = dti_d32(x->crc, sw);
+	x->crc = 0;
+	if (dti_crc32(x, sizeof(*x)) != crc) {
+		why = "its CRC does not match: damaged, or caught in a change";
+		goto bad;
+	}
+	if (x->overflowed) {
+		why = "it overflowed: some descriptors found no slot in it";
+		goto bad;
+	}
+	for (i = 0; i < n; i++) {
+		a = dti_d64(x->slot[i], sw);
+		if (!a)
+			continue;
+		if (!dti_phys(d, a, mk, sizeof(mk), &why)) {
+			ret = dti_fail(EINVAL, "the dump index at physical 0x%llx lists 0x%llx "
+				       "(slot %u), which cannot be read: %s",
+				       (unsigned long long)addr, (unsigned long long)a, i, why);
+			goto out;
+		}
+		if (memcmp(mk, DTI_SCAN_PREFIX, DTI_SCAN_LEN)) {
+			ret = dti_fail(EINVAL, "the dump index at physical 0x%llx lists 0x%llx "
+				       "(slot %u), which holds no DTI descriptor",
+				       (unsigned long long)addr, (unsigned long long)a, i);
+			goto out;
+		}
+		at[found++] = a;
+	}
+	for (i = 0; i < found; i++) {
+		if (dti_mark(d, at[i]) < 0) {
+			d->n_marks = 0;
+			goto out;
+		}
+	}
+	d->sum.index_addr = addr;
+	d->sum.indexed = found;
+	ret = found;
+	goto out;
+bad:
+	ret = dti_fail(EINVAL, "VMCOREINFO's %s=0x%llx: %s", DTI_VMCOREINFO_KEY,
+		       (unsigned long long)addr, why);
+out:
+	free(x);
+	free(at);
+	return ret;
 }
 
 /* ---- descriptors ---- */
@@ -2469,7 +2573,11 @@ int dti_dump_print_list(const struct dti_dump *d, FILE *out,
 	dti_list_lines(out, "region", d->region_lines);
 	dti_list_lines(out, "damage", d->region_damage);
 	dti_list_lines(out, "modules", d->mods_lines);
-	if (!(flags & DTI_LIST_QUIET)) {
+	if (!(flags & DTI_LIST_QUIET) && sum->index_addr) {
+		fprintf(out, "%u channel%s located by VMCOREINFO (%s=0x%llx): its dump index lists %lu descriptors, %lu of them neither descriptor nor region\n",
+			d->n_ch, d->n_ch == 1 ? "" : "s", DTI_VMCOREINFO_KEY,
+			(unsigned long long)sum->index_addr, sum->indexed, sum->stray);
+	} else if (!(flags & DTI_LIST_QUIET)) {
 		fprintf(out, "%u channel%s in %llu MiB of memory; %lu \"%s\" markers, %lu of them neither descriptor nor region\n",
 			d->n_ch, d->n_ch == 1 ? "" : "s",
 			(unsigned long long)(sum->scanned >> 20),

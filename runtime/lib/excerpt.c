@@ -380,6 +380,32 @@ static int dti_x_record(struct dti_xrec *x, const struct dti_dump *d, int only,
 	return n;
 }
 
+/*
+ * @info without the line that names a built-in DTI's dump index
+ * (DTI_VMCOREINFO_KEY): an excerpt holds only some of what the index
+ * lists, and is read by its markers.  malloc()ed; NULL: ENOMEM.
+ */
+static char *dti_x_vmcoreinfo(const char *info)
+{
+	const size_t klen = strlen(DTI_VMCOREINFO_KEY);
+	char *out = malloc(strlen(info) + 1), *o = out;
+	const char *nl;
+	size_t len;
+
+	if (!out)
+		return NULL;
+	for (; *info; info += len) {
+		nl = strchr(info, '\n');
+		len = nl ? (size_t)(nl - info) + 1 : strlen(info);
+		if (strncmp(info, DTI_VMCOREINFO_KEY, klen) || info[klen] != '=') {
+			memcpy(o, info, len);
+			o += len;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 int dti_dump_excerpt(const struct dti_dump *d, int channel, const char *path,
 		     const struct dti_excerpt_spec *spec, size_t *pages)
 {
@@ -412,12 +438,17 @@ int dti_dump_excerpt(const struct dti_dump *d, int channel, const char *path,
 		return dti_fail(EINVAL, "dti_dump_excerpt: no channel loaded (call dti_dump_load())");
 	if (channel >= 0 && !dti_dump_channel(d, channel))
 		return dti_fail(ENOENT, "no channel %d in the dump", channel);
+	if (s.vmcoreinfo && !(s.vmcoreinfo = dti_x_vmcoreinfo(spec->vmcoreinfo)))
+		return dti_fail(ENOMEM, "out of memory");
 	xd = dti_dump_new(&xmem);
-	if (!xd)
+	if (!xd) {
+		free((char *)s.vmcoreinfo);
 		return -1;
+	}
 	n = dti_x_record(&x, d, channel, xd);
 	dti_dump_free(xd);
 	k = n < 0 ? -1 : dti_x_write(&x, path);
+	free((char *)s.vmcoreinfo);
 	free(x.xp);
 	if (k < 0)
 		return -1;

@@ -1493,3 +1493,134 @@ def test_symbols_of_this_boot_only(work):
         p = run(list(args), work, stdin=b"")
         assert (p.returncode, p.stdout) == (129, b""), (args, p.stderr)
         assert p.stderr.startswith(err), (args, p.stderr)
+
+
+# ---- a built-in DTI's dump index, named in VMCOREINFO ----
+
+# struct dti_dump_index of <linux/dti_record.h>: the header, then the slots
+INDEX_HEAD = struct.Struct("<IHHIIIIII")
+INDEX_MAGIC, INDEX_SLOTS, PAGE_SIZE = 0xD7D01DE5, 508, 4096
+EHDR, PHDR, NHDR = struct.Struct("<16sHHIQQQIHHHHHH"), struct.Struct("<IIQQQQQQ"), struct.Struct("<III")
+PT_LOAD, PT_NOTE = 1, 4
+
+
+def elf_read(data):
+    """An ELF core's header, VMCOREINFO text and PT_LOADs as
+    [paddr, vaddr, bytes]."""
+    eh = EHDR.unpack_from(data)
+    info, loads = None, []
+    for i in range(eh[10]):
+        ph = PHDR.unpack_from(data, eh[5] + i * PHDR.size)
+        body = data[ph[2]:ph[2] + ph[5]]
+        if ph[0] == PT_LOAD:
+            loads.append([ph[4], ph[3], body])
+        elif ph[0] == PT_NOTE:
+            namesz, descsz, _ = NHDR.unpack_from(body)
+            at = NHDR.size + (namesz + 3) // 4 * 4
+            assert body[NHDR.size:NHDR.size + namesz] == b"VMCOREINFO\0"
+            info = body[at:at + descsz]
+    return eh, info, loads
+
+
+def elf_write(eh, info, loads):
+    """An ELF core as elf_read() gives one, every PT_LOAD page-aligned."""
+    note = NHDR.pack(11, len(info), 0) + b"VMCOREINFO\0\0" + info + bytes(-len(info) % 4)
+    n = 1 + len(loads)
+    off = EHDR.size + n * PHDR.size
+    data_at = -(-(off + len(note)) // PAGE_SIZE) * PAGE_SIZE
+    out = bytearray(EHDR.pack(eh[0], eh[1], eh[2], eh[3], 0, EHDR.size, 0, 0,
+                              EHDR.size, PHDR.size, n, 0, 0, 0))
+    out += PHDR.pack(PT_NOTE, 0, off, 0, 0, len(note), 0, 0)
+    body = b""
+    for paddr, vaddr, data in loads:
+        out += PHDR.pack(PT_LOAD, 7, data_at + len(body), vaddr, paddr, len(data), len(data), 0)
+        body += data + bytes(-len(data) % PAGE_SIZE)
+    out += note
+    return bytes(out) + bytes(data_at - len(out)) + body
+
+
+def index_page(slots, overflowed=0, crc_ok=True):
+    """struct dti_dump_index listing `slots`, sealed (or its CRC off by one)."""
+    slots = list(slots) + [0] * (INDEX_SLOTS - len(slots))
+    raw = INDEX_HEAD.pack(INDEX_MAGIC, 1, 0, PAGE_SIZE, INDEX_SLOTS, 3, overflowed, 0, 0)
+    raw += struct.pack(f"<{INDEX_SLOTS}Q", *slots)
+    crc = zlib.crc32(raw) + (0 if crc_ok else 1)
+    return raw[:24] + struct.pack("<I", crc & 0xffffffff) + raw[28:]
+
+
+def descriptors(loads):
+    """Physical addresses of every "__DTI_" at an 8-byte boundary."""
+    return [p + i for p, _, data in loads for i in range(0, len(data), 8)
+            if data.startswith(b"__DTI_", i)]
+
+
+def indexed(path, tmp_path, slots=None, at=None, **kw):
+    """`path` (an excerpt of a real guest dump) as a built-in DTI's dump
+    would be: its dump index on a page of its own, VMCOREINFO's DTI= line
+    naming it (or `at`).  The file's path and the index's address."""
+    eh, info, loads = elf_read(path.read_bytes())
+    page = max(p + len(d) for p, _, d in loads) + PAGE_SIZE
+    found = descriptors(loads)
+    loads.append([page, 0, index_page(found if slots is None else slots, **kw)])
+    loads.append([page + 2 * PAGE_SIZE, 0, bytes(PAGE_SIZE)])      # a page of zeros
+    line = b"DTI=0x%x\n" % (page if at is None else at)
+    out = tmp_path / "indexed.elf"
+    out.write_bytes(elf_write(eh, info + line, loads))
+    return out, page, len(found)
+
+
+@pytest.mark.parametrize("path", EXCERPTS, ids=lambda p: p.stem)
+def test_real_excerpt_indexed(path, tmp_path):
+    """A real dump whose VMCOREINFO names a dump index (as a kernel with
+    DTI built in writes it) is read from the index, not scanned (-v says
+    which way), with the records of the scan; an excerpt of it leaves
+    the DTI= line out (it does not hold all the index lists) and is the
+    excerpt of the dump without the index."""
+    want = run(["dump", "-F", "json", str(path)])
+    assert want.returncode == 0, want.stderr
+    p = run(["dump", "-v", "-F", "json", str(path)])
+    assert p.stdout == want.stdout
+    assert b"channels located by scanning (VMCOREINFO names no dump index" in p.stderr
+    vmcore, at, n = indexed(path, tmp_path)
+    assert n >= 1
+    p = run(["dump", "-v", "-F", "json", str(vmcore)])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == want.stdout
+    assert p.stderr.startswith(
+        b"dti: %s: channels located by VMCOREINFO (DTI=0x%x): %d descriptors in its dump index\n"
+        % (bytes(vmcore), at, n))
+    assert p.stderr.count(b"\n") == want.stderr.count(b"\n") + 1
+    p = run(["dump", "--list", str(vmcore)])
+    assert p.returncode == 0, p.stderr
+    assert b"located by VMCOREINFO (DTI=0x%x): its dump index lists %d descriptors" % (at, n) in p.stdout
+    p = run(["dump", "--excerpt", str(tmp_path / "x.elf"), str(vmcore)])
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / "x.elf").read_bytes() == path.read_bytes()
+
+
+def test_real_excerpt_bad_index(tmp_path):
+    """A DTI= line that points outside the dump, at a page of zeros, at a
+    table whose CRC fails or that overflowed, or an index listing what is
+    no descriptor: a warning naming the address, and the dump is scanned,
+    nothing lost."""
+    path = RUNTIME / "tests" / "dump-excerpts" / "h_early.elf"
+    want = run(["dump", "-F", "json", str(path)]).stdout
+    assert want
+    _, page, _ = indexed(path, tmp_path)
+    cases = [
+        (dict(at=0x7f0000000000), rb"VMCOREINFO's DTI=0x7f0000000000: not in the dump"),
+        (dict(at=page + 2 * PAGE_SIZE),
+         rb"VMCOREINFO's DTI=0x%x: no dump index there \(its magic is not DTI's\)" % (page + 2 * PAGE_SIZE)),
+        (dict(crc_ok=False), rb"VMCOREINFO's DTI=0x%x: its CRC does not match" % page),
+        (dict(overflowed=1), rb"VMCOREINFO's DTI=0x%x: it overflowed" % page),
+        (dict(slots=[page + 2 * PAGE_SIZE]),
+         rb"the dump index at physical 0x%x lists 0x%x \(slot 0\), which holds no DTI descriptor"
+         % (page, page + 2 * PAGE_SIZE)),
+    ]
+    for kw, msg in cases:
+        vmcore, _, _ = indexed(path, tmp_path, **kw)
+        p = run(["dump", "-v", "-F", "json", str(vmcore)])
+        assert p.returncode == 0, (kw, p.stderr)
+        assert p.stdout == want, kw
+        assert re.search(b"dti: warning: .*" + msg + b".*: scanning the dump instead\n", p.stderr), (kw, p.stderr)
+        assert b"channels located by scanning (VMCOREINFO's dump index could not be used)" in p.stderr, kw

@@ -1546,6 +1546,146 @@ static int write_seeds(const char *dir)
 	return 0;
 }
 
+/* ---- the dump index of a built-in DTI (dti_dump_locate()) ---- */
+
+#define INDEX_AT	(1 * IMG_PAGE)
+
+/*
+ * The dump index at INDEX_AT listing @slots (@n of them, 0 for a free
+ * slot) in slots 0.., sealed (or not); in img_swapped's byte order.
+ */
+static void img_index(struct img *m, const uint64_t *slots, unsigned int n,
+		      bool overflowed, bool seal)
+{
+	struct dti_dump_index x = { 0 };
+	unsigned int i;
+
+	x.magic = img32(DTI_INDEX_MAGIC);
+	x.version = img16(DTI_INDEX_VERSION);
+	x.size = img32(sizeof(x));
+	x.n_slots = img32(DTI_INDEX_SLOTS);
+	x.changes = img32(7);
+	x.overflowed = img32(overflowed);
+	for (i = 0; i < n; i++)
+		x.slot[i] = img64(slots[i]);
+	if (seal)
+		x.crc = img32(img_crc32(&x, sizeof(x)));
+	img_put(m, INDEX_AT, &x, sizeof(x));
+}
+
+/* A new dump of @mm located through the index at @addr: its count, or -1 */
+static struct dti_dump *locate(struct mem *mm, uint64_t addr, int *located)
+{
+	const struct dti_dump_mem mem = {
+		.size = sizeof(mem), .read_phys = mem_read_phys, .read_virt = mem_read_virt,
+		.errmsg = mem_errmsg, .arg = mm, .phys_end = mm->m->size,
+	};
+	struct dti_dump *d = dti_dump_new(&mem);
+
+	*located = dti_dump_locate(d, addr);
+	return d;
+}
+
+/* Found through the index, in either byte order: what a scan finds, none read but them */
+static void test_index(void)
+{
+	const uint64_t slots[] = { 0, MODS_AT, 0, 3 * IMG_PAGE + 8 };
+	const struct dti_dump_summary *sum;
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	struct dti_dump *d;
+	struct out o;
+	char *text = NULL;
+	size_t len;
+	FILE *f;
+	int n, k, swapped;
+
+	for (swapped = 0; swapped < 2; swapped++) {
+		img_swapped = swapped;
+		image_mods(&m, &c, false);
+		img_index(&m, slots, 4, false, true);
+		img_swapped = false;
+		d = locate(&mm, INDEX_AT, &k);
+		CHECK(k == 2);
+		n = dti_dump_load(d);
+		CHECK(n == 1);
+		CHECK_STR(dti_dump_channel(d, 0)->name, "drv");
+		CHECK(dti_dump_channel(d, 0)->records == 11 && !dti_dump_channel(d, 0)->error);
+		CHECK_STR(print_chan(d, n, "drv", DTI_FMT_TEXT, &o), DRV_TEXT);
+		sum = dti_dump_summary(d);
+		CHECK(sum->scanned == 0 && sum->index_addr == INDEX_AT && sum->indexed == 2 &&
+		      sum->markers == 2 && sum->stray == 0 && sum->modules_addr == MODS_AT);
+		f = open_memstream(&text, &len);
+		CHECK(f && dti_dump_print_list(d, f, NULL, 0) == 0);
+		if (f)
+			fclose(f);
+		CHECK(text && strstr(text, "1 channel located by VMCOREINFO (DTI=0x1000): its dump index lists 2 descriptors, 0 of them neither descriptor nor region\n"));
+		free(text);
+		text = NULL;
+		dti_dump_free(d);
+		free(m.p);
+	}
+}
+
+/*
+ * An index that cannot be used is refused whole, the address named, and
+ * the same dump is then scanned as if nothing had happened.
+ */
+static void check_index_refused(struct img *m, uint64_t addr, const char *error)
+{
+	struct mem mm = { .m = m };
+	struct dti_dump *d;
+	int k, n;
+
+	d = locate(&mm, addr, &k);
+	CHECK(k == -1 && errno == EINVAL);
+	CHECK_STR(dti_errmsg(), error);
+	CHECK(dti_dump_scan(d, 0, m->p, m->size) == 0);
+	n = dti_dump_load(d);
+	CHECK(n == 1 && !dti_dump_summary(d)->index_addr);
+	CHECK_STR(dti_dump_channel(d, 0)->name, "drv");
+	CHECK(dti_dump_channel(d, 0)->records == 11);
+	dti_dump_free(d);
+}
+
+static void test_index_refused(void)
+{
+	const uint64_t good[] = { 3 * IMG_PAGE + 8, MODS_AT };
+	const uint64_t zero[] = { 3 * IMG_PAGE + 8, 5 * IMG_PAGE };
+	const uint64_t outside[] = { 3 * IMG_PAGE + 8, 64 * IMG_PAGE };
+	struct img m;
+	struct img_chan c;
+	struct mem mm = { .m = &m };
+	struct dti_dump *d;
+	int k;
+
+	image_mods(&m, &c, false);
+	check_index_refused(&m, 0x100000,
+			    "VMCOREINFO's DTI=0x100000: not in the dump (test image)");
+	check_index_refused(&m, 2 * IMG_PAGE,
+			    "VMCOREINFO's DTI=0x2000: no dump index there (its magic is not DTI's)");
+	img_index(&m, good, 2, false, false);
+	check_index_refused(&m, INDEX_AT,
+			    "VMCOREINFO's DTI=0x1000: its CRC does not match: damaged, or caught in a change");
+	img_index(&m, good, 2, true, true);
+	check_index_refused(&m, INDEX_AT,
+			    "VMCOREINFO's DTI=0x1000: it overflowed: some descriptors found no slot in it");
+	img_index(&m, zero, 2, false, true);
+	check_index_refused(&m, INDEX_AT,
+			    "the dump index at physical 0x1000 lists 0x5000 (slot 1), which holds no DTI descriptor");
+	img_index(&m, outside, 2, false, true);
+	check_index_refused(&m, INDEX_AT,
+			    "the dump index at physical 0x1000 lists 0x40000 (slot 1), which cannot be read: not in the dump (test image)");
+	/* after a scan: refused, the scan's markers kept */
+	img_index(&m, good, 2, false, true);
+	d = load(&mm, &k);
+	CHECK(k == 1);
+	CHECK(dti_dump_locate(d, INDEX_AT) == -1 && errno == EINVAL);
+	dti_dump_free(d);
+	free(m.p);
+}
+
 static const struct unit_test tests[] = {
 	{ "CRC-32 of the test images", test_crc32 },
 	{ "a channel: descriptor, level, rings over scattered pages", test_basic },
@@ -1572,6 +1712,8 @@ static const struct unit_test tests[] = {
 	{ "module table: damaged ones not used, records read", test_modules_damaged },
 	{ "module table saved with a channel", test_modules_saved },
 	{ "persistent region: each boot's module table", test_persist_modules },
+	{ "dump index: descriptors located, either byte order, listed", test_index },
+	{ "dump index: refused, named, then scanned", test_index_refused },
 };
 
 int main(int argc, char **argv)

@@ -741,6 +741,9 @@ struct dti_dump_channel {
  *		checks and for each damaged slot, saying where and why
  * @modules_addr: physical address of the module table used
  *		(dti_dump_modules()), 0 if none checks out
+ * @index_addr:	physical address of the dump index the descriptors were
+ *		located by (dti_dump_locate()); 0: they were scanned for
+ * @indexed:	descriptors that index lists
  *
  * The strings are valid until dti_dump_free(); lines end in '\n'.
  */
@@ -750,6 +753,8 @@ struct dti_dump_summary {
 	unsigned long regions, damaged_slots;
 	const char *region_lines, *region_damage;
 	uint64_t modules_addr;
+	uint64_t index_addr;
+	unsigned long indexed;
 };
 
 /*
@@ -764,6 +769,18 @@ struct dti_dump *dti_dump_new(const struct dti_dump_mem *mem);
  * descriptor may straddle the end of a run.  Returns 0, or -1 (ENOMEM).
  */
 int dti_dump_scan(struct dti_dump *d, uint64_t addr, const void *data, size_t len);
+/*
+ * Instead of dti_dump_scan(): take the descriptors the dump index at
+ * physical @addr lists, the index a kernel with DTI built in names in
+ * VMCOREINFO (the value of its DTI_VMCOREINFO_KEY line), as those a scan
+ * would have found.  Call it first, on a new dump.  Returns the number
+ * of descriptors listed, or -1 with nothing taken, the dump as new:
+ * EINVAL (not called first; or the index cannot be used: not in the
+ * dump, no index there, damaged or caught in a change, overflowed, or
+ * listing something that is no descriptor; dti_errmsg() names the
+ * address and says why), ENOMEM.  Then scan.
+ */
+int dti_dump_locate(struct dti_dump *d, uint64_t addr);
 /*
  * Read and check the descriptors found, their CPU tables, page lists and
  * sub-buffer headers, and the pending stores; pair them by name.  Call
@@ -826,7 +843,9 @@ int dti_dump_save(struct dti_dump *d, unsigned int i, const char *dir);
  *		e_machine; 64-bit architectures only
  * @big_endian:	non-zero if it is big-endian: the excerpt is so too
  * @vmcoreinfo:	the dump's VMCOREINFO text, kept in the excerpt as the
- *		kernel's note (its release, for --lines); NULL: none
+ *		kernel's note (its release, for --lines), less its
+ *		DTI_VMCOREINFO_KEY line: the excerpt does not hold all the
+ *		dump index lists, and is read by its markers; NULL: none
  * @virt_to_phys: the physical address of kernel virtual address @vaddr
  *		into *@paddr, 0, or -1 if it has none; called with struct
  *		dti_dump_mem.arg for what read_virt() read (pending stores),
