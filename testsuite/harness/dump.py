@@ -524,7 +524,8 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
                     nmi_on: str | None = None, reboot: bool = False,
                     kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
                     run_dir: str | os.PathLike | None = None,
-                    guest: Guest | None = None) -> QemuDumpResult:
+                    guest: Guest | None = None,
+                    qemu_args: Iterable[str] = ()) -> QemuDumpResult:
     """Boot, run `script` (sh -eu), crash with `crash`, dump through QMP.
 
     modules, extra_files, append: as vm.run(); qemu_fw_cfg and pvpanic-mmio
@@ -545,6 +546,7 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
     timeout: seconds until the guest must have panicked (None: DUMP_TIMEOUT);
       each dump then has QMP_TIMEOUT.
     guest: a vm.Guest to record the boot in (run dir naming, splat checks).
+    qemu_args: more QEMU arguments, after the harness's own (disks).
     Raises VMLost (VMTimeout) if the guest never panicked or a dump failed.
     """
     kernel = kernel or find_kernel()
@@ -563,7 +565,7 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
     cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=False,
                        reboot=reboot, kaslr=True)
     cmd += ["-device", "pvpanic", "-device", "vmcoreinfo", "-action", "panic=pause",
-            "-qmp", f"unix:{sock},server=on,wait=off"]
+            "-qmp", f"unix:{sock},server=on,wait=off", *qemu_args]
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")
     res = QemuDumpResult(stdout="", console="", run_dir=run_dir, duration=0.0,
                          cmdline=cmd)
