@@ -221,6 +221,8 @@ static uint64_t dti_phys_end(void)
 	return end;
 }
 
+static char *dti_vmcoreinfo(void);
+
 /* ---- scanning ---- */
 
 /* Seconds between two progress lines of a long scan */
@@ -298,8 +300,66 @@ static int dti_scan_range(struct dti_scan *s, uint64_t start, uint64_t end)
 }
 
 /*
+ * The physical address of the dump index that VMCOREINFO names (a kernel
+ * with DTI built in writes the line DTI=0x<address>), or 0.
+ */
+static uint64_t dti_index_addr(void)
+{
+	char *info = dti_vmcoreinfo(), *at, *end;
+	const size_t klen = strlen(DTI_VMCOREINFO_KEY "=");
+	uint64_t addr = 0;
+
+	for (at = info; at && *at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL) {
+		if (strncmp(at, DTI_VMCOREINFO_KEY "=", klen))
+			continue;
+		addr = strtoull(at + klen, &end, 16);
+		if (*end != '\n' && *end)
+			addr = 0;
+		break;
+	}
+	free(info);
+	return addr;
+}
+
+/*
+ * Load the descriptors the dump index VMCOREINFO names lists, if there is
+ * one and it can be used (else say why).  The dump, or NULL: scan.
+ */
+static struct dti_dump *dti_index_dump(const struct dti_dump_mem *mem)
+{
+	uint64_t addr = dti_index_addr();
+	struct dti_dump *d;
+	int nr;
+
+	if (!addr)
+		return NULL;
+	d = dti_dump_new(mem);
+	if (!d)
+		return NULL;
+	if (dti_dump_locate(d, addr) < 0) {
+		dti_msg("%s: scanning instead\n", dti_errmsg());
+		dti_dump_free(d);
+		return NULL;
+	}
+	nr = dti_dump_load(d);
+	if (nr < 0 || dti_dump_summary(d)->stray) {
+		dti_msg("the dump index at physical 0x%llx (VMCOREINFO's %s) %s: scanning instead\n",
+			(unsigned long long)addr, DTI_VMCOREINFO_KEY,
+			nr < 0 ? dti_errmsg() : "lists entries that are no descriptor");
+		dti_dump_free(d);
+		return NULL;
+	}
+	dti_nr_channels = nr;
+	dti_msg("%d channel%s located by VMCOREINFO (%s=0x%llx): %lu descriptors in its dump index\n",
+		nr, nr == 1 ? "" : "s", DTI_VMCOREINFO_KEY, (unsigned long long)addr,
+		dti_dump_summary(d)->indexed);
+	return d;
+}
+
+/*
  * Scan every memory node crash knows for DTI's dump descriptors and load
- * what they describe.  Returns the dump, or NULL (said why).
+ * what they describe (or, with DTI built into the kernel, load what its
+ * dump index lists).  Returns the dump, or NULL (said why).
  */
 static struct dti_dump *dti_scan_dump(void)
 {
@@ -315,6 +375,9 @@ static struct dti_dump *dti_scan_dump(void)
 	uint64_t start;
 	int n, nr;
 
+	s.d = dti_index_dump(&mem);
+	if (s.d)
+		return s.d;
 	if (!vt->numnodes || !vt->node_table) {
 		dti_msg("crash knows no memory nodes in this dump: nothing to scan\n");
 		return NULL;
