@@ -1563,6 +1563,8 @@ def indexed(path, tmp_path, slots=None, at=None, **kw):
     found = descriptors(loads)
     loads.append([page, 0, index_page(found if slots is None else slots, **kw)])
     loads.append([page + 2 * PAGE_SIZE, 0, bytes(PAGE_SIZE)])      # a page of zeros
+    fake = b"__DTI__fake".ljust(PAGE_SIZE, b"\0")                  # a marker, no descriptor
+    loads.append([page + 4 * PAGE_SIZE, 0, fake])
     line = b"DTI=0x%x\n" % (page if at is None else at)
     out = tmp_path / "indexed.elf"
     out.write_bytes(elf_write(eh, info + line, loads))
@@ -1601,8 +1603,8 @@ def test_real_excerpt_indexed(path, tmp_path):
 def test_real_excerpt_bad_index(tmp_path):
     """A DTI= line that points outside the dump, at a page of zeros, at a
     table whose CRC fails or that overflowed, or an index listing what is
-    no descriptor: a warning naming the address, and the dump is scanned,
-    nothing lost."""
+    no descriptor (no marker; a marker with no descriptor behind it): a
+    warning naming the address, and the dump is scanned, nothing lost."""
     path = RUNTIME / "tests" / "dump-excerpts" / "h_early.elf"
     want = run(["dump", "-F", "json", str(path)]).stdout
     assert want
@@ -1616,6 +1618,9 @@ def test_real_excerpt_bad_index(tmp_path):
         (dict(slots=[page + 2 * PAGE_SIZE]),
          rb"the dump index at physical 0x%x lists 0x%x \(slot 0\), which holds no DTI descriptor"
          % (page, page + 2 * PAGE_SIZE)),
+        (dict(slots=descriptors(elf_read(path.read_bytes())[2]) + [page + 4 * PAGE_SIZE]),
+         rb"the dump index at physical 0x%x \(VMCOREINFO's DTI\) lists 1 entries that are no descriptor"
+         % page),
     ]
     for kw, msg in cases:
         vmcore, _, _ = indexed(path, tmp_path, **kw)
