@@ -39,7 +39,7 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/vmalloc.h>
-#if IS_BUILTIN(CONFIG_DTI) && IS_ENABLED(CONFIG_VMCORE_INFO)
+#if IS_BUILTIN(CONFIG_DTI) && IS_ENABLED(CONFIG_VMCORE_INFO)	/* DTI_DUMP_INDEX */
 #include <linux/vmcore_info.h>
 #endif
 
@@ -61,17 +61,17 @@ static u64 dti_kaddr_to_phys(void *p)
 	return page_to_phys(vmalloc_to_page(p)) + offset_in_page(p);
 }
 
-/* List the descriptor at @desc in the dump index, built in. */
+/* List the descriptor at @desc in the dump index, if there is one. */
 static void dti_dump_list(void *desc)
 {
-	if (IS_BUILTIN(CONFIG_DTI))
+	if (DTI_DUMP_INDEX)
 		dti_dump_index_add(dti_kaddr_to_phys(desc));
 }
 
-/* Take the descriptor at @desc out of the dump index, built in. */
+/* Take the descriptor at @desc out of the dump index, if there is one. */
 static void dti_dump_unlist(void *desc)
 {
-	if (IS_BUILTIN(CONFIG_DTI))
+	if (DTI_DUMP_INDEX)
 		dti_dump_index_del(dti_kaddr_to_phys(desc));
 }
 
@@ -344,7 +344,7 @@ void __init dti_dump_setup(void)
 	atomic_set(&dti_generation, get_random_u32());
 }
 
-#if IS_BUILTIN(CONFIG_DTI)
+#if DTI_DUMP_INDEX
 /*
  * The dump index (struct dti_dump_index in <uapi/linux/dti_record.h>):
  * one page of the kernel's data, so physically contiguous, listing the
@@ -443,7 +443,6 @@ void dti_dump_index_del(u64 phys)
 	smp_wmb();
 }
 
-#if IS_ENABLED(CONFIG_VMCORE_INFO)
 /*
  * Name the dump index in VMCOREINFO.  crash_save_vmcoreinfo_init(), a
  * subsys_initcall, allocates vmcoreinfo_data and builds the note from
@@ -470,5 +469,4 @@ static int __init dti_dump_vmcoreinfo(void)
 	return 0;
 }
 subsys_initcall_sync(dti_dump_vmcoreinfo);
-#endif /* CONFIG_VMCORE_INFO */
-#endif /* IS_BUILTIN(CONFIG_DTI) */
+#endif /* DTI_DUMP_INDEX */

@@ -737,11 +737,15 @@ void dti_dump_buffers_gone(struct dti_channel *ch);
 void dti_dump_pending_init(struct dti_pending *p, const char *name);
 void dti_dump_pending_seal(struct dti_pending *p);
 void dti_dump_pending_wipe(struct dti_pending *p);
-#if IS_BUILTIN(CONFIG_DTI)
+/*
+ * The dump index, named in VMCOREINFO: built in only (dti.ko cannot add
+ * to VMCOREINFO), and only with VMCOREINFO.
+ */
+#define DTI_DUMP_INDEX	(IS_BUILTIN(CONFIG_DTI) && IS_ENABLED(CONFIG_VMCORE_INFO))
+#if DTI_DUMP_INDEX
 void dti_dump_index_add(u64 phys);
 void dti_dump_index_del(u64 phys);
 #else
-/* dti.ko keeps no dump index: it cannot name one in VMCOREINFO. */
 static inline void dti_dump_index_add(u64 phys) { }
 static inline void dti_dump_index_del(u64 phys) { }
 #endif
