@@ -1155,7 +1155,7 @@ static int dti_vmcore_find(struct dti_vmcore *v, const struct dti_dump_mem *mem,
 	if (o->verbose)
 		dti_info("%s: channels located by scanning %s", v->path,
 			 addr ? "(VMCOREINFO's dump index could not be used)" :
-			 "(VMCOREINFO names no dump index: DTI was not built into the kernel)");
+			 "(VMCOREINFO names no dump index: dti.ko, not DTI built in, or no VMCOREINFO)");
 	if (dti_vmcore_scan(v, d) != DTI_EXIT_OK) {
 		dti_dump_free(d);
 		*dp = NULL;
