@@ -61,6 +61,14 @@
 #                 with PREEMPT_RT and the same checkers, plus lockdep's
 #                 raw_spinlock nesting check, cached beside it
 #                 (DTI_KERNEL=rt-debug boots it)
+#   make builtin-kernel  Debian's linux-source-6.12 with make patches'
+#                 series applied and DTI built in (CONFIG_DTI=y, its KUnit
+#                 suite, virtio_blk and the 8250 core recording into DTI),
+#                 cached in ~/.cache/dti/builtin-kernel/ and rebuilt in
+#                 place after a change to kmod/ (harness/builtinkernel.py)
+#   make check-builtin  that kernel, then the tests that boot it:
+#                 boot-time records, dti.level=/dti.channel=, KUnit at
+#                 boot, dumps located by VMCOREINFO, the kselftest
 #   make check KERNEL=debug  the same checks, the guests booting that kernel
 #                 (builds it first if the cache lacks it; CI does not run it)
 #   make stress   the stress run (testsuite/test_stress.py) for DURATION
@@ -188,6 +196,23 @@ debug-kernel:
 	.ci/install-deps $$(cd testsuite && $(PYTHON) -m harness.debugkernel source-package --flavour $(DEBUG_FLAVOUR))
 	cd testsuite && $(PYTHON) -m harness.debugkernel build --flavour $(DEBUG_FLAVOUR)
 
+# The kernel with DTI built in (testsuite/harness/builtinkernel.py):
+# make patches' series for 6.12 applied to Debian's linux-source-6.12,
+# x86_64_defconfig + testsuite/harness/builtin-kernel.config, built in
+# ~/.cache/dti/builtin-kernel/ (about 25 min the first time; after a
+# change to kmod/, the series is applied again and make rebuilds what
+# changed, a few minutes).  check-builtin: it, then the tests that boot
+# it (DTI_KERNEL=builtin); make check runs them only where it is built
+# from this checkout's kmod/, and skips them loudly elsewhere.
+BUILTIN_TESTS = test_builtin.py test_builtin_dump.py test_selftest.py
+builtin-kernel: deps
+	.ci/install-deps unifdef $$(cd testsuite && $(PYTHON) -m harness.builtinkernel source-package)
+	$(PYTHON) kmod/upstream/mkpatches.py 6.12
+	cd testsuite && $(PYTHON) -m harness.builtinkernel build --series .build/patches/6.12
+
+check-builtin: builtin-kernel
+	cd testsuite && DTI_KERNEL=builtin $(PYTEST) -q $(BUILTIN_TESTS) $(PYTEST_ARGS)
+
 DURATION ?= 600
 stress: deps $(kernel_prereq)
 	$(MAKE) lint
@@ -276,6 +301,6 @@ demo-debian13: deps
 	$(home) make demo
 
 .PHONY: all modules runtime deps lint demo check check-kdebug check-crash stress bench clean \
-	debug-kernel kernels check-build check-core check-kernels \
+	debug-kernel builtin-kernel check-builtin kernels check-build check-core check-kernels \
 	install install-kmod install-runtime install-stap man-stap deb check-deb \
 	check-debian13 check-debian13-core stress-debian13 demo-debian13
