@@ -370,9 +370,17 @@ int __init dti_modules_init(void)
 	dti_mods->size = sizeof(*dti_mods);
 	dti_mods->entry_size = sizeof(dti_mods->mod[0]);
 	dti_mods->n_entries = DTI_MODULES_MAX;
-	/* Built in, DTI is in vmlinux, whose callers kallsyms resolves. */
-	if (!DTI_BUILTIN)
+	/*
+	 * Built in, DTI is in vmlinux, whose callers kallsyms resolves: the
+	 * table starts empty, sealed so that a dump reader takes it.
+	 */
+	if (!DTI_BUILTIN) {
 		dti_module_add(THIS_MODULE);
+	} else {
+		mutex_lock(&dti_modules_lock);
+		dti_modules_seal();
+		mutex_unlock(&dti_modules_lock);
+	}
 	dti_dump_index_add(virt_to_phys(dti_mods));
 	register_module_notifier(&dti_module_nb);
 	return 0;
