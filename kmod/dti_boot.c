@@ -122,6 +122,9 @@ static bool __init dti_boot_next(const struct dti_boot_arg *arg, char **rest,
 	char *e;
 
 	while ((e = strsep(rest, ","))) {
+		/* None given (or ",,"): nothing to say. */
+		if (!*e)
+			continue;
 		if (strscpy(entry, e, DTI_BOOT_ENTRY_MAX) >= 0)
 			return true;
 		pr_err("%s=%s: longer than %d bytes: ignored\n", arg->name, e,

@@ -22,6 +22,10 @@ from harness import kernels
 CHANNEL_ARGS = "channel=a:64K:5,b:1M:off channel=c.x:y:16K:destroy level=h_early:3,h_demand:5 level=a:6"
 
 GOOD = PRELUDE_FUNCS + rf"""
+insmod $DTI_MODDIR/dti.ko
+rmmod dti
+dmesg | grep "dti: " | sed 's/^\[[^]]*\] //' > /out/dmesg-plain
+dmesg -c > /dev/null
 insmod $DTI_MODDIR/dti.ko {CHANNEL_ARGS} probe_filtered=1
 cat /sys/module/dti/parameters/probe_filtered > /out/param-probe_filtered
 insmod $DTI_MODDIR/dti_test.ko
@@ -56,6 +60,10 @@ def kv(text: str) -> dict[str, str]:
 
 def test_channels_and_levels_from_parameters(dti_guest):
     res = dti_guest.run(GOOD, smp=2).check()
+    # without parameters: DTI's init line, and nothing refused
+    plain = out(res, "dmesg-plain")
+    assert "dti: up: 0 handle(s) used before registered, 0 channel(s) from dti.channel=" in plain
+    assert "ignored" not in plain, plain
     # level= wins over channel='s level, and reaches handles at their init
     assert {c: out(res, f"level-{c}") for c in ("a", "b", "c.x:y", "h_early", "h_demand")} == \
         {"a": "6\n", "b": "-1\n", "c.x:y": "-2\n", "h_early": "3\n", "h_demand": "5\n"}
