@@ -1,0 +1,119 @@
+"""The kselftest of the debugfs interface (kmod/selftests/, in a kernel
+tree tools/testing/selftests/dti/), run in a guest as `make run_tests`
+runs it: its program, dtitest, with its test.d beside it, the KTAP lines
+read and its exit status checked (the guest's busybox has no make).
+
+* Against dti.ko and a channel of the dti_test client, one registered
+  and a handle's: every test passes (`ok`, none skipped), exit 0.
+* Without DTI (no dti.ko loaded, `modprobe dti` finds none) or without a
+  channel, it skips as a whole: "1..0 # SKIP", exit 4 (KSFT_SKIP).
+* A test that fails is `not ok`, with its output as diagnostics, and
+  the program exits 1.
+
+About 40 s per test on the reference host.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from guestlib import PRELUDE
+
+SELFTESTS = Path(__file__).resolve().parent.parent / "kmod" / "selftests"
+GUEST_DIR = "/selftests/dti"
+KSFT_SKIP = 4
+
+# Runs dtitest, then prints its exit status on a line of its own.
+RUN = f"""
+set +e
+sh {GUEST_DIR}/dtitest
+echo "dtitest-rc=$?"
+"""
+
+
+def n_tests() -> int:
+    return len(list((SELFTESTS / "test.d").glob("*.tc")))
+
+
+def ktap(stdout: str) -> tuple[list[str], int]:
+    """The result lines of dtitest's KTAP output and its exit status."""
+    m = re.search(r"^dtitest-rc=(\d+)$", stdout, re.M)
+    assert m, stdout
+    results = re.findall(r"^((?:not )?ok \d+ .*)$", stdout, re.M)
+    return results, int(m.group(1))
+
+
+def run_selftest(guest, script: str, extra: dict | None = None, after: str = ""):
+    files = {str(SELFTESTS): GUEST_DIR, **(extra or {})}
+    res = guest.run(script + RUN + after, extra_files=files)
+    assert res.rc == 0, res.stdout
+    return res
+
+
+def test_selftest_passes_on_dti_ko(dti_guest):
+    res = run_selftest(dti_guest, PRELUDE + """
+        ctl register_sub ksft 65536 8 3 0
+        export DTI_CHANNEL=ksft
+    """)
+    results, rc = ktap(res.stdout)
+    assert "TAP version 13" in res.stdout
+    assert f"1..{n_tests()}" in res.stdout
+    assert len(results) == n_tests(), res.stdout
+    bad = [r for r in results if not r.startswith("ok ") or "# SKIP" in r]
+    assert not bad, res.stdout
+    assert rc == 0, res.stdout
+    assert f"# Totals: pass:{n_tests()} fail:0" in res.stdout
+
+
+def test_selftest_on_a_handle(dti_guest):
+    """Without DTI_CHANNEL it takes the first channel there is: here a
+    handle's (dti_test's h_demand), whose buffers come with a record."""
+    res = run_selftest(dti_guest, PRELUDE + """
+        first=$(ls -d $D/*/ | head -n 1)
+        echo "first=$(basename $first)"
+    """)
+    results, rc = ktap(res.stdout)
+    first = re.search(r"^first=(\S+)$", res.stdout, re.M).group(1)
+    assert first == "h_demand"
+    assert "# channel h_demand" in res.stdout
+    assert len(results) == n_tests(), res.stdout
+    assert all(r.startswith("ok ") and "# SKIP" not in r for r in results), res.stdout
+    assert rc == 0, res.stdout
+
+
+def test_selftest_skips_without_dti(guest):
+    # No dti.ko in the guest's module tree for `modprobe dti`.
+    res = run_selftest(guest, "")
+    results, rc = ktap(res.stdout)
+    assert rc == KSFT_SKIP, res.stdout
+    assert re.search(r"^1\.\.0 # SKIP no /sys/kernel/debug/dti", res.stdout, re.M), res.stdout
+    assert not results
+
+
+def test_selftest_skips_without_a_channel(dti_guest):
+    res = run_selftest(dti_guest, "insmod $DTI_MODDIR/dti.ko\n")
+    results, rc = ktap(res.stdout)
+    assert rc == KSFT_SKIP, res.stdout
+    assert re.search(r"^1\.\.0 # SKIP no DTI channel", res.stdout, re.M), res.stdout
+
+
+def test_selftest_reports_a_failure(dti_guest, tmp_path):
+    """A test that fails is `not ok` with its output, the exit status 1,
+    and the channel's level is put back after it."""
+    bad = tmp_path / "99-fails.tc"
+    bad.write_text("# description: a test that fails\n"
+                   "echo 0 > \"$D/level\"\n"
+                   "fail \"on purpose\"\n")
+    res = run_selftest(dti_guest, PRELUDE + """
+        ctl register_sub ksft 65536 8 5 0
+        export DTI_CHANNEL=ksft
+    """, {str(bad): f"{GUEST_DIR}/test.d/99-fails.tc"},
+        "echo level-after=$(cat /sys/kernel/debug/dti/ksft/level)\n")
+    results, rc = ktap(res.stdout)
+    assert rc == 1, res.stdout
+    assert results[-1] == f"not ok {n_tests() + 1} a test that fails", res.stdout
+    assert "# FAIL: on purpose" in res.stdout
+    assert all(r.startswith("ok ") for r in results[:-1]), res.stdout
+    assert f"# Totals: pass:{n_tests()} fail:1" in res.stdout
+    assert "level-after=5" in res.stdout, res.stdout
