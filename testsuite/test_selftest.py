@@ -9,6 +9,11 @@ read and its exit status checked (the guest's busybox has no make).
   channel, it skips as a whole: "1..0 # SKIP", exit 4 (KSFT_SKIP).
 * A test that fails is `not ok`, with its output as diagnostics, and
   the program exits 1.
+* Installed as a kernel tree installs it (`make -C tools/testing/selftests
+  TARGETS=dti install`, with the kselftest runner of Debian's
+  linux-source-6.12 and the guest's busybox, given /dev/stdout and no
+  timeout(1)), run_kselftest.sh reports "ok 1 selftests: dti: dtitest",
+  dtitest's own lines nested, and exits 0.
 
 About 40 s per test on the reference host.
 """
@@ -16,11 +21,21 @@ About 40 s per test on the reference host.
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import tarfile
 from pathlib import Path
+
+import pytest
 
 from guestlib import PRELUDE
 
 SELFTESTS = Path(__file__).resolve().parent.parent / "kmod" / "selftests"
+KERNEL_SOURCE = Path("/usr/src/linux-source-6.12.tar.xz")
+# What `make -C tools/testing/selftests install` needs of a kernel tree
+KSFT_MEMBERS = ("tools/testing/selftests/Makefile", "tools/testing/selftests/lib.mk",
+                "tools/testing/selftests/run_kselftest.sh",
+                "tools/testing/selftests/kselftest/", "scripts/subarch.include")
 GUEST_DIR = "/selftests/dti"
 KSFT_SKIP = 4
 
@@ -117,3 +132,52 @@ def test_selftest_reports_a_failure(dti_guest, tmp_path):
     assert all(r.startswith("ok ") for r in results[:-1]), res.stdout
     assert f"# Totals: pass:{n_tests()} fail:1" in res.stdout
     assert "level-after=5" in res.stdout, res.stdout
+
+
+def kselftest_tree(build_dir: Path) -> Path:
+    """The kselftest framework of Debian's linux-source-6.12 (cached),
+    with kmod/selftests as its dti/: a tree's tools/testing/selftests."""
+    if not KERNEL_SOURCE.is_file():
+        pytest.skip(f"no {KERNEL_SOURCE}: apt-get install linux-source-6.12")
+    top = build_dir / "kselftest-6.12"
+    if not (top / "tools/testing/selftests/kselftest/runner.sh").is_file():
+        tmp = build_dir / "kselftest-6.12.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        with tarfile.open(KERNEL_SOURCE) as tar:
+            prefix = tar.next().name.split("/")[0] + "/"
+            tar.extractall(tmp, members=[
+                m for m in tar if m.name.startswith(prefix) and
+                any(m.name[len(prefix):].startswith(k) for k in KSFT_MEMBERS)])
+        shutil.rmtree(top, ignore_errors=True)
+        (tmp / prefix).rename(top)
+        shutil.rmtree(tmp)
+    dti = top / "tools/testing/selftests/dti"
+    shutil.rmtree(dti, ignore_errors=True)
+    shutil.copytree(SELFTESTS, dti)
+    return top / "tools/testing/selftests"
+
+
+def test_run_kselftest(dti_guest, build_dir, tmp_path):
+    ksft = kselftest_tree(build_dir)
+    out = tmp_path / "kselftest"
+    subprocess.run(["make", "-s", "-C", str(ksft), "TARGETS=dti", "install",
+                    f"INSTALL_PATH={out}"], check=True, capture_output=True)
+    assert (out / "kselftest-list.txt").read_text().split() == ["dti:dtitest"]
+    res = dti_guest.run(PRELUDE + """
+        ctl register_sub ksft 65536 8 3 0
+        export DTI_CHANNEL=ksft
+        # What runner.sh takes for granted: /dev/stdout, and a timeout(1)
+        # with --foreground, which busybox's lacks (without one it runs
+        # the test as it is).
+        [ -e /dev/stdout ] || ln -s /proc/self/fd/1 /dev/stdout
+        rm -f /usr/bin/timeout
+        set +e
+        /kselftest/run_kselftest.sh
+        echo "kselftest-rc=$?"
+    """, extra_files={str(out): "/kselftest"})
+    assert res.rc == 0, res.stdout
+    assert re.search(r"^ok 1 selftests: dti: dtitest$", res.stdout, re.M), res.stdout
+    assert "kselftest-rc=0" in res.stdout, res.stdout
+    nested = re.findall(r"^# ((?:not )?ok \d+ .*)$", res.stdout, re.M)
+    assert len(nested) == n_tests(), res.stdout
+    assert all(r.startswith("ok ") and "# SKIP" not in r for r in nested), res.stdout
