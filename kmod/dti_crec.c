@@ -3,7 +3,8 @@
  * Reading the records of a sub-buffer, whatever their version: the whole
  * headers of version 1 and the compact ones of version 2 (struct
  * dti_crec in dti_record.h), for the readers inside dti.ko: the merged
- * views, the panic print, persistent regions and the count of formats.
+ * views, the panic print, persistent regions and the count of formats;
+ * and the continuation headers that start the trace files' read()s.
  */
 #include "dti_internal.h"
 
@@ -184,6 +185,29 @@ bool dti_walk_next(struct dti_walk *w, struct dti_rview *v)
 	w->pos += v->size;
 	w->left--;
 	return true;
+}
+
+/**
+ * dti_walk_continue - make a copy of a version-2 sub-buffer's header the
+ * continuation header of the records from a walk's place
+ * @w: a walk of the sub-buffer, at the first record the copy is to go with
+ * @info: the copy's info
+ *
+ * The copy then says what a reader of the records from @w's place needs
+ * of those before them (DTI_SUBBUF_CONTINUED in dti_record.h): the
+ * chains' state, and no count nor padding, as its records run to the
+ * next sub-buffer header.
+ *
+ * Context: any.
+ */
+void dti_walk_continue(const struct dti_walk *w, struct dti_subbuf_info *info)
+{
+	info->records = 0;
+	info->padding = 0;
+	info->state = DTI_SUBBUF_CONTINUED;
+	info->seq_base = w->seq;
+	info->ts_base = w->ts;
+	info->caller_prev = w->caller;
 }
 
 /**

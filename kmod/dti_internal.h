@@ -160,6 +160,7 @@ struct dti_walk {
 bool dti_walk_start(struct dti_walk *w, const void *sub, size_t end, u32 records);
 bool dti_walk_next(struct dti_walk *w, struct dti_rview *v);
 size_t dti_rec_size_at(const void *p, size_t room, bool header);
+void dti_walk_continue(const struct dti_walk *w, struct dti_subbuf_info *info);
 
 /*
  * The seq of a sub-buffer header being written: no sub-buffer's number,
@@ -512,6 +513,22 @@ struct dti_meta {
 	s8 level;
 	u8 flags;
 };
+
+/*
+ * Functions of one file that the KUnit suite (dti_kunit.c, linked into
+ * dti itself) calls as well: static unless CONFIG_DTI_KUNIT_TEST, so
+ * that a build without the suite is the same as before.  The kernel's
+ * VISIBLE_IF_KUNIT would make them global in any kernel with KUnit.
+ */
+#if IS_ENABLED(CONFIG_DTI_KUNIT_TEST)
+#define DTI_VISIBLE_IF_KUNIT
+u8 dti_crec_plan(const struct dti_trigger_cpu *w, const struct dti_meta *meta,
+		 u64 seq, size_t len);
+void *dti_crec_write(void *at, u8 info, const struct dti_meta *meta, u64 seq,
+		     size_t len, const struct dti_trigger_cpu *w);
+#else
+#define DTI_VISIBLE_IF_KUNIT	static
+#endif
 
 /*
  * Write the whole (version 1) header of a record of @len bytes of payload

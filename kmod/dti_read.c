@@ -278,11 +278,11 @@ static ssize_t dti_read_copy(struct dti_read *r, struct dti_read_sub *s)
 {
 	u8 head[DTI_SUBBUF_HEADER_SIZE] __aligned(sizeof(u64));
 	struct dti_subbuf_info *info = (void *)(head + sizeof(struct dti_record));
-	u64 ts = s->walk.ts, seq = s->walk.seq, caller = s->walk.caller;
-	size_t start = s->walk.pos, len;
+	const struct dti_walk from = s->walk;
+	size_t len;
 
 	dti_read_walk(s, r->room > sizeof(head) ? r->room - sizeof(head) : 0);
-	len = s->walk.pos - start;
+	len = s->walk.pos - from.pos;
 	if (s->from && !len)
 		return s->cut && !r->copied ? -EINVAL : 0;
 	if (r->room < sizeof(head)) {
@@ -292,16 +292,10 @@ static ssize_t dti_read_copy(struct dti_read *r, struct dti_read_sub *s)
 	/* The header as this read() found it, whatever changed since. */
 	memcpy(head, s->sub, sizeof(head));
 	dti_subbuf_peek_put(info, &s->hdr);
-	if (s->from) {
-		info->records = 0;
-		info->padding = 0;
-		info->state = DTI_SUBBUF_CONTINUED;
-		info->seq_base = seq;
-		info->ts_base = ts;
-		info->caller_prev = caller;
-	}
+	if (s->from)
+		dti_walk_continue(&from, info);
 	if (copy_to_user(r->ubuf, head, sizeof(head)) ||
-	    copy_to_user(r->ubuf + sizeof(head), s->sub + start, len))
+	    copy_to_user(r->ubuf + sizeof(head), s->sub + from.pos, len))
 		return -EFAULT;
 	return sizeof(head) + len;
 }

@@ -1013,8 +1013,9 @@ static __always_inline bool dti_crec_plain(const struct dti_trigger_cpu *w,
 }
 
 /* The info byte of a header that is not plain (dti_crec_plain()). */
-static noinline u8 dti_crec_plan(const struct dti_trigger_cpu *w,
-				 const struct dti_meta *meta, u64 seq, size_t len)
+DTI_VISIBLE_IF_KUNIT noinline u8 dti_crec_plan(const struct dti_trigger_cpu *w,
+					       const struct dti_meta *meta, u64 seq,
+					       size_t len)
 {
 	s64 delta = meta->ts_ns - w->crec_ts;
 	long off = meta->caller - DTI_CALLER_BASE;
@@ -1039,8 +1040,9 @@ static noinline u8 dti_crec_plan(const struct dti_trigger_cpu *w,
  * Write at @at a header that is not plain, of the @info dti_crec_plan()
  * planned.  Return: where the payload goes.
  */
-static noinline void *dti_crec_write(void *at, u8 info, const struct dti_meta *meta,
-				     u64 seq, size_t len, const struct dti_trigger_cpu *w)
+DTI_VISIBLE_IF_KUNIT noinline void *dti_crec_write(void *at, u8 info,
+						   const struct dti_meta *meta, u64 seq,
+						   size_t len, const struct dti_trigger_cpu *w)
 {
 	struct dti_crec *c = at;
 	u8 *x = (u8 *)(c + 1);
