@@ -47,12 +47,13 @@ static inline s32 dti_tp_event_id(const struct dti_record *rec, const void *payl
 	return id;
 }
 
-#define DTI_TP_FLAGS							\
-	{ DTI_REC_TEXT,		"text" },				\
-	{ DTI_REC_TRUNCATED,	"truncated" },				\
-	{ DTI_REC_RESERVED,	"reserved" },				\
-	{ DTI_REC_REPLAYED,	"replayed" },				\
-	{ DTI_REC_TYPED,	"typed" }
+#define dti_tp_show_flags(flags)					\
+	__print_flags(flags, "|",					\
+		      { DTI_REC_TEXT,		"text" },			\
+		      { DTI_REC_TRUNCATED,	"truncated" },			\
+		      { DTI_REC_RESERVED,	"reserved" },			\
+		      { DTI_REC_REPLAYED,	"replayed" },			\
+		      { DTI_REC_TYPED,		"typed" })
 
 #endif /* _DTI_TRACE_HELPERS */
 
@@ -113,7 +114,7 @@ TRACE_EVENT(dti_record,
 
 	TP_printk("%s cpu=%u log_cpu=%u level=%d seq=%llu flags=%s caller=%pS event=%d len=%u %s",
 		  __entry->channel, __entry->cpu, __entry->log_cpu, __entry->level,
-		  __entry->seq, __print_flags(__entry->flags, "|", DTI_TP_FLAGS),
+		  __entry->seq, dti_tp_show_flags(__entry->flags),
 		  (void *)__entry->caller, __entry->event_id, __entry->len,
 		  (__entry->flags & DTI_REC_TEXT) ? __get_str(payload) :
 		  __print_hex(__get_dynamic_array(payload),

@@ -33,9 +33,9 @@
 #define DEBUG_OFF_LEVEL		DTI_LEVEL_OFF
 #define DEBUG_DEFAULT_LEVEL	3
 
-typedef struct dti_info debug_info_t;
+#define debug_info_t		struct dti_info
 /* s390dbf returns the entry written; here only NULL tells anything. */
-typedef void debug_entry_t;
+#define debug_entry_t		void
 
 static inline debug_info_t *debug_register(const char *name,
 					   int pages_per_area, int nr_areas,
