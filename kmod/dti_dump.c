@@ -45,8 +45,10 @@
 
 #include "dti_internal.h"
 
-/* Next buffer generation; starts at random so that a previous boot's
- * pages, which a warm reset keeps, carry other numbers. */
+/*
+ * Next buffer generation; starts at random so that a previous boot's
+ * pages, which a warm reset keeps, carry other numbers.
+ */
 static atomic_t dti_generation;
 
 /*

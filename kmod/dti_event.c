@@ -233,7 +233,7 @@ static int dti_event_build(struct dti_event_type *t, size_t name_len,
 
 	if (!names)
 		return -ENOMEM;
-	strcpy(names, ",");
+	names[0] = ',';
 	while ((p = memchr(p, '%', end - p))) {
 		k = dti_event_conv(p, end, &arg);
 		if (arg) {
@@ -358,7 +358,7 @@ int dti_event_register(struct dti_info *trace, struct dti_event_type *type)
 	 * type's format before the first record of the type goes in.
 	 */
 	rcu_assign_pointer(ch->events, new);
-	smp_store_release(&type->owner, trace);
+	smp_store_release(&type->owner, trace);	/* pairs with dti_event_log_raw() */
 	mutex_unlock(&dti_event_mutex);
 	if (old)
 		kfree_rcu(old, rcu);
@@ -700,8 +700,9 @@ int dti_event_show(struct seq_file *m, const void *fmt, size_t fmt_len,
  * One line per type, in the order of registration: the id, the name,
  * the layout (DTI_ARG_* characters, "-" if none), the field names
  * separated by commas ("-" if none) and the template in double quotes,
- * with \\, \", \n, \t and other bytes outside printable ASCII escaped
- * (\xNN).
+ * with backslash, double quote, newline, tab and the other bytes outside
+ * printable ASCII escaped as C writes them in a string (\xNN for the
+ * others).
  */
 void dti_event_formats_show(struct seq_file *m, struct dti_channel *ch)
 {

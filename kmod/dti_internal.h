@@ -230,8 +230,10 @@ static inline void dti_subbuf_peek_put(struct dti_subbuf_info *info,
 /* Base name of the per-CPU relay files: trace0, trace1, ... */
 #define DTI_TRACE_FILE_BASE	"trace"
 
-/* Internal registration flag: buffers are created when the first record
- * at a stored level arrives (handles), not when the level allows it. */
+/*
+ * Internal registration flag: buffers are created when the first record
+ * at a stored level arrives (handles), not when the level allows it.
+ */
 #define DTI_F_ON_DEMAND		0x100
 
 /**

@@ -337,7 +337,7 @@ static size_t dti_panic_format(struct dti_channel *ch, const struct dti_panic_cu
 	dti_panic_put(&at, "[%5llu.%09u] cpu%u L%d #%llu 0x%llx: ", sec, nsec,
 		      rec->log_cpu, rec->level, rec->seq, rec->caller);
 	dti_panic_payload(rec, &at);
-	smp_rmb();
+	smp_rmb();	/* pairs with smp_wmb() in dti_subbuf_start() */
 	return READ_ONCE(hdr->seq) == c->s ? at : 0;
 }
 

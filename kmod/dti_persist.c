@@ -117,6 +117,10 @@ static const char *const dti_persist_found_names[] = {
 	[DTI_PERSIST_DAMAGED] = "damaged, set up anew",
 };
 
+/* What a reserve_mem= region that is not page-aligned needs */
+#define DTI_PERSIST_ALIGN_HINT \
+	": give reserve_mem= an ALIGN and a SIZE that are multiples of it"
+
 /* No area of a slot holds a previous boot's records */
 #define DTI_PERSIST_NO_AREA	(-1)
 
@@ -138,7 +142,7 @@ static const char *const dti_persist_found_names[] = {
  * @mods:	the region's module tables, after the slot table
  * @prev_mods:	a checked copy of the other boot's module table, or NULL
  */
-static struct dti_persist {
+struct dti_persist {
 	phys_addr_t base;
 	u64 size;
 	struct dti_persist_header *hdr;
@@ -152,7 +156,9 @@ static struct dti_persist {
 	struct dentry *prev_root;
 	struct dti_persist_modules *mods;
 	struct dti_persist_modules *prev_mods;
-} dti_persist = {
+};
+
+static struct dti_persist dti_persist = {
 	.lock = __MUTEX_INITIALIZER(dti_persist.lock),
 };
 
@@ -278,7 +284,7 @@ static int dti_persist_check(phys_addr_t base, u64 size, bool named)
 	    size < PAGE_SIZE || base + size < base) {
 		pr_err("persist=%s: the region (%llu bytes at %pa) must start and end on a page boundary (%lu)%s\n",
 		       dti_persist_arg, size, &base, PAGE_SIZE,
-		       named ? ": give reserve_mem= an ALIGN and a SIZE that are multiples of it" : "");
+		       named ? DTI_PERSIST_ALIGN_HINT : "");
 		return -EINVAL;
 	}
 	if (named)
@@ -366,7 +372,8 @@ static enum dti_persist_found dti_persist_examine(const struct dti_persist *p)
 	    hdr->header_size != sizeof(*hdr) || hdr->crc != dti_persist_crc(hdr) ||
 	    hdr->n_slots != DTI_PERSIST_SLOTS ||
 	    hdr->slot_size != sizeof(struct dti_persist_slot) ||
-	    hdr->page_size != PAGE_SIZE || !PAGE_ALIGNED(hdr->next_free) || hdr->next_free < dti_persist_areas_start() ||
+	    hdr->page_size != PAGE_SIZE || !PAGE_ALIGNED(hdr->next_free) ||
+	    hdr->next_free < dti_persist_areas_start() ||
 	    hdr->next_free > p->size)
 		return DTI_PERSIST_DAMAGED;
 	return DTI_PERSIST_KEPT;

@@ -141,11 +141,10 @@ static void dti_write_subbuf_header(struct dti_channel *ch, struct rchan_buf *bu
 	/*
 	 * The old number gone before any other store into the header: a
 	 * reader that copied a slot and finds its number unchanged after
-	 * the copy knows the copy is whole.  Pairs with smp_rmb() in
-	 * dti_snap_subbuf().
+	 * the copy knows the copy is whole.
 	 */
 	WRITE_ONCE(hdr->seq, DTI_SUBBUF_UNNUMBERED);
-	smp_wmb();
+	smp_wmb();	/* pairs with smp_rmb() in dti_snap_subbuf() and dti_panic_format() */
 	dti_fill_record(hdr, &meta, buf->cpu, sizeof(*info), DTI_SUBBUF_UNNUMBERED);
 	hdr->version = DTI_RECORD_VERSION;
 	memset(info, 0, sizeof(*info));
@@ -356,6 +355,10 @@ static void dti_probe_switch_kick(struct irq_work *kick)
 	schedule_work(&sw->work);
 }
 
+static DEFINE_STATIC_KEY_FALSE(dti_stored_probe_key);
+DEFINE_STATIC_KEY_FALSE(dti_filtered_probe_key);
+EXPORT_SYMBOL_GPL(dti_filtered_probe_key);
+
 #define DEFINE_DTI_PROBE_SWITCH(_name, _key)				\
 	static struct dti_probe_switch _name = {			\
 		.key = &(_key),						\
@@ -364,10 +367,6 @@ static void dti_probe_switch_kick(struct irq_work *kick)
 		.work = __WORK_INITIALIZER((_name).work,		\
 					   dti_probe_switch_work),	\
 	}
-
-DEFINE_STATIC_KEY_FALSE(dti_filtered_probe_key);
-EXPORT_SYMBOL_GPL(dti_filtered_probe_key);
-static DEFINE_STATIC_KEY_FALSE(dti_stored_probe_key);
 
 DEFINE_DTI_PROBE_SWITCH(dti_filtered_switch, dti_filtered_probe_key);
 DEFINE_DTI_PROBE_SWITCH(dti_stored_switch, dti_stored_probe_key);
@@ -1617,7 +1616,7 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...)
 	void *data;
 	int len;
 
-	if (unlikely(IS_ERR_OR_NULL(trace)))
+	if (IS_ERR_OR_NULL(trace))
 		return -EINVAL;
 	local_irq_save(flags);
 	dti_meta_init(&meta, level, DTI_REC_TEXT, _RET_IP_);
@@ -1703,7 +1702,7 @@ int dti_write_record(struct dti_info *info, int level, u8 flags,
 int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len)
 {
-	if (unlikely(IS_ERR_OR_NULL(trace)))
+	if (IS_ERR_OR_NULL(trace))
 		return -EINVAL;
 	return __dti_write_record(trace, level, 0, buf, len, _RET_IP_);
 }
@@ -1737,7 +1736,7 @@ int dti_event_log_raw(struct dti_info *trace, int level,
 	void *data;
 	u8 *out;
 
-	if (unlikely(IS_ERR_OR_NULL(trace)))
+	if (IS_ERR_OR_NULL(trace))
 		return -EINVAL;
 	local_irq_save(flags);
 	dti_meta_init(&meta, level, DTI_REC_TYPED, _RET_IP_);
@@ -1795,7 +1794,7 @@ void *dti_reserve_raw(struct dti_info *trace, int level, size_t len)
 	struct dti_meta meta;
 	void *data;
 
-	if (unlikely(IS_ERR_OR_NULL(trace)))
+	if (IS_ERR_OR_NULL(trace))
 		return NULL;
 	if (WARN_ON_ONCE(!irqs_disabled()))
 		return NULL;

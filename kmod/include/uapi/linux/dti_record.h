@@ -65,7 +65,7 @@
 #define DTI_REC_REPLAYED	0x08	/* copied from an early buffer into relay */
 #define DTI_REC_PENDING		0x10	/* waiting in a pending store: no seq yet */
 #define DTI_REC_FORMAT		0x20	/* an event type's format (struct dti_event_format) */
-#define DTI_REC_TYPED		0x40	/* an event of a registered type: __u16 id, then its values */
+#define DTI_REC_TYPED		0x40	/* a registered type's event: __u16 id, its values */
 #define DTI_REC_SUBBUF		0x80	/* sub-buffer header, not a trace record */
 
 /**
