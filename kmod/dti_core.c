@@ -324,9 +324,9 @@ int dti_add_channel(struct dti_channel *ch)
 
 	if (!dti_list_try_lock(&flags))
 		return -EDEADLK;
-	if (dti_find(ch->name))
+	if (dti_find(ch->name)) {
 		ret = -EEXIST;
-	else {
+	} else {
 		list_add_tail_rcu(&ch->list, &dti_channels);
 		hash_add_rcu(dti_names, &ch->name_node, dti_name_hash(ch->name));
 	}
@@ -829,7 +829,7 @@ struct dti_channel *dti_alloc_channel_mem(bool own_info, gfp_t gfp)
 {
 	struct dti_channel *ch;
 
-	ch = kzalloc(sizeof(*ch), gfp);
+	ch = kzalloc_obj(*ch, gfp);
 	if (!ch)
 		return NULL;
 	ch->trigger = alloc_percpu_gfp(struct dti_trigger_cpu, gfp);

@@ -193,7 +193,7 @@ EXPORT_SYMBOL_GPL(dti_ctl_log);
 /* A pool entry's memory, all zero.  Context: process context. */
 static struct dti_owned *dti_ctl_spare_alloc(void)
 {
-	struct dti_owned *own = kzalloc(sizeof(*own), GFP_KERNEL);
+	struct dti_owned *own = kzalloc_obj(*own, GFP_KERNEL);
 
 	if (!own)
 		return NULL;

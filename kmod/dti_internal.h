@@ -328,14 +328,14 @@ struct dti_channel {
 	struct dti_info *info;
 	struct dti_dump_desc dump;
 	struct dti_dump_cpu *dump_cpus;
-	struct mutex dump_lock;
+	struct mutex dump_lock;		/* serialises changes of @dump, @dump_cpus */
 	const char *name;
 	size_t subbuf_size;
 	size_t n_subbufs;
 	unsigned int flags;
 	struct rchan __rcu *rchan;
-	struct mutex ctl_lock;
-	struct mutex buf_lock;
+	struct mutex ctl_lock;		/* level changes, unregistration */
+	struct mutex buf_lock;		/* file operations that use @rchan */
 	bool dying;
 	bool hidden;
 	struct work_struct create_work;

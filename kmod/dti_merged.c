@@ -444,7 +444,7 @@ static struct dti_view *dti_view_create(struct dti_channel *ch, bool with_ts)
 	struct rchan *rchan;
 	int ret;
 
-	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	v = kzalloc_obj(*v, GFP_KERNEL);
 	if (!v)
 		return ERR_PTR(-ENOMEM);
 	v->with_ts = with_ts;
@@ -570,7 +570,7 @@ static struct dti_view *dti_prev_view_create(struct dti_prev *prev, bool with_ts
 
 	if (!dti_prev_get(prev))
 		return ERR_PTR(-ENOENT);
-	v = kzalloc(sizeof(*v), GFP_KERNEL);
+	v = kzalloc_obj(*v, GFP_KERNEL);
 	if (!v) {
 		dti_prev_put(prev);
 		return ERR_PTR(-ENOMEM);

@@ -359,7 +359,7 @@ void dti_modules_persist(struct dti_persist_modules *t, u32 boot)
  */
 int __init dti_modules_init(void)
 {
-	dti_mods = kzalloc(sizeof(*dti_mods), GFP_KERNEL);
+	dti_mods = kzalloc_obj(*dti_mods, GFP_KERNEL);
 	if (!dti_mods)
 		return -ENOMEM;
 	snprintf(dti_mods->marker, sizeof(dti_mods->marker), "%s%s",

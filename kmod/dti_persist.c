@@ -148,7 +148,7 @@ struct dti_persist {
 	struct dti_persist_header *hdr;
 	struct dti_persist_slot *slots;
 	enum dti_persist_found found;
-	struct mutex lock;
+	struct mutex lock;		/* changes of @hdr, @slots, @prev */
 	DECLARE_BITMAP(bad, DTI_PERSIST_SLOTS);
 	unsigned int n_bad;
 	int prev_area[DTI_PERSIST_SLOTS];
@@ -723,7 +723,7 @@ static struct dti_prev *dti_prev_load(struct dti_persist *p, unsigned int i, int
 	struct dti_prev *prev;
 	unsigned int c;
 
-	prev = kzalloc(sizeof(*prev), GFP_KERNEL);
+	prev = kzalloc_obj(*prev, GFP_KERNEL);
 	if (!prev)
 		return NULL;
 	kref_init(&prev->ref);
@@ -883,7 +883,7 @@ static struct rchan *dti_persist_rings(struct dti_channel *ch, void *rings,
 	struct rchan *rchan;
 	unsigned int cpu;
 
-	rchan = kzalloc(sizeof(*rchan), GFP_KERNEL);
+	rchan = kzalloc_obj(*rchan, GFP_KERNEL);
 	if (!rchan)
 		return NULL;
 	rchan->buf = alloc_percpu(struct rchan_buf *);
@@ -898,7 +898,7 @@ static struct rchan *dti_persist_rings(struct dti_channel *ch, void *rings,
 	rchan->cb = &dti_relay_callbacks;
 	rchan->private_data = ch;
 	for_each_possible_cpu(cpu) {
-		buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+		buf = kzalloc_obj(*buf, GFP_KERNEL);
 		if (!buf)
 			goto err;
 		*per_cpu_ptr(rchan->buf, cpu) = buf;

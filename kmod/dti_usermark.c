@@ -87,7 +87,7 @@ static ssize_t dti_mark_store(struct dti_channel *ch, const char __user *ubuf,
 		len = len > skip ? len - skip : 0;
 		/* The stamp goes right in front of the text. */
 		ret = scnprintf(buf, DTI_MARK_STAMP_MAX, "%s[%d]: ",
-			       current->comm, task_pid_nr(current));
+				current->comm, task_pid_nr(current));
 		rec = data + skip - ret;
 		memmove(rec, buf, ret);
 		len += ret;

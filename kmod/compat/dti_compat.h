@@ -45,6 +45,8 @@
  *				<linux/kernel.h> no longer includes (7.0)
  *  conf/reserve_mem_find_by_name.c
  *				a reserve_mem= region found by its name (6.11)
+ *  conf/kzalloc_obj.c		kzalloc_obj(*p, gfp) (7.0); kzalloc(sizeof(*p),
+ *				gfp) before
  *
  * and the macros tested by #ifdef:
  *
@@ -67,6 +69,7 @@
 #include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/relay.h>
+#include <linux/slab.h>
 #include <linux/timer.h>
 
 #include "dti_conf.h"
@@ -176,6 +179,10 @@ static inline int timer_delete_sync(struct timer_list *timer)
 {
 	return del_timer_sync(timer);
 }
+#endif
+
+#ifndef DTI_HAVE_KZALLOC_OBJ
+#define kzalloc_obj(obj, gfp)	kzalloc(sizeof(obj), gfp)
 #endif
 
 #ifndef DTI_HAVE_TIMER_CONTAINER_OF
