@@ -80,6 +80,17 @@
 #   make bench    boot the guest 5 times and measure DTI's cost per call
 #                 beside raw relay, ftrace and printk (bench/run.py: table
 #                 on stdout, JSON and PNG in bench/results/)
+#   make patches KERNEL=6.12|newest  the series that puts DTI into that
+#                 kernel's tree (kernel/trace/dti/), written with git
+#                 format-patch --cover-letter from kmod/ against Debian's
+#                 linux-source-X (newest: the trixie chroot's newest),
+#                 extracted in ~/.cache/dti/patches/; the series lands in
+#                 testsuite/.build/patches/X/ (kmod/upstream/mkpatches.py)
+#   make patches-check KERNEL=6.12|newest  the same, then checks it: git am
+#                 to the pristine source, the kernel's checkpatch.pl
+#                 --strict (no error, no warning), kernel/trace/dti/ built
+#                 alone with W=1 and sparse after each patch (=m, and =y at
+#                 the end), kernel-doc -Wall; CI runs it for both
 #   make clean
 
 PYTHON  ?= /usr/bin/python3
@@ -139,6 +150,17 @@ check: deps $(kernel_prereq)
 	$(MAKE) lint
 	$(MAKE) --no-print-directory -C runtime check
 	cd testsuite && $(PYTEST) -q $(PYTEST_ARGS)
+
+# The in-tree series (kmod/upstream/); KERNEL: 6.12 (default) or newest.
+PATCHES_KERNEL = $(or $(filter 6.12 newest,$(KERNEL)),6.12)
+
+patches:
+	$(PYTHON) kmod/upstream/mkpatches.py $(PATCHES_KERNEL)
+
+patches-check:
+	.ci/install-deps unifdef $(if $(filter 6.12,$(PATCHES_KERNEL)),linux-source-6.12)
+	$(if $(filter newest,$(PATCHES_KERNEL)),cd testsuite && $(PYTHON) -m harness.kernels install newest)
+	$(PYTHON) kmod/upstream/mkpatches.py $(PATCHES_KERNEL) --check
 
 # The kernels of the matrix, installed and cached (KERNEL=NAME: one):
 # the host's from Debian 12's archive, 5.10 and the newest kernel Debian
@@ -300,7 +322,7 @@ stress-debian13: $(home_prereq)
 demo-debian13: deps
 	$(home) make demo
 
-.PHONY: all modules runtime deps lint demo check check-kdebug check-crash stress bench clean \
+.PHONY: all modules runtime deps lint demo check patches patches-check check-kdebug check-crash stress bench clean \
 	debug-kernel builtin-kernel check-builtin kernels check-build check-core check-kernels \
 	install install-kmod install-runtime install-stap man-stap deb check-deb \
 	check-debian13 check-debian13-core stress-debian13 demo-debian13
