@@ -226,7 +226,7 @@ debug-kernel:
 # changed, a few minutes).  check-builtin: it, then the tests that boot
 # it (DTI_KERNEL=builtin); make check runs them only where it is built
 # from this checkout's kmod/, and skips them loudly elsewhere.
-BUILTIN_TESTS = test_builtin.py test_builtin_dump.py test_selftest.py
+BUILTIN_TESTS = test_builtin.py test_builtin_dump.py
 builtin-kernel: deps
 	.ci/install-deps unifdef $$(cd testsuite && $(PYTHON) -m harness.builtinkernel source-package)
 	$(PYTHON) kmod/upstream/mkpatches.py 6.12

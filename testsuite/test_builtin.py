@@ -19,6 +19,9 @@ builds it, where it is not built from this checkout's kmod/):
   * dti.level= and dti.channel= on the command line take effect; a wrong
     one gets a console message and the boot goes on.
   * The KUnit suite of the record codec passes at boot.
+  * The kselftest of the debugfs interface (kmod/selftests/, the series'
+    tools/testing/selftests/dti/) passes on virtio_blk's channel, with no
+    module loaded.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from dtirec import LOSS_COUNTERS, json_record, parse_stats
 from harness import builtinkernel
 from harness.kernel import KernelNotFound
 from harness.vm import Guest
+from test_selftest import RUN, SELFTESTS, GUEST_DIR, ktap, n_tests
 
 D = "/sys/kernel/debug/dti"
 DISK_BYTES = 1 << 20
@@ -171,3 +175,17 @@ def test_kunit_suite_passes_at_boot(bguest):
     assert all(s == "ok" for s, _ in suites), suites
     assert not re.search(r"not ok \d+ ", console), \
         [ln for ln in console.splitlines() if "not ok" in ln]
+
+
+def test_kselftest_passes_built_in(bguest, tmp_path):
+    res = bguest.run(f"""
+        lsmod > /out/lsmod
+        export DTI_CHANNEL=virtio_blk
+    """ + RUN, extra_files={str(SELFTESTS): GUEST_DIR}, smp=2,
+        qemu_args=disks(tmp_path)).check()
+    assert "dti" not in out(res, "lsmod")
+    results, rc = ktap(res.stdout)
+    assert "# channel virtio_blk" in res.stdout, res.stdout
+    assert len(results) == n_tests(), res.stdout
+    assert all(r.startswith("ok ") and "# SKIP" not in r for r in results), res.stdout
+    assert rc == 0, res.stdout

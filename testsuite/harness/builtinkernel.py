@@ -116,6 +116,19 @@ def series_patches(series: Path) -> list[Path]:
     return patches
 
 
+def added_files(patches: list[Path]) -> list[str]:
+    """The paths the series creates (its "new file mode" diffs)."""
+    names = []
+    for p in patches:
+        last = None
+        for line in p.read_text(errors="replace").splitlines():
+            if line.startswith("diff --git a/"):
+                last = line.split(" b/", 1)[1]
+            elif line.startswith("new file mode") and last:
+                names.append(last)
+    return names
+
+
 def series_hash(patches: list[Path]) -> str:
     h = hashlib.sha256()
     for p in patches:
@@ -164,6 +177,11 @@ def apply_series(src: Path, patches: list[Path], log) -> None:
     stamp.unlink(missing_ok=True)
     subprocess.run(["git", "-C", str(src), "am", "--abort"], capture_output=True)
     _git(src, "checkout", "-q", "-f", "-B", "dti", "base", log=log)
+    # The files the series adds are untracked at base, and ignored
+    # (Debian's .gitignore has /*), so the checkout leaves any earlier
+    # copy behind, on which git am would stop.
+    for name in added_files(patches):
+        (src / name).unlink(missing_ok=True)
     _git(src, "am", "-q", "--whitespace=nowarn", *map(str, patches), log=log)
     stamp.write_text(want + "\n")
 
@@ -185,7 +203,7 @@ def build(series: Path, jobs: int | None = None) -> Path:
     """Apply `series` and build; return the cache dir."""
     out = cache_root()
     out.mkdir(parents=True, exist_ok=True)
-    patches = series_patches(series)
+    patches = series_patches(series.resolve())
     jobs = jobs or os.cpu_count() or 1
     t0 = time.monotonic()
     with open(out / "build.log", "a") as log:
