@@ -534,7 +534,8 @@ def kernel_parameters(text, params):
         if not m:
             continue
         key = m.group(1).lower()
-        if prev and prev < "dti." < key:
+        # The list is sorted only locally: among the "d" entries.
+        if prev.startswith("d") and key.startswith(("d", "e")) and prev < "dti." < key:
             return "".join(lines[:i]) + params + "\n" + "".join(lines[i:])
         prev = key
     raise Fail("kernel-parameters.txt: no place for dti.*")
