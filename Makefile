@@ -158,7 +158,7 @@ patches:
 	$(PYTHON) kmod/upstream/mkpatches.py $(PATCHES_KERNEL)
 
 patches-check:
-	.ci/install-deps unifdef $(if $(filter 6.12,$(PATCHES_KERNEL)),linux-source-6.12)
+	.ci/install-deps unifdef python3-ply $(if $(filter 6.12,$(PATCHES_KERNEL)),linux-source-6.12)
 	$(if $(filter newest,$(PATCHES_KERNEL)),cd testsuite && $(PYTHON) -m harness.kernels install newest)
 	$(PYTHON) kmod/upstream/mkpatches.py $(PATCHES_KERNEL) --check
 

@@ -1,6 +1,6 @@
 """The kselftest of the debugfs interface (kmod/selftests/, in a kernel
 tree tools/testing/selftests/dti/), run in a guest as `make run_tests`
-runs it: its program, dtitest, with its test.d beside it, the KTAP lines
+runs it: its program, dtitest.sh, with its test.d beside it, the KTAP lines
 read and its exit status checked (the guest's busybox has no make).
 
 * Against dti.ko and a channel of the dti_test client, one registered
@@ -12,8 +12,8 @@ read and its exit status checked (the guest's busybox has no make).
 * Installed as a kernel tree installs it (`make -C tools/testing/selftests
   TARGETS=dti install`, with the kselftest runner of Debian's
   linux-source-6.12 and the guest's busybox, given /dev/stdout and no
-  timeout(1)), run_kselftest.sh reports "ok 1 selftests: dti: dtitest",
-  dtitest's own lines nested, and exits 0.
+  timeout(1)), run_kselftest.sh reports "ok 1 selftests: dti: dtitest.sh",
+  dtitest.sh's own lines nested, and exits 0.
 
 About 40 s per test on the reference host.
 """
@@ -39,10 +39,10 @@ KSFT_MEMBERS = ("tools/testing/selftests/Makefile", "tools/testing/selftests/lib
 GUEST_DIR = "/selftests/dti"
 KSFT_SKIP = 4
 
-# Runs dtitest, then prints its exit status on a line of its own.
+# Runs dtitest.sh, then prints its exit status on a line of its own.
 RUN = f"""
 set +e
-sh {GUEST_DIR}/dtitest
+sh {GUEST_DIR}/dtitest.sh
 echo "dtitest-rc=$?"
 """
 
@@ -52,7 +52,7 @@ def n_tests() -> int:
 
 
 def ktap(stdout: str) -> tuple[list[str], int]:
-    """The result lines of dtitest's KTAP output and its exit status."""
+    """The result lines of dtitest.sh's KTAP output and its exit status."""
     m = re.search(r"^dtitest-rc=(\d+)$", stdout, re.M)
     assert m, stdout
     results = re.findall(r"^((?:not )?ok \d+ .*)$", stdout, re.M)
@@ -162,7 +162,7 @@ def test_run_kselftest(dti_guest, build_dir, tmp_path):
     out = tmp_path / "kselftest"
     subprocess.run(["make", "-s", "-C", str(ksft), "TARGETS=dti", "install",
                     f"INSTALL_PATH={out}"], check=True, capture_output=True)
-    assert (out / "kselftest-list.txt").read_text().split() == ["dti:dtitest"]
+    assert (out / "kselftest-list.txt").read_text().split() == ["dti:dtitest.sh"]
     res = dti_guest.run(PRELUDE + """
         ctl register_sub ksft 65536 8 3 0
         export DTI_CHANNEL=ksft
@@ -176,7 +176,7 @@ def test_run_kselftest(dti_guest, build_dir, tmp_path):
         echo "kselftest-rc=$?"
     """, extra_files={str(out): "/kselftest"})
     assert res.rc == 0, res.stdout
-    assert re.search(r"^ok 1 selftests: dti: dtitest$", res.stdout, re.M), res.stdout
+    assert re.search(r"^ok 1 selftests: dti: dtitest.sh$", res.stdout, re.M), res.stdout
     assert "kselftest-rc=0" in res.stdout, res.stdout
     nested = re.findall(r"^# ((?:not )?ok \d+ .*)$", res.stdout, re.M)
     assert len(nested) == n_tests(), res.stdout

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# dtitest - the kselftest of DTI's debugfs interface
+# dtitest.sh - the kselftest of DTI's debugfs interface
 #
 # Runs each test.d/*.tc, one feature each, on one DTI channel: the one
 # $DTI_CHANNEL names, else the first under /sys/kernel/debug/dti.  A
@@ -70,7 +70,7 @@ for t in "$@"; do
 	# Buffers for the files that come with them: a handle's come with
 	# a record, and a test may have destroyed them.
 	[ -e "$D/trace0" ] || sh -c '. "$1"; echo 7 > "$D/level"; buffers' \
-		dtitest "$TOP/test.d/functions" > /dev/null 2>&1
+		dtitest.sh "$TOP/test.d/functions" > /dev/null 2>&1
 	missing=
 	for f in $(sed -n 's/^# requires: //p' "$t"); do
 		[ -e "$D/$f" ] || missing="$missing $f"
@@ -81,7 +81,7 @@ for t in "$@"; do
 		continue
 	fi
 	log=$TMPDIR/log
-	sh -e -c '. "$1"; . "$2"' dtitest "$TOP/test.d/functions" "$t" > "$log" 2>&1
+	sh -e -c '. "$1"; . "$2"' dtitest.sh "$TOP/test.d/functions" "$t" > "$log" 2>&1
 	rc=$?
 	restore
 	case $rc in
