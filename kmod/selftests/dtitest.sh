@@ -43,7 +43,8 @@ if [ -z "${DTI_CHANNEL:-}" ]; then
 	done
 fi
 [ -n "${DTI_CHANNEL:-}" ] && [ -f "$DEBUGFS/dti/$DTI_CHANNEL/level" ] ||
-	skip_all "no DTI channel${DTI_CHANNEL:+ $DTI_CHANNEL}: load a driver that has one, or set DTI_CHANNEL"
+	skip_all "no DTI channel${DTI_CHANNEL:+ $DTI_CHANNEL}:" \
+		 "load a driver that has one, or set DTI_CHANNEL"
 D=$DEBUGFS/dti/$DTI_CHANNEL
 export DEBUGFS DTI_CHANNEL D
 
