@@ -27,7 +27,7 @@
 #define DTI_KUNIT_HDR_TS	4000000000ULL
 #define DTI_KUNIT_TS_BASE	5000000000ULL
 #define DTI_KUNIT_SEQ_BASE	1000
-#define DTI_KUNIT_CALLER_PREV	(DTI_CALLER_BASE + 0x40)
+#define DTI_KUNIT_CALLER_PREV	(dti_kunit_base() + 0x40)
 #define DTI_KUNIT_NEAR		0x1234	/* a caller within 2 GiB of the base */
 
 /* A caller far from every kernel address: 64 bits, on 64-bit kernels */
@@ -36,6 +36,20 @@
 /* Bytes of payload the first and the last record of a round trip carry */
 #define DTI_KUNIT_A_LEN		4
 #define DTI_KUNIT_C_LEN		2
+
+/*
+ * DTI_CALLER_BASE, hidden from the optimiser: a function's address plus
+ * a constant otherwise folds into a relocation into the middle of
+ * dti_walk_start(), which objtool reports under IBT ("relocation to
+ * !ENDBR").
+ */
+static unsigned long dti_kunit_base(void)
+{
+	unsigned long base = DTI_CALLER_BASE;
+
+	OPTIMIZER_HIDE_VAR(base);
+	return base;
+}
 
 static void dti_kunit_vfree(void *p)
 {
@@ -73,7 +87,7 @@ static void dti_kunit_header(void *sub, size_t size, u64 seq_base, u64 ts_base,
 	hdr->len = sizeof(*info);
 	hdr->log_cpu = DTI_KUNIT_CPU;
 	hdr->ts_ns = DTI_KUNIT_HDR_TS;
-	hdr->caller = DTI_CALLER_BASE;
+	hdr->caller = dti_kunit_base();
 	info->subbuf_size = size;
 	info->n_subbufs = DTI_N_SUBBUFS_MIN;
 	info->state = DTI_SUBBUF_OPEN;
@@ -219,8 +233,8 @@ static void dti_crec_hdr_sizes(struct kunit *test)
 static void dti_crec_plan_levels(struct kunit *test)
 {
 	struct dti_trigger_cpu w = { .crec_ts = 100, .crec_seq = 3,
-				     .crec_caller = DTI_CALLER_BASE };
-	struct dti_meta meta = { .ts_ns = 101, .caller = DTI_CALLER_BASE };
+				     .crec_caller = dti_kunit_base() };
+	struct dti_meta meta = { .ts_ns = 101, .caller = dti_kunit_base() };
 	int level;
 
 	for (level = 0; level <= DTI_LEVEL_MAX; level++) {
@@ -338,10 +352,10 @@ static void dti_kunit_records(struct kunit *test, const struct dti_kunit_case *c
 		caller = r[0].meta.caller;
 		break;
 	case DTI_KUNIT_ABOVE:
-		caller = DTI_CALLER_BASE + DTI_KUNIT_NEAR;
+		caller = dti_kunit_base() + DTI_KUNIT_NEAR;
 		break;
 	case DTI_KUNIT_BELOW:
-		caller = DTI_CALLER_BASE - DTI_KUNIT_NEAR;
+		caller = dti_kunit_base() - DTI_KUNIT_NEAR;
 		break;
 	case DTI_KUNIT_FAR:
 		caller = (unsigned long)DTI_KUNIT_FAR_CALLER;
@@ -440,10 +454,10 @@ static void dti_crec_write_bytes(struct kunit *test)
 		0x03, 0x00, 0x00, 0x00,	/* logged on CPU 3 */
 	};
 	struct dti_trigger_cpu w = { .crec_ts = 0x1000, .crec_seq = 7,
-				     .crec_caller = DTI_CALLER_BASE };
+				     .crec_caller = dti_kunit_base() };
 	struct dti_meta meta = {
 		.ts_ns = 0x1000 + 0x01020304,
-		.caller = DTI_CALLER_BASE + 0x11223344,
+		.caller = dti_kunit_base() + 0x11223344,
 		.level = DTI_LEVEL_NOTICE,
 		.flags = DTI_REC_TEXT,
 	};
@@ -534,7 +548,7 @@ static void dti_walk_full_subbuf(struct kunit *test)
 	dti_kunit_start(&s, dti_kunit_alloc(test, size), size);
 	/* The header with every extension dti_crec_plan() can give */
 	meta.ts_ns += 1ULL << 40;
-	meta.caller = BITS_PER_LONG < 64 ? DTI_CALLER_BASE : (unsigned long)DTI_KUNIT_FAR_CALLER;
+	meta.caller = BITS_PER_LONG < 64 ? dti_kunit_base() : (unsigned long)DTI_KUNIT_FAR_CALLER;
 	meta.flags = DTI_REC_REPLAYED;
 	r.meta = meta;
 	r.seq += 2;
@@ -603,7 +617,7 @@ static void dti_walk_formats(struct kunit *test)
 static void dti_walk_version1(struct kunit *test)
 {
 	size_t size = 512, pos = DTI_SUBBUF_HEADER_SIZE_V1;
-	struct dti_meta meta = { .ts_ns = 77, .caller = DTI_CALLER_BASE,
+	struct dti_meta meta = { .ts_ns = 77, .caller = dti_kunit_base(),
 				 .cpu = DTI_KUNIT_LOG_CPU, .level = DTI_LEVEL_INFO,
 				 .flags = DTI_REC_TEXT | DTI_REC_REPLAYED };
 	void *sub = dti_kunit_alloc(test, size);
@@ -626,7 +640,7 @@ static void dti_walk_version1(struct kunit *test)
 		KUNIT_ASSERT_TRUE(test, dti_walk_next(&w, &v));
 		KUNIT_EXPECT_EQ(test, v.seq, 40 + i);
 		KUNIT_EXPECT_EQ(test, v.ts_ns, 77);
-		KUNIT_EXPECT_EQ(test, v.caller, (u64)DTI_CALLER_BASE);
+		KUNIT_EXPECT_EQ(test, v.caller, (u64)dti_kunit_base());
 		KUNIT_EXPECT_EQ(test, v.log_cpu, DTI_KUNIT_LOG_CPU);
 		KUNIT_EXPECT_EQ(test, v.flags, DTI_REC_TEXT | DTI_REC_REPLAYED);
 		KUNIT_EXPECT_EQ(test, v.level, DTI_LEVEL_INFO);
