@@ -653,11 +653,29 @@ def make_series(k, decided):
         m.write_text(add_maintainers_files(m.read_text(), ["tools/testing/selftests/dti/"]))
         commit(k, "kselftest", msgs, [*t, "tools/testing/selftests/Makefile", "MAINTAINERS"])
     # 5: the drivers that use it, the integrator's patches, in order.
-    for p in sorted((HERE / "drivers").glob("*.patch")):
+    for p in driver_patches(k):
         r = run(["git", "-C", str(src), "am", "-3", "-q", str(p)], check=False)
         if r.returncode:
             git(src, "am", "--abort", check=False)
             raise Fail(f"{p.name} does not apply:\n{r.stdout}")
+
+
+def driver_patches(k):
+    """The drivers' patches for k's kernel line: drivers/X.Y/, X.Y the
+    source's line, else the newest line before it.  A driver changes
+    between kernels, so each line has its own (fuzz put a Kconfig hunk
+    of 6.12's in the wrong entry of 7.3's)."""
+    m = re.match(r"linux-source-(\d+)\.(\d+)", k.tarball.name)
+    if not m:
+        raise Fail(f"{k.tarball.name}: no kernel line in its name")
+    want = (int(m[1]), int(m[2]))
+    lines = sorted((tuple(map(int, d.name.split("."))), d)
+                   for d in (HERE / "drivers").iterdir()
+                   if d.is_dir() and re.fullmatch(r"\d+\.\d+", d.name))
+    fit = [d for v, d in lines if v <= want]
+    if not fit:
+        raise Fail(f"no drivers' patches for {want[0]}.{want[1]} in {HERE / 'drivers'}")
+    return sorted(fit[-1].glob("*.patch"))
 
 
 def cover_letter(out, n, decided, compat_left):
