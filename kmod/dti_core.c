@@ -1192,12 +1192,12 @@ static u64 __percpu *dti_stats_word(struct dti_info *info, unsigned int i)
 /* The static per-CPU template of @info's counters: its address */
 static char *dti_stats_addr(struct dti_info *info)
 {
-	return (char __force *)info->stats;
+	return (char *)(__force unsigned long)info->stats;
 }
 
 static const u64 *dti_stats_template(struct dti_info *info)
 {
-	return (const u64 *)(__per_cpu_load + (dti_stats_addr(info) - __per_cpu_start));
+	return (const u64 *)dti_percpu_template(dti_stats_addr(info));
 }
 
 /* Take the template's counts off this CPU's (an IPI's function). */

@@ -45,6 +45,10 @@
  *				<linux/kernel.h> no longer includes (7.0)
  *  conf/reserve_mem_find_by_name.c
  *				a reserve_mem= region found by its name (6.11)
+ *  conf/per_cpu_load.c		__per_cpu_load, where the static per-CPU
+ *				section's template was loaded apart from where
+ *				it is linked (gone from 6.15: x86-64 loads it
+ *				where it is linked, as other architectures do)
  *  conf/kzalloc_obj.c		kzalloc_obj(*p, gfp) (7.0); kzalloc(sizeof(*p),
  *				gfp) before
  *
@@ -213,6 +217,16 @@ static inline struct task_struct *kthread_run_on_cpu(int (*threadfn)(void *data)
 	}
 	return p;
 }
+#endif
+
+/*
+ * dti_percpu_template(addr): where the initial copy of the static per-CPU
+ * variable at @addr (its address in the section, as linked) lies.
+ */
+#ifdef DTI_HAVE_PER_CPU_LOAD
+#define dti_percpu_template(addr)	(__per_cpu_load + ((addr) - __per_cpu_start))
+#else
+#define dti_percpu_template(addr)	(addr)
 #endif
 
 #ifndef __noipa
