@@ -34,14 +34,12 @@ from pathlib import Path
 import pytest
 
 from dtirec import json_record
-from harness import builtinkernel, dump
-from harness.kernel import KernelNotFound
+from harness import dump
+from test_builtin import DISKS, builtin_kernel, disks  # noqa: F401 (a fixture)
 
 REPO = Path(__file__).resolve().parent.parent
 DTI = REPO / "runtime" / "build" / "dti"
 D = "/sys/kernel/debug/dti"
-DISK_BYTES = 1 << 20
-DISKS = ("vda", "vdb")
 CHANNELS = ("virtio_blk", "serial8250")
 MARK = "dump-test marker"
 # dmesg's "[    1.234567] Run /init as init process": the first user-space process.
@@ -57,25 +55,6 @@ SCRIPT = "\n".join([
       for ch in CHANNELS],
     "echo @@READY",
 ])
-
-
-@pytest.fixture(scope="module")
-def builtin_kernel():
-    try:
-        return builtinkernel.find()
-    except KernelNotFound as e:
-        pytest.skip(f"SKIPPED LOUDLY: {e}")
-
-
-def disks(tmp_path: Path) -> list[str]:
-    """QEMU arguments for one raw virtio-blk disk per DISKS entry."""
-    args = []
-    for i, name in enumerate(DISKS):
-        img = tmp_path / f"{name}.img"
-        img.write_bytes(bytes(DISK_BYTES))
-        args += ["-drive", f"file={img},if=none,id=d{i},format=raw",
-                 "-device", f"virtio-blk-pci,drive=d{i}"]
-    return args
 
 
 # What a record is compared by: the same in `dti read` and `dti dump`

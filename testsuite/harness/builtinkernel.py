@@ -240,11 +240,7 @@ def build(series: Path, jobs: int | None = None) -> Path:
         "total_seconds": round(time.monotonic() - t0),
         "built": time.strftime("%F %T"),
     }
-    tmp = out / "info.json.tmp"
-    tmp.write_text(json.dumps(info, indent=2) + "\n")
-    tmp.replace(out / "info.json")
-    print(f"builtin-kernel: {release} built in {info['total_seconds'] / 60:.1f} min "
-          f"(make {t_make / 60:.1f} min): {out}", flush=True)
+    debugkernel.finish(out, info, "builtin-kernel")
     return out
 
 

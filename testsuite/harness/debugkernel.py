@@ -377,13 +377,19 @@ def build(jobs: int | None = None, config_only: bool = False,
         "total_seconds": round(time.monotonic() - t0),
         "built": time.strftime("%F %T"),
     }
+    finish(out, info, "debug-kernel")
+    prune(out)
+    return out
+
+
+def finish(out: Path, info: dict, who: str) -> None:
+    """Write out/info.json last, atomically (what marks a build finished),
+    and say how long it took."""
     tmp = out / "info.json.tmp"
     tmp.write_text(json.dumps(info, indent=2) + "\n")
     tmp.replace(out / "info.json")
-    prune(out)
-    print(f"debug-kernel: {release} built in {info['total_seconds'] / 60:.1f} min "
-          f"(make {t_make / 60:.1f} min): {out}", flush=True)
-    return out
+    print(f"{who}: {info['release']} built in {info['total_seconds'] / 60:.1f} min "
+          f"(make {info['make_seconds'] / 60:.1f} min): {out}", flush=True)
 
 
 def prune(keep: Path) -> None:
