@@ -1422,7 +1422,6 @@ static int __init dti_init(void)
 
 	dti_boot_levels_init();
 	dti_dump_setup();
-	dti_read_init();
 	dti_wq = alloc_ordered_workqueue("dti", 0);
 	if (!dti_wq)
 		return -ENOMEM;

@@ -690,8 +690,7 @@ void dti_probe_stored(struct dti_channel *ch, const struct dti_record *rec,
 void dti_probe_lost(struct dti_channel *ch, const struct dti_meta *meta,
 		    size_t len, int err, const char *reason);
 extern DTI_RELAY_CALLBACKS_CONST struct rchan_callbacks dti_relay_callbacks;
-extern struct file_operations dti_trace_fops;
-void dti_read_init(void);
+extern const struct file_operations dti_trace_fops;
 
 int dti_publish_buffers(struct dti_channel *ch, struct rchan *rchan);
 void dti_ring_start(struct rchan_buf *buf);

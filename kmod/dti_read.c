@@ -388,26 +388,38 @@ static ssize_t dti_trace_read(struct file *filp, char __user *ubuf,
 	return r.copied;
 }
 
-/* relay's operations with dti_trace_read(); set up by dti_read_init() */
-struct file_operations dti_trace_fops;
-
-/**
- * dti_read_init - set up the file operations of the per-CPU trace files
- *
- * relay's own, but for read() (see above) and splice, which would copy
- * unchecked as relay's read does.  "Whole records only" is read()'s
- * promise: relay's mmap() is kept on purpose, for copies of the whole
- * ring as it is (`dti snapshot --raw`), which the reader checks record by
- * record as it checks a memory dump, since a writer may be in the middle
- * of any of them.  The owner pins dti.ko while a trace file is open,
- * since its read() is here.
- *
- * Context: process context, at module load.
- */
-void dti_read_init(void)
+static int dti_trace_open(struct inode *inode, struct file *filp)
 {
-	dti_trace_fops = relay_file_operations;
-	dti_trace_fops.owner = THIS_MODULE;
-	dti_trace_fops.read = dti_trace_read;
-	dti_trace_fops.splice_read = NULL;
+	return relay_file_operations.open(inode, filp);
 }
+
+static __poll_t dti_trace_poll(struct file *filp, poll_table *wait)
+{
+	return relay_file_operations.poll(filp, wait);
+}
+
+static int dti_trace_release(struct inode *inode, struct file *filp)
+{
+	return relay_file_operations.release(inode, filp);
+}
+
+/*
+ * The per-CPU trace files' operations: relay's, but for read() (see
+ * above).  relay's open, poll and release are static in kernel/relay.c,
+ * so they are called through relay_file_operations, the table relay
+ * exports.  Left out:
+ *   - splice_read (relay's before 6.5), which would copy unchecked as
+ *     relay's read does;
+ *   - llseek (no_llseek before 6.12): without one, lseek() fails with
+ *     ESPIPE as it did;
+ *   - mmap: debugfs's file proxy forwards no mmap, so a file made by
+ *     debugfs_create_file() never maps (ENODEV), relay's or not.
+ * The owner pins dti.ko while a trace file is open, since read() is here.
+ */
+const struct file_operations dti_trace_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dti_trace_open,
+	.poll		= dti_trace_poll,
+	.read		= dti_trace_read,
+	.release	= dti_trace_release,
+};

@@ -39,6 +39,14 @@ def test_series_applies_and_is_clean(tmp_path):
     cover = patches[0].read_text()
     assert "*** SUBJECT HERE ***" not in cover and "*** BLURB HERE ***" not in cover
     assert "Why not a trace instance on the ring buffer?" in cover
+    # The figures are the benchmark's last recorded run, filled in whole.
+    assert "@BENCH@" not in cover and "[FIGURES" not in cover
+    bench = (REPO / "bench/results/latest.md").read_text()
+    date = re.search(r"^## DTI benchmark, (.+)$", bench, re.M).group(1)
+    assert f"The run of {date}," in " ".join(cover.split()), cover
+    for row in ("dti_event64 / trace_event64", "dti_printk / trace_array_printk"):
+        median = re.search(rf"^\| {re.escape(row)} [^|]*\| [\d.]+ / \*\*([\d.]+)\*\*", bench, re.M).group(1)
+        assert f": {median} x (min" in " ".join(cover.split()), (row, median)
     # The core patch: the directory, its Makefile as the kernel has them,
     # no feature test left.
     core = patches[1].read_text()
