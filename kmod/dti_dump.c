@@ -128,7 +128,7 @@ void dti_dump_init(struct dti_channel *ch, const char *name)
 		d->flags |= DTI_DUMP_F_PERSIST;
 	d->subbuf_size = ch->subbuf_size;
 	d->n_subbufs = ch->n_subbufs;
-	d->nr_cpu_ids = nr_cpu_ids;
+	d->nr_cpus = nr_cpu_ids;
 	d->page_size = PAGE_SIZE;
 	d->level_addr = dti_kaddr_to_phys(&ch->info->level);
 	/* No one else can see the channel yet. */

@@ -646,7 +646,7 @@ static const char *dti_channel_why(struct dti_found *f, const unsigned char *raw
 	c->generation = dti_d32(c->generation, sw);
 	c->subbuf_size = dti_d32(c->subbuf_size, sw);
 	c->n_subbufs = dti_d32(c->n_subbufs, sw);
-	c->nr_cpu_ids = dti_d32(c->nr_cpu_ids, sw);
+	c->nr_cpus = dti_d32(c->nr_cpus, sw);
 	c->page_size = dti_d32(c->page_size, sw);
 	c->cpu_table_crc = dti_d32(c->cpu_table_crc, sw);
 	c->level_addr = dti_d64(c->level_addr, sw);
@@ -654,7 +654,7 @@ static const char *dti_channel_why(struct dti_found *f, const unsigned char *raw
 	c->crc = dti_d32(c->crc, sw);
 	if (!dti_crc_ok(raw, sizeof(*c), offsetof(struct dti_dump_desc, crc), c->crc))
 		return "CRC mismatch (damaged, or caught in the middle of an update)";
-	if (!c->nr_cpu_ids || c->nr_cpu_ids > DTI_CPU_LIMIT)
+	if (!c->nr_cpus || c->nr_cpus > DTI_CPU_LIMIT)
 		return "impossible number of CPUs";
 	if (!(c->flags & DTI_DUMP_F_BUFFERS))
 		return NULL;
@@ -934,7 +934,7 @@ static void dti_chan_use(struct dti_dump_chan *c, const struct dti_found *f)
 	c->pub.generation = desc->generation;
 	c->pub.subbuf_size = desc->subbuf_size;
 	c->pub.n_subbufs = desc->n_subbufs;
-	c->pub.nr_cpu_ids = desc->nr_cpu_ids;
+	c->pub.nr_cpu_ids = desc->nr_cpus;
 	c->pub.page_size = desc->page_size;
 	c->pub.swapped = f->swapped;
 }
@@ -948,7 +948,7 @@ static int dti_chan_desc(struct dti_dump *d, struct dti_dump_chan *c,
 {
 	const struct dti_dump_desc *desc = &f->d.c;
 	struct dti_dump_cpu *table;
-	size_t size = (size_t)desc->nr_cpu_ids * sizeof(*table);
+	size_t size = (size_t)desc->nr_cpus * sizeof(*table);
 	const char *why;
 	unsigned int cpu;
 	int ret = 0;
@@ -965,7 +965,7 @@ static int dti_chan_desc(struct dti_dump *d, struct dti_dump_chan *c,
 		return 0;
 	}
 	table = malloc(size);
-	c->rings = calloc(desc->nr_cpu_ids, sizeof(*c->rings));
+	c->rings = calloc(desc->nr_cpus, sizeof(*c->rings));
 	if (!table || !c->rings) {
 		free(table);
 		return dti_fail(ENOMEM, "out of memory for a CPU table");
@@ -979,7 +979,7 @@ static int dti_chan_desc(struct dti_dump *d, struct dti_dump_chan *c,
 			 (unsigned long long)desc->cpu_table,
 			 (unsigned long long)f->addr);
 	} else {
-		for (cpu = 0; cpu < desc->nr_cpu_ids && !c->error; cpu++) {
+		for (cpu = 0; cpu < desc->nr_cpus && !c->error; cpu++) {
 			ret = dti_chan_cpu(d, c, cpu, &table[cpu]);
 			if (ret < 0 && !c->error)
 				break;		/* ENOMEM */
@@ -1684,7 +1684,7 @@ static int dti_area_chan(struct dti_dump *d, const struct dti_region *g,
 	desc->generation = a->generation;
 	desc->subbuf_size = a->subbuf_size;
 	desc->n_subbufs = a->n_subbufs;
-	desc->nr_cpu_ids = a->nr_cpus;
+	desc->nr_cpus = a->nr_cpus;
 	desc->page_size = ps;
 	dti_chan_use(c, c->own);
 	c->pub.level = DTI_DUMP_NO_LEVEL;

@@ -121,7 +121,7 @@ static inline void img_channel(struct img *m, const struct img_chan *c)
 	d.generation = img32(c->generation);
 	d.subbuf_size = img32(c->subbuf_size);
 	d.n_subbufs = img32(c->n_subbufs);
-	d.nr_cpu_ids = img32(c->nr_cpu_ids);
+	d.nr_cpus = img32(c->nr_cpu_ids);
 	d.page_size = img32(IMG_PAGE);
 	d.cpu_table_crc = c->table ?
 		img32(img_crc32(cpus, c->nr_cpu_ids * sizeof(cpus[0]))) : 0;

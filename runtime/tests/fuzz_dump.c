@@ -189,7 +189,7 @@ static void fix_channel(struct fuzz_mem *m, uint8_t *p, bool sw)
 	uint64_t len;
 
 	memcpy(&d, p, sizeof(d));
-	n = f32(d.nr_cpu_ids, sw);
+	n = f32(d.nr_cpus, sw);
 	table = f64(d.cpu_table, sw) % 8 ? NULL :
 		fuzz_at(m, f64(d.cpu_table, sw), (uint64_t)n * sizeof(e));
 	if (table) {

@@ -610,7 +610,7 @@ static void test_bad_descriptors(void)
 		       "impossible sub-buffer size");
 	check_bad_desc(offsetof(struct dti_dump_desc, page_size), 3000, 4,
 		       "impossible page size");
-	check_bad_desc(offsetof(struct dti_dump_desc, nr_cpu_ids), 0, 4,
+	check_bad_desc(offsetof(struct dti_dump_desc, nr_cpus), 0, 4,
 		       "impossible number of CPUs");
 	check_bad_desc(gen, 0, 4, "buffers of generation 0");
 	check_bad_desc(offsetof(struct dti_dump_desc, cpu_table), 3, 4,

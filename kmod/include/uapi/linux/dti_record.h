@@ -356,7 +356,7 @@ struct dti_event_format {
  * bookkeeping.  It is written when buffers are created or destroyed and
  * when the level changes, never per record, and its marker is wiped when
  * the channel is freed.  @cpu_table is the physical address of
- * @nr_cpu_ids struct dti_dump_cpu entries, one per possible CPU, each of
+ * @nr_cpus struct dti_dump_cpu entries, one per possible CPU, each of
  * which gives the physical address of an array of @n_pages page frame
  * numbers (__u64): the pages of that CPU's ring, in ring order.  Relay
  * allocates the ring page by page, so its sub-buffers need not be
@@ -400,7 +400,8 @@ struct dti_event_format {
  *		random at module load), carried by every sub-buffer header
  * @subbuf_size: bytes per sub-buffer
  * @n_subbufs:	sub-buffers per CPU
- * @nr_cpu_ids:	entries in the CPU table
+ * @nr_cpus:	entries in the CPU table: the kernel's nr_cpu_ids (a name
+ *		the kernel defines as a macro without SMP)
  * @page_size:	bytes per page frame
  * @cpu_table_crc: CRC-32 of the CPU table
  * @level_addr:	physical address of the channel's current level, a native
@@ -420,7 +421,7 @@ struct dti_dump_desc {
 	__u32 generation;
 	__u32 subbuf_size;
 	__u32 n_subbufs;
-	__u32 nr_cpu_ids;
+	__u32 nr_cpus;
 	__u32 page_size;
 	__u32 cpu_table_crc;
 	__u64 level_addr;
