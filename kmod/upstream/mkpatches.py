@@ -689,6 +689,16 @@ BENCH_ROWS = (
 )
 
 
+def bench_holds(holds):
+    """The goals table's "holds" column as the letter says it."""
+    words = {"yes": "in every boot", "no": "in no boot"}
+    if holds in words:
+        return words[holds]
+    if re.fullmatch(r"in \d+ of \d+ boots", holds):
+        return holds
+    raise Fail(f"{BENCH_RESULTS}: a goals row's holds column {holds!r} is not yes, no or in N of M boots")
+
+
 def bench_figures(path=BENCH_RESULTS):
     """The cover letter's paragraph of figures, from the benchmark's last
     recorded run (make bench writes bench/results/latest.md): each row's
@@ -711,7 +721,7 @@ def bench_figures(path=BENCH_RESULTS):
             raise Fail(f"{path}: no row {row!r} in its goals table")
         lo, med, hi, holds, insns = (g.strip() for g in m.groups())
         lines.append(f"{what}: {med} x (min {lo}, max {hi} over the boots;"
-                     f" {insns} x in guest instructions).")
+                     f" below 1 x {bench_holds(holds)}; {insns} x in guest instructions).")
     lines.append(f"The run of {date.group(1)}, guest {guest.group(1)}, {boots.group(1)} boots"
                  " (bench/results/latest.md in the DTI tree).")
     return textwrap.indent(textwrap.fill(" ".join(lines), 69, fix_sentence_endings=True), "   ")
