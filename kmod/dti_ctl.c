@@ -97,7 +97,7 @@ EXPORT_SYMBOL_GPL(dti_ctl_get_level);
 /* Do the buffers need creating or freeing to match @level? */
 static bool dti_ctl_buffers_stale(struct dti_channel *ch, int level)
 {
-	bool buffers = rcu_access_pointer(ch->rchan) != NULL;
+	bool buffers = rcu_access_pointer(ch->rchan);
 
 	if (level == DTI_LEVEL_DESTROY)
 		return buffers;

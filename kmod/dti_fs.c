@@ -299,7 +299,7 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	size_t used;
 
 	rcu_read_lock();
-	buffers = rcu_dereference(ch->rchan) != NULL;
+	buffers = rcu_dereference(ch->rchan);
 	rcu_read_unlock();
 
 	seq_printf(m, "name: %s\n", ch->name);

@@ -959,7 +959,7 @@ static void dti_persist_wipe(void *start, u64 len)
  */
 bool dti_persist_ready(void)
 {
-	return READ_ONCE(dti_persist.hdr) != NULL;
+	return READ_ONCE(dti_persist.hdr);
 }
 
 /**

@@ -768,10 +768,14 @@ static inline void *dti_relay_reserve(struct dti_channel *ch, struct rchan *rcha
  */
 #define DTI_COPY_INLINE_MAX	256
 
-/* Words of a payload copied without a loop, and the copy of word @i */
+/* Words of a payload copied without a loop */
 #define DTI_COPY_UNROLLED	8
-#define DTI_COPY_WORD(dst, src, i) \
-	put_unaligned(get_unaligned((const u64 *)(src) + (i)), (u64 *)(dst) + (i))
+
+/* Copy word @i of a payload, at any alignment */
+static __always_inline void dti_copy_word(void *dst, const void *src, unsigned int i)
+{
+	put_unaligned(get_unaligned((const u64 *)src + i), (u64 *)dst + i);
+}
 
 /*
  * Copy a payload into a record.  @dst follows a compact record header
@@ -794,31 +798,31 @@ static __always_inline void dti_copy_payload(void *dst, const void *src,
 	switch (words) {
 	default:
 		for (; words > DTI_COPY_UNROLLED; words--)
-			DTI_COPY_WORD(dst, src, words - 1);
+			dti_copy_word(dst, src, words - 1);
 		fallthrough;
 	case 8:
-		DTI_COPY_WORD(dst, src, 7);
+		dti_copy_word(dst, src, 7);
 		fallthrough;
 	case 7:
-		DTI_COPY_WORD(dst, src, 6);
+		dti_copy_word(dst, src, 6);
 		fallthrough;
 	case 6:
-		DTI_COPY_WORD(dst, src, 5);
+		dti_copy_word(dst, src, 5);
 		fallthrough;
 	case 5:
-		DTI_COPY_WORD(dst, src, 4);
+		dti_copy_word(dst, src, 4);
 		fallthrough;
 	case 4:
-		DTI_COPY_WORD(dst, src, 3);
+		dti_copy_word(dst, src, 3);
 		fallthrough;
 	case 3:
-		DTI_COPY_WORD(dst, src, 2);
+		dti_copy_word(dst, src, 2);
 		fallthrough;
 	case 2:
-		DTI_COPY_WORD(dst, src, 1);
+		dti_copy_word(dst, src, 1);
 		fallthrough;
 	case 1:
-		DTI_COPY_WORD(dst, src, 0);
+		dti_copy_word(dst, src, 0);
 		fallthrough;
 	case 0:
 		break;
@@ -1290,9 +1294,9 @@ static void *dti_write_pending(struct dti_info *info, struct dti_channel *ch,
 	if (!dti_store_lock(&p->lock))
 		return dti_lose(info, ch, meta, len, dti_nested_loss());
 	if (ch)
-		appeared = rcu_access_pointer(ch->rchan) != NULL;
+		appeared = rcu_access_pointer(ch->rchan);
 	else
-		appeared = rcu_access_pointer(info->chan) != NULL;
+		appeared = rcu_access_pointer(info->chan);
 	if (!appeared)
 		kept = dti_pending_add(p, meta, payload, len);
 	dti_store_unlock(&p->lock);

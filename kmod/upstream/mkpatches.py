@@ -772,7 +772,37 @@ def checkpatch(k, patches):
     if bad:
         raise Fail("checkpatch: errors or warnings:\n" +
                    "\n".join(v[3] for v in bad.values()))
+    checks_accepted(results)
     return results
+
+
+CHECKS_ACCEPTED = HERE / "checkpatch-checks.txt"
+
+
+def checks_accepted(results, path=CHECKS_ACCEPTED):
+    """Every CHECK is one that checkpatch-checks.txt gives a reason for,
+    and every line there still matches a CHECK of the series."""
+    accepted = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = [f.strip() for f in line.split(" | ")]
+        if len(parts) != 3 or not all(parts):
+            raise Fail(f"{path.name}:{n}: not FILE | MESSAGE | WHY: {line!r}")
+        accepted[(parts[0], parts[1])] = n
+    seen, unknown = set(), []
+    for name, (_, _, _, out) in results.items():
+        for m in re.finditer(r"^(\S+?):\d+: CHECK: (.*)$", out, re.M):
+            key = (m[1], m[2].strip())
+            if key in accepted:
+                seen.add(key)
+            else:
+                unknown.append(f"{name}: {m[0]}")
+    if unknown:
+        raise Fail(f"checkpatch: CHECKs with no reason in {path.name}:\n" + "\n".join(unknown))
+    stale = [f"{path.name}:{n}: {f} | {msg}" for (f, msg), n in accepted.items() if (f, msg) not in seen]
+    if stale:
+        raise Fail("checkpatch: listed CHECKs the series no longer has:\n" + "\n".join(stale))
 
 
 def kerneldoc(k, files):

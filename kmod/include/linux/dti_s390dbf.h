@@ -74,7 +74,11 @@ static inline debug_entry_t *debug_text_event(debug_info_t *id, int level,
 	return __dti_printk(id, level, "%s", txt) ? NULL : id;
 }
 
-#define debug_sprintf_event(id, level, fmt, ...)			\
-	(__dti_printk(id, level, fmt, ##__VA_ARGS__) ? NULL : (debug_entry_t *)(id))
+#define debug_sprintf_event(id, level, fmt, ...) ({			\
+	debug_info_t *__dti_id = (id);					\
+									\
+	__dti_printk(__dti_id, level, fmt, ##__VA_ARGS__) ?		\
+		NULL : (debug_entry_t *)__dti_id;			\
+})
 
 #endif /* _LINUX_DTI_S390DBF_H */

@@ -429,6 +429,7 @@ struct dti_dump_desc {
 	__u32 crc;
 	__u32 reserved;
 };
+
 #define DTI_DUMP_CHANNEL_SIZE	sizeof(struct dti_dump_desc)
 
 /**
@@ -477,6 +478,7 @@ struct dti_dump_pending {
 	__u32 crc;
 	__u32 reserved;
 };
+
 #define DTI_DUMP_PENDING_SIZE	sizeof(struct dti_dump_pending)
 
 /*
