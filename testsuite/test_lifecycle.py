@@ -281,6 +281,13 @@ def test_files_held_open(dti_guest, fdhold):
     for phase in fd.values():
         for path, r in phase.items():
             assert r["map"] in ("ENODEV", "-") and r["mmap"] in ("ENODEV", "-"), (path, r)
+    # lseek: a relay channel's trace file is a stream (kmod/dti_read.c's
+    # dti_trace_fops has no llseek, as relay's own had no_llseek), so
+    # lseek fails with ESPIPE and the read goes on where it was.
+    relay_files = [p for p in fd["open"] if re.search(r"/(ro|h_demand)/trace\d$", p)]
+    assert len(relay_files) == 4, sorted(fd["open"])
+    for path in relay_files:
+        assert fd["open"][path]["seek"] == "ESPIPE", (path, fd["open"][path])
 
     # destroy: the buffers' files and views go, the control files work.
     for c in ("ro", "pq", "h_demand"):

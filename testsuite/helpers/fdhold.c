@@ -16,8 +16,9 @@
  *                    no timeout,
  *                    read the byte the open-time mapping holds, mmap
  *                    afresh; one line per file:
- *                    "@@FD PHASE PATH read=N|ERR write=N|ERR
+ *                    "@@FD PHASE PATH seek=N|ERR read=N|ERR write=N|ERR
  *                     poll=0xREVENTS map=ok|ERR mmap=ok|ERR"
+ *                    (seek: the first lseek's result)
  *                    then "@@PHASE PHASE done"
  *   close SUBSTR     close the files whose path contains SUBSTR
  *   keep SUBSTR      close the others
@@ -107,7 +108,7 @@ static void open_spec(char *spec)
 
 static void phase(const char *name)
 {
-	char rd[32], wr[32], mp[32], fresh[32];
+	char sk[32], rd[32], wr[32], mp[32], fresh[32];
 	struct pollfd pfd;
 	void *m;
 	int i;
@@ -117,7 +118,7 @@ static void phase(const char *name)
 
 		if (h->fd < 0)
 			continue;
-		lseek(h->fd, 0, SEEK_SET);
+		result(sk, sizeof(sk), lseek(h->fd, 0, SEEK_SET));
 		strcpy(rd, "-");
 		if (h->readable)
 			result(rd, sizeof(rd), read(h->fd, rbuf, sizeof(rbuf)));
@@ -143,8 +144,8 @@ static void phase(const char *name)
 			snprintf(fresh, sizeof(fresh), "ok:%02x", *(volatile unsigned char *)m);
 			munmap(m, 4096);
 		}
-		printf("@@FD %s %s read=%s write=%s poll=%#x map=%s mmap=%s\n", name,
-		       h->path, rd, wr, pfd.revents, mp, fresh);
+		printf("@@FD %s %s seek=%s read=%s write=%s poll=%#x map=%s mmap=%s\n",
+		       name, h->path, sk, rd, wr, pfd.revents, mp, fresh);
 	}
 	printf("@@PHASE %s done\n", name);
 	fflush(stdout);
