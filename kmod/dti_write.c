@@ -1586,10 +1586,16 @@ static char *dti_text_get(void)
 	return t->buf[depth];
 }
 
+/*
+ * Interrupts disabled, as for dti_text_get(): a plain decrement, which an
+ * NMI's own get and put leave as they found it.  (this_cpu_dec() of a
+ * constant also draws sparse's "cast truncates bits" from arm64's
+ * percpu.h, in the cases for the sizes it does not take.)
+ */
 static void dti_text_put(void)
 {
 	barrier();
-	this_cpu_dec(dti_text.depth);
+	__this_cpu_dec(dti_text.depth);
 }
 
 /**

@@ -62,8 +62,10 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timer.h>
+#ifdef CONFIG_X86
 #include <asm/apic.h>
 #include <asm/nmi.h>
+#endif
 
 #include "dti_compat.h"
 
@@ -427,27 +429,7 @@ static void dts_timer_fn(struct timer_list *t)
 		mod_timer(&dc->timer, jiffies + 1);
 }
 
-static void dts_send_nmi(struct dts_cpu *dc)
-{
-	this_cpu_write(dts_nmi_writer, &dc->w[DTS_NMI]);
-	this_cpu_write(dts_nmi_armed, true);
-	this_cpu_inc(dts_acct->nmi_sent);
-	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
-}
-
-static enum hrtimer_restart dts_hrtimer_fn(struct hrtimer *t)
-{
-	struct dts_cpu *dc = container_of(t, struct dts_cpu, hrtimer);
-
-	dts_round(&dc->w[DTS_HARDIRQ]);
-	if (nmi && ++dc->ticks % DTS_NMI_EVERY == 0 && !this_cpu_read(dts_nmi_armed))
-		dts_send_nmi(dc);
-	if (READ_ONCE(dts_stop))
-		return HRTIMER_NORESTART;
-	hrtimer_forward_now(t, ns_to_ktime(DTS_HARD_NS));
-	return HRTIMER_RESTART;
-}
-
+#ifdef CONFIG_X86
 /*
  * Our self-NMIs: only while armed on this CPU, so other NMIs pass by.
  * A timer that moved to another CPU (hotplug) uses the writer of the
@@ -463,6 +445,63 @@ static int dts_nmi_handler(unsigned int type, struct pt_regs *regs)
 	dts_round(w);
 	this_cpu_write(dts_nmi_armed, false);
 	return NMI_HANDLED;
+}
+
+static int dts_nmi_register(void)
+{
+	return register_nmi_handler(NMI_LOCAL, dts_nmi_handler, 0, KBUILD_MODNAME);
+}
+
+/* Waits for NMI handlers running now. */
+static void dts_nmi_unregister(void)
+{
+	unregister_nmi_handler(NMI_LOCAL, KBUILD_MODNAME);
+}
+
+static void dts_nmi_raise(void)
+{
+	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
+}
+#else
+/*
+ * Self-NMIs are x86's (a handler of the module's own and the local
+ * APIC); arm64's pseudo-NMIs serve only the kernel's own IPIs.  Elsewhere
+ * none is sent: "nmi sent 0", and the NMI writer stays idle.
+ */
+static int dts_nmi_register(void)
+{
+	return 0;
+}
+
+static void dts_nmi_unregister(void)
+{
+}
+
+static void dts_nmi_raise(void)
+{
+}
+#endif
+
+static void dts_send_nmi(struct dts_cpu *dc)
+{
+	this_cpu_write(dts_nmi_writer, &dc->w[DTS_NMI]);
+	this_cpu_write(dts_nmi_armed, true);
+	this_cpu_inc(dts_acct->nmi_sent);
+	dts_nmi_raise();
+}
+
+static enum hrtimer_restart dts_hrtimer_fn(struct hrtimer *t)
+{
+	struct dts_cpu *dc = container_of(t, struct dts_cpu, hrtimer);
+
+	dts_round(&dc->w[DTS_HARDIRQ]);
+	if (IS_ENABLED(CONFIG_X86) && nmi && ++dc->ticks % DTS_NMI_EVERY == 0 &&
+	    !this_cpu_read(dts_nmi_armed))
+		dts_send_nmi(dc);
+	if (READ_ONCE(dts_stop))
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, ns_to_ktime(DTS_HARD_NS));
+	return HRTIMER_RESTART;
 }
 
 /* Runs on dc's CPU: start its timers there. */
@@ -653,7 +692,7 @@ static void dts_stop_all(void)
 		dc->started = false;
 	}
 	/* Waits for NMI handlers running now; none is sent any more. */
-	unregister_nmi_handler(NMI_LOCAL, KBUILD_MODNAME);
+	dts_nmi_unregister();
 	dts_running = false;
 }
 
@@ -671,7 +710,7 @@ static int dts_start(void)
 	ret = dts_register_all();
 	if (ret)
 		return ret;
-	ret = register_nmi_handler(NMI_LOCAL, dts_nmi_handler, 0, KBUILD_MODNAME);
+	ret = dts_nmi_register();
 	if (ret)
 		goto out_unregister;
 	WRITE_ONCE(dts_stop, false);

@@ -61,7 +61,8 @@
  *                                         CPU, then COUNT sent from inside a
  *                                         write to NAME (a kprobe on
  *                                         dti_probe_stored), whose records
- *                                         "nmi inside <i>" must be refused
+ *                                         "nmi inside <i>" must be refused;
+ *                                         x86 only, else -EOPNOTSUPP
  *   cross NAME OTHER MS                   two store locks taken in opposite
  *                                         orders (issue 40 item 9): both
  *                                         channels ordered, a kthread on one
@@ -140,7 +141,8 @@
  *   badapi CASE [hardirq|nmi]             one call of the DTI API with a bad
  *                                         argument (dtt_bad_cases[]), in process
  *                                         context, a hard hrtimer or an NMI
- *                                         this CPU sends itself -> "got=V":
+ *                                         this CPU sends itself (x86 only,
+ *                                         else -EOPNOTSUPP) -> "got=V":
  *                                         its return, DTT_BAD_NULL for NULL;
  *                                         needs channels "bk" and "bs"
  *                                         (test_bad_input_api.py)
@@ -210,8 +212,10 @@
 #include <linux/timer.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#ifdef CONFIG_X86
 #include <asm/apic.h>
 #include <asm/nmi.h>
+#endif
 
 #include "dti_compat.h"
 
@@ -1380,8 +1384,17 @@ out_unregister:
  * Self-NMIs.  The handler logs only while armed for this CPU; other NMIs
  * pass it by.  "inside" NMIs are sent from a kprobe on dti_probe_stored,
  * which runs inside a write of the same channel on this CPU.
+ *
+ * x86 only: a module registers an NMI handler (register_nmi_handler())
+ * and sends itself one through the local APIC.  arm64 has NMIs only as
+ * GICv3 pseudo-NMIs (CONFIG_ARM64_PSEUDO_NMI, irqchip.gicv3_pseudo_nmi=1),
+ * which the kernel keeps for its own IPIs (backtrace, KGDB) with no
+ * handler a module can add; there "nmi" and "badapi CASE nmi" answer
+ * -EOPNOTSUPP, which the tests report as unsupported.
  */
 #define DTT_NMI_WAIT_US		100000
+
+#ifdef CONFIG_X86
 
 static struct {
 	struct dti_info *trace;
@@ -1482,6 +1495,12 @@ out_nmi:
 	unregister_nmi_handler(NMI_LOCAL, "dti_test");
 	return ret;
 }
+#else
+static int dtt_cmd_nmi(struct dtt_channel *c, unsigned int count)
+{
+	return -EOPNOTSUPP;
+}
+#endif
 
 /*
  * cross: the deadlock a probe could make between two store locks.  Each
@@ -2760,6 +2779,7 @@ static enum hrtimer_restart dtt_bad_timer_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+#ifdef CONFIG_X86
 static int dtt_bad_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	if (READ_ONCE(dtt_bad.nmi_cpu) != smp_processor_id())
@@ -2770,8 +2790,11 @@ static int dtt_bad_nmi_handler(unsigned int type, struct pt_regs *regs)
 	return NMI_HANDLED;
 }
 
-/* Run the case in an NMI this CPU sends itself (as "nmi" does). */
-static void dtt_bad_run_nmi(void)
+/*
+ * Run the case in an NMI this CPU sends itself (as "nmi" does); 0, or
+ * -EOPNOTSUPP where there are no self-NMIs.
+ */
+static int dtt_bad_run_nmi(void)
 {
 	unsigned int us;
 	int ret;
@@ -2779,7 +2802,7 @@ static void dtt_bad_run_nmi(void)
 	ret = register_nmi_handler(NMI_LOCAL, dtt_bad_nmi_handler, 0, "dti_test_bad");
 	if (ret) {
 		dtt_bad.got = ret;
-		return;
+		return 0;
 	}
 	dtt_bad.got = -ETIMEDOUT;
 	preempt_disable();
@@ -2791,7 +2814,14 @@ static void dtt_bad_run_nmi(void)
 	WRITE_ONCE(dtt_bad.nmi_cpu, -1);
 	preempt_enable();
 	unregister_nmi_handler(NMI_LOCAL, "dti_test_bad");
+	return 0;
 }
+#else
+static int dtt_bad_run_nmi(void)
+{
+	return -EOPNOTSUPP;
+}
+#endif
 
 static int dtt_cmd_badapi(char **argv, int argc)
 {
@@ -2821,7 +2851,10 @@ static int dtt_cmd_badapi(char **argv, int argc)
 		wait_for_completion(&dtt_bad.done);
 		hrtimer_cancel(&dtt_bad.timer);
 	} else if (nmi) {
-		dtt_bad_run_nmi();
+		int ret = dtt_bad_run_nmi();
+
+		if (ret)
+			return ret;
 	} else {
 		dtt_bad.got = c->fn();
 	}
