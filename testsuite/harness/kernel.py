@@ -10,6 +10,11 @@ Env DTI_KERNEL=NAME boots a kernel of the matrix (harness/kernels.py:
 DTI_KVER the default is Debian's default kernel, the one the installed
 linux-image-amd64 depends on, else the newest installed.
 
+Env DTI_KERNEL=arm64-6.1 (arm64-6.12, arm64-newest) boots Debian's arm64
+kernel under qemu-system-aarch64: its Kernel's arch is "arm64", its
+packages are unpacked in the cache (harness/kernels.py) and its modules
+cross-built (kbuild_vars: ARCH and CROSS_COMPILE).
+
 Env DTI_KERNEL=debug boots the debug kernel instead (`make debug-kernel`,
 harness/debugkernel.py: Debian's source with KASAN, lockdep, kmemleak ...),
 which is not installed: its paths point into its cache, and DTI_KERNEL may
@@ -32,6 +37,14 @@ BOOT_DIR = Path("/boot")
 MODULES_DIR = Path("/lib/modules")
 
 
+# The architecture the host builds and boots natively (the kernel's ARCH
+# name of x86-64 is x86; Kernel.arch says the machine, as `uname -m`)
+HOST_ARCH = "x86_64"
+# Per foreign architecture: Debian's name of it, the kernel's ARCH and the
+# cross compiler's prefix (Debian 12's gcc-aarch64-linux-gnu)
+CROSS = {"arm64": ("arm64", "arm64", "aarch64-linux-gnu-")}
+
+
 class KernelNotFound(RuntimeError):
     """No usable installed kernel (vmlinuz + build dir) was found."""
 
@@ -49,6 +62,13 @@ class Kernel:
     vmlinux: Path | None = None     # the kernel with DWARF when it comes with one
     name: str | None = None         # its name in kernels.SPECS, if it has one
     chroot: Path | None = None      # where its modules are built (kernels.py)
+    arch: str = HOST_ARCH           # the guest's machine: x86_64, or a key of CROSS
+
+    @property
+    def foreign(self) -> bool:
+        """Whether the kernel is for another architecture than the host's
+        (cross-built modules, another QEMU, another user space)."""
+        return self.arch != HOST_ARCH
 
     @property
     def modules_dir(self) -> Path:
@@ -92,7 +112,12 @@ class Kernel:
         built by gcc N and this system's gcc is of another major version
         (a debug kernel built on Debian 12, used from Debian 13).  Debian's
         headers name their compiler themselves, and a chroot kernel's
-        modules are built in its chroot, so only a "debug" tree is asked."""
+        modules are built in its chroot, so only a "debug" tree is asked.
+        A foreign kernel: ARCH and CROSS_COMPILE (its headers name the
+        compiler's version, as CROSS_COMPILE's gcc-N)."""
+        if self.foreign:
+            _, karch, prefix = CROSS[self.arch]
+            return (f"ARCH={karch}", f"CROSS_COMPILE={prefix}")
         major = self.built_by_gcc if self.flavour == "debug" else None
         if major is None or gcc_major("gcc") == major:
             return ()

@@ -13,6 +13,8 @@ NAME      the kernel                          from Debian's             installe
 5.10      Debian 11's                         bullseye's linux-image-amd64  in a bullseye chroot
 newest    the newest kernel Debian ships      found when installed      in a trixie chroot
 newest-rt its PREEMPT_RT flavour              found when installed      in a trixie chroot
+arm64-6.1, arm64-6.12, arm64-newest: the arm64 builds of 6.1, 6.12 and
+          newest (the same Debian versions), booted under qemu-system-aarch64
 debug, rt-debug: built from source by debugkernel.py (make debug-kernel).
 
 The host kernels are Debian 12 packages (bookworm, its security and
@@ -29,6 +31,18 @@ and experimental, by Debian version and release candidates left out,
 whose headers install in a trixie chroot, when `install` runs; so it
 moves on with Debian.  Once installed it stays what it was until
 `install --update`.
+
+An arm64 kernel's packages do not install on an amd64 machine (its
+headers depend on gcc-N:arm64), so they are taken with `apt-get download`
+(arm64 added to dpkg's architectures first) and unpacked with `dpkg-deb
+-x` into a directory of their own, NAME/ in the cache (arm64-newest's in
+the trixie chroot, under /opt/dti-NAME, for its kbuild tools): image,
+modules (depmod run), headers and the common headers, whose Makefile is
+pointed at the unpacked common tree and whose `scripts` and `tools` links
+reach the machine's own linux-kbuild-X (amd64, Multi-Arch: foreign,
+installed by apt).  Modules are cross-built with gcc-aarch64-linux-gnu
+(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-: Kernel.kbuild_vars), on the
+host for 6.1 and 6.12, in the chroot for the newest.
 
 Everything lives in ${XDG_CACHE_HOME:-~/.cache}/dti/kernels/ (or
 $DTI_KERNELS_CACHE): chroot-SUITE/ and NAME.json, which says what was
@@ -47,12 +61,13 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .kernel import (BOOT_DIR, MODULES_DIR, Kernel, KernelNotFound, _kernel_for, cache_dir,
-                     find_kernel, version_key)
+from .kernel import (BOOT_DIR, CROSS, MODULES_DIR, Kernel, KernelNotFound, _kernel_for,
+                     cache_dir, find_kernel, version_key)
 
 REPO = Path(__file__).resolve().parent.parent.parent
 MIRROR = "http://deb.debian.org/debian"
@@ -72,6 +87,8 @@ class Spec:
     sources: tuple[str, ...] = ()   # the chroot's suites (the first is its release)
     rt: bool = False
     newest: bool = False
+    arch: str = "amd64"         # Debian's architecture of its packages
+    of: str | None = None       # another architecture's build of this spec's kernel
 
 
 SPECS = {s.name: s for s in (
@@ -87,10 +104,19 @@ SPECS = {s.name: s for s in (
     Spec("newest-rt", "the newest PREEMPT_RT kernel Debian ships", (), chroot="trixie",
          sources=("trixie", "trixie-backports", "sid", "experimental"), rt=True,
          newest=True),
+    Spec("arm64-6.1", "Debian 12's kernel, arm64", (), arch="arm64", of="6.1"),
+    Spec("arm64-6.12", "6.12 built for Debian 12, arm64", (), arch="arm64", of="6.12"),
+    Spec("arm64-newest", "the newest kernel Debian ships, arm64", (), chroot="trixie",
+         sources=("trixie", "trixie-backports", "sid", "experimental"), arch="arm64",
+         of="newest"),
 )}
 
 # What a chroot needs besides the headers, which bring their compiler.
 CHROOT_TOOLS = ("make", "libc6-dev", "sparse", "perl", "bc", "kmod")
+# What a foreign spec's modules are built with, per Debian architecture:
+# the cross compiler's package (apt installs it, on the host or in the
+# chroot; the headers name its gcc-N, which it depends on)
+CROSS_TOOLS = {"arm64": ("gcc-aarch64-linux-gnu",)}
 
 
 class KernelsError(RuntimeError):
@@ -286,6 +312,8 @@ def install(name: str, update: bool = False) -> str:
     rel = None if update else installed_release(name)
     if rel and find(name, check=False):
         return rel
+    if spec.of is not None:
+        return install_foreign(spec, update)
     if spec.chroot is None:
         rel = _host_release(spec)
         if not rel:
@@ -350,6 +378,120 @@ def install(name: str, update: bool = False) -> str:
     return rel
 
 
+def foreign_dir(spec: Spec) -> Path:
+    """Where a foreign spec's packages are unpacked, as seen from where
+    its modules are built (the host, or its chroot)."""
+    return Path(f"/opt/dti-{spec.name}") if spec.chroot else cache_root() / spec.name
+
+
+def _foreign_release(spec: Spec, update: bool) -> str:
+    """The foreign spec's release: that of the kernel it is a build of,
+    with the architecture's suffix for amd64's (the same Debian version)."""
+    assert spec.of is not None
+    base = install(spec.of, update=update)
+    if not base.endswith("-amd64"):
+        raise KernelsError(f"{spec.name}: {spec.of}'s release {base} is not an amd64 one")
+    return base[:-len("amd64")] + spec.arch
+
+
+# Unpacks the packages named in $PKGS (downloaded into the current
+# directory) into $DEST and makes the tree usable there: the headers'
+# Makefile pointed at the unpacked common headers, their kbuild links
+# (relative, ../../lib/linux-kbuild-X) led to the machine's own, the
+# modules where depmod looks (/lib/modules), vmlinuz in /boot.
+_UNPACK_FOREIGN = r'''
+rm -rf "$DEST.tmp" && mkdir -p "$DEST.tmp"
+for d in ./*.deb; do dpkg-deb -x "$d" "$DEST.tmp"; done
+h="$DEST.tmp/usr/src/linux-headers-$REL"
+[ -f "$h/Makefile" ] || { echo "no linux-headers-$REL in the packages" >&2; exit 1; }
+common=$(sed -n 's|^include /usr/src/\([^/]*\)/Makefile$|\1|p' "$h/Makefile")
+if [ -n "$common" ]; then
+    [ -d "$DEST.tmp/usr/src/$common" ] || { echo "no $common unpacked" >&2; exit 1; }
+    echo "include $DEST/usr/src/$common/Makefile" > "$h/Makefile"
+fi
+for l in "$h/scripts" "$h/tools" "$DEST.tmp/usr/src/$common/scripts" "$DEST.tmp/usr/src/$common/tools"; do
+    [ -L "$l" ] || continue
+    kb=$(readlink "$l" | sed -n 's|^\(\.\./\)*lib/\(linux-kbuild-[^/]*\)/.*|\2|p')
+    [ -n "$kb" ] || continue
+    [ -d "/usr/lib/$kb" ] || { echo "/usr/lib/$kb missing" >&2; exit 1; }
+    mkdir -p "$DEST.tmp/usr/lib" && ln -sfn "/usr/lib/$kb" "$DEST.tmp/usr/lib/$kb"
+done
+if [ ! -d "$DEST.tmp/lib/modules/$REL" ] && [ -d "$DEST.tmp/usr/lib/modules/$REL" ]; then
+    mkdir -p "$DEST.tmp/lib" && ln -sfn ../usr/lib/modules "$DEST.tmp/lib/modules"
+fi
+mkdir -p "$DEST.tmp/boot"
+[ -f "$DEST.tmp/boot/vmlinuz-$REL" ] || cp "$DEST.tmp/lib/modules/$REL/vmlinuz" "$DEST.tmp/boot/vmlinuz-$REL"
+rm -rf "$DEST" && mv "$DEST.tmp" "$DEST"
+'''
+
+
+def _foreign_packages(depends_of, rel: str, arch: str) -> tuple[list[str], str]:
+    """(the packages to download, the linux-kbuild package to install)
+    for release `rel` of Debian architecture `arch`; `depends_of(pkg)` is
+    `apt-cache depends pkg` where they are looked up."""
+    image = depends_of(f"linux-image-{rel}:{arch}")
+    headers = depends_of(f"linux-headers-{rel}:{arch}")
+    parts = [f"linux-image-{rel}:{arch}", f"linux-headers-{rel}:{arch}"]
+    parts += sorted({f"{p}:{arch}" for p in re.findall(
+        rf"Depends: (linux-(?:binary|modules)-{re.escape(rel)}(?:-unsigned)?)(?::{arch})?$", image, re.M)})
+    common = re.findall(r"^\s+(linux-headers-\S+-common)$", headers, re.M)
+    kbuild = re.findall(r"Depends: (linux-kbuild-[^\s:]+)", headers)
+    if not common or not kbuild:
+        raise KernelsError(f"linux-headers-{rel}:{arch}: no common headers or kbuild "
+                           f"among its dependencies:\n{headers}")
+    return parts + sorted(set(common)), kbuild[0]
+
+
+def install_foreign(spec: Spec, update: bool = False) -> str:
+    """Install a foreign spec (module docstring): its packages unpacked,
+    the cross compiler and kbuild tools installed where its modules are
+    built; its release."""
+    rel = _foreign_release(spec, update)
+    dest = foreign_dir(spec)
+    add_arch = (f"dpkg --print-foreign-architectures | grep -qx {spec.arch} || "
+                f"{{ dpkg --add-architecture {spec.arch} && apt-get update -q >/dev/null; }}")
+    print(f"kernels: {spec.name}: linux-image-{rel} and its headers unpacked in "
+          f"{dest}", flush=True)
+    if spec.chroot is None:
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        _run(["sh", "-ec", add_arch], f"adding {spec.arch} to dpkg", env=env)
+
+        def depends_of(pkg: str) -> str:
+            return _run(["apt-cache", "depends", pkg], f"apt-cache depends {pkg}").stdout
+        parts, kbuild = _foreign_packages(depends_of, rel, spec.arch)
+        _run(["apt-get", "install", "-y", "-q", "--no-install-recommends", kbuild,
+              *CROSS_TOOLS[spec.arch]], f"installing {kbuild}", env=env, timeout=3600)
+        with contextlib.ExitStack() as stack:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory())
+            os.chmod(tmp, 0o755)
+            _run(["apt-get", "download", "-q", *parts], f"downloading {' '.join(parts)}",
+                 cwd=tmp, timeout=3600)
+            _run(["sh", "-ec", _UNPACK_FOREIGN], f"unpacking {rel}", cwd=tmp,
+                 env={**env, "DEST": str(dest), "REL": rel})
+        root = dest
+    else:
+        root = make_chroot(spec)
+        with mounted(root):
+            chroot_run(root, add_arch, f"adding {spec.arch} to the chroot's dpkg")
+
+            def depends_of(pkg: str) -> str:
+                return chroot_run(root, f"apt-cache depends '{pkg}'", f"apt-cache depends {pkg}")
+            parts, kbuild = _foreign_packages(depends_of, rel, spec.arch)
+            chroot_run(root, "apt-get install -y -q --no-install-recommends "
+                       + " ".join((kbuild, *CROSS_TOOLS[spec.arch])),
+                       f"installing {kbuild} in the chroot")
+            (root / "tmp/dti-unpack.sh").write_text(_UNPACK_FOREIGN)
+            chroot_run(root, "t=$(mktemp -d) && chmod 755 $t && cd $t && "
+                       f"apt-get download -q {' '.join(parts)} && "
+                       f"DEST='{dest}' REL='{rel}' sh -e /tmp/dti-unpack.sh && "
+                       "cd / && rm -rf $t /tmp/dti-unpack.sh", f"unpacking {rel} in the chroot")
+        root = root / str(dest).lstrip("/")
+    _run(["depmod", "-b", str(root), rel], f"depmod for {rel}")
+    _record_path(spec.name).parent.mkdir(parents=True, exist_ok=True)
+    _record_path(spec.name).write_text(json.dumps({"name": spec.name, "release": rel}) + "\n")
+    return rel
+
+
 def _in_root(root: Path, path: Path) -> Path:
     """`path` as seen inside the chroot at `root`, resolved on the host."""
     p = root / str(path).lstrip("/")
@@ -365,8 +507,18 @@ def find(name: str, check: bool = True) -> Kernel | None:
     """The Kernel for NAME, installed; None (or KernelNotFound if check)
     when it is not."""
     spec = SPECS[name]
-    rel = installed_release(name) if (spec.chroot or spec.newest) else _host_release(spec)
-    if rel:
+    rel = (installed_release(name) if (spec.chroot or spec.newest or spec.of)
+           else _host_release(spec))
+    if rel and spec.of is not None:
+        chroot = chroot_dir(spec.chroot) if spec.chroot else None
+        root = (chroot / str(foreign_dir(spec)).lstrip("/")) if chroot else foreign_dir(spec)
+        vmlinuz = root / "boot" / f"vmlinuz-{rel}"
+        build = root / "usr" / "src" / f"linux-headers-{rel}"
+        arch = next(a for a, c in CROSS.items() if c[0] == spec.arch)
+        if vmlinuz.is_file() and (build / "Makefile").is_file():
+            return Kernel(rel, vmlinuz, build, modules_root=root / "lib" / "modules",
+                          flavour="cross", name=name, chroot=chroot, arch=arch)
+    elif rel:
         if spec.chroot is None:
             k = _kernel_for(rel, BOOT_DIR, MODULES_DIR)
             if k:
@@ -394,7 +546,7 @@ def make_command(kernel: Kernel, directory: Path, *args: str) -> list[str]:
         return ["make", "-C", str(directory), f"KVER={kernel.release}",
                 f"KDIR={kernel.build_dir}", *kernel.kbuild_vars, *args]
     return in_chroot(kernel.chroot, "make", "-C", str(directory), f"KVER={kernel.release}",
-                     f"KDIR=/lib/modules/{kernel.release}/build", *args)
+                     f"KDIR={_chroot_kdir(kernel)}", *kernel.kbuild_vars, *args)
 
 
 def kbuild_command(kernel: Kernel, module_dir: Path, *args: str) -> list[str]:
@@ -403,8 +555,17 @@ def kbuild_command(kernel: Kernel, module_dir: Path, *args: str) -> list[str]:
     if kernel.chroot is None:
         return ["make", "-C", str(kernel.build_dir), f"M={module_dir}",
                 *kernel.kbuild_vars, *args]
-    return in_chroot(kernel.chroot, "make", "-C", f"/lib/modules/{kernel.release}/build",
-                     f"M={module_dir}", *args)
+    return in_chroot(kernel.chroot, "make", "-C", _chroot_kdir(kernel),
+                     f"M={module_dir}", *kernel.kbuild_vars, *args)
+
+
+def _chroot_kdir(kernel: Kernel) -> str:
+    """A chroot kernel's build tree as seen in its chroot: its headers'
+    /lib/modules/REL/build link, or where a foreign one was unpacked."""
+    assert kernel.chroot is not None
+    if kernel.foreign:
+        return "/" + str(kernel.build_dir.relative_to(kernel.chroot))
+    return f"/lib/modules/{kernel.release}/build"
 
 
 def build_context(kernel: Kernel, *extra: Path):

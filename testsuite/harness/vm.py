@@ -58,6 +58,13 @@ RT_APPEND = "noirqdebug"
 # it boots with, unless the caller chose the TSC's treatment itself (the
 # benchmark's tsc=reliable: no watchdog, so no switch either).
 TCG_APPEND = "tsc=unstable"
+# An arm64 guest (Kernel.arch "arm64"): qemu-system-aarch64's virt
+# machine, whose one PL011 (ttyAMA0) is the console; the script's output
+# goes to a virtio console (initramfs.EARLY_INIT says why and how).
+# cortex-a57: the CPU Debian's arm64 kernels are known to boot on under
+# TCG, and cheaper to emulate than "max" (no pointer authentication).
+FOREIGN_QEMU = {"arm64": ("qemu-system-aarch64", "qemu-system-arm",
+                          ["-M", "virt", "-cpu", "cortex-a57"], "ttyAMA0")}
 
 
 class VMLost(Exception):
@@ -111,11 +118,39 @@ def use_kvm() -> bool:
     return os.environ.get("DTI_KVM", "") == "1"
 
 
-def qemu_binary() -> str:
+def qemu_binary(kernel: Kernel | None = None) -> str:
+    if kernel is not None and kernel.foreign:
+        name, package = FOREIGN_QEMU[kernel.arch][:2]
+        q = shutil.which(name)
+        if not q:
+            raise VMLost(f"{name} not found: apt-get install {package}")
+        return q
     q = os.environ.get("DTI_QEMU") or shutil.which("qemu-system-x86_64")
     if not q:
         raise VMLost("qemu-system-x86_64 not found: apt-get install qemu-system-x86")
     return q
+
+
+def foreign_qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int,
+                         mem: int, append: str, tcg: str, reboot: bool) -> list[str]:
+    """qemu_command() for a foreign kernel (FOREIGN_QEMU): its vmlinuz as
+    it is (QEMU takes arm64's gzipped Image), the console on the machine's
+    UART, the script's output on a virtio console."""
+    machine, console = FOREIGN_QEMU[kernel.arch][2:]
+    base = BASE_APPEND.replace("console=ttyS0", f"console={console}")
+    return [
+        qemu_binary(kernel), "-nodefaults", "-no-user-config",
+        *([] if reboot else ["-no-reboot"]), "-display", "none", "-monitor", "none",
+        *machine, "-accel", tcg, "-smp", str(smp), "-m", str(mem),
+        "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
+        "-append", " ".join(filter(None, (base, RT_APPEND if kernel.preempt_rt else "",
+                                          append))),
+        "-serial", f"file:{run_dir / 'console.log'}",
+        "-device", "virtio-serial-device",
+        "-chardev", f"file,id=dtiout,path={run_dir / 'out.log'}",
+        "-device", "virtconsole,chardev=dtiout",
+        "-nic", "none",
+    ]
 
 
 def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: int,
@@ -131,6 +166,9 @@ def qemu_command(kernel: Kernel, initrd: Path, run_dir: Path, *, smp: int, mem: 
         tcg = "tcg,thread=single"
     else:
         tcg = "tcg"
+    if kernel.foreign:
+        return foreign_qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem,
+                                    append=append, tcg=tcg, reboot=reboot)
     accel = ["-accel", "kvm", "-cpu", "host"] if kvm else ["-accel", tcg, "-cpu", "max"]
     return [
         qemu_binary(), "-nodefaults", "-no-user-config", *([] if reboot else ["-no-reboot"]),
@@ -317,7 +355,7 @@ def _run_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = DEFAULT_MEM,
         timeout = DEFAULT_TIMEOUT
     timeout = kernel.scaled(timeout)
     run_dir = make_run_dir(build_dir, run_dir, "run-")
-    base = initramfs.build_base(build_dir, modules, extra_files)
+    base = initramfs.build_base(build_dir, modules, extra_files, kernel=kernel)
     initrd = write_initrd(run_dir, base, script, sh_opts)
 
     hang_debug = os.environ.get("DTI_HANG_DEBUG") == "1"

@@ -30,6 +30,22 @@
 #include <linux/types.h>
 #include <uapi/linux/dti_record.h>
 
+/*
+ * The accounting (struct dti_cpu_stats) needs this_cpu_inc(),
+ * this_cpu_add() and this_cpu_inc_return() of a u64 that an NMI on the
+ * same CPU cannot tear or undo.  x86-64: one instruction on a %gs-based
+ * address.  arm64: its own this_cpu ops (asm/percpu.h), preemption off
+ * around an LSE atomic (stadd, ldadd: one instruction) or an LL/SC loop
+ * (ldxr/stxr), whose store fails and is retried when an exception came
+ * between the two, since an exception return clears the exclusive
+ * monitor; a pseudo-NMI (CONFIG_ARM64_PSEUDO_NMI) is such an exception.
+ * Elsewhere the generic this_cpu ops save and disable interrupts, which
+ * masks no NMI, so DTI refuses to build there rather than miscount.
+ */
+#if !defined(CONFIG_X86_64) && !defined(CONFIG_ARM64)
+#error "DTI: this_cpu operations are NMI-safe here only on x86-64 and arm64 (see dti.h)"
+#endif
+
 /* dti_register_flags() flags */
 #define DTI_F_NO_OVERWRITE	0x1	/* drop new records when full, keep old */
 #define DTI_F_PERSIST		0x2	/* buffers in dti.ko's persistent region */
@@ -85,8 +101,8 @@
  * kept in the pending store takes its number when it is replayed, on the
  * replaying CPU.  What a reader sees of a CPU's buffer is @written -
  * @overwritten - @discarded records.  The counters change with this_cpu
- * operations, single instructions on x86, so a nested writer never
- * undoes an update of the writer it interrupted.
+ * operations, NMI-safe on x86-64 and arm64 (above), so a nested writer
+ * never undoes an update of the writer it interrupted.
  */
 struct dti_cpu_stats {
 	u64 filtered;
