@@ -23,6 +23,17 @@ channel's buffers, and defines:
   wait_idle      wait until every submitted request completed or timed out
 """
 
+def self_nmi_unsupported(kernel) -> str | None:
+    """Why dti_test's and dti_stress's self-NMIs ("nmi", "badapi CASE
+    nmi", the stress run's NMI writer) cannot run in `kernel`'s guest;
+    None where they can (x86-64)."""
+    if kernel.arch == "x86_64":
+        return None
+    return (f"self-NMIs are x86's (register_nmi_handler() and the local APIC); on "
+            f"{kernel.arch} a module has no NMI to send itself, and dti_test answers "
+            "EOPNOTSUPP")
+
+
 # The files every channel directory holds, buffers or not; with buffers
 # also VIEW_FILES and the per-CPU trace files.
 CONTROL_FILES = frozenset({"level", "reset_consumed", "stats", "info", "dump_on_panic",

@@ -292,11 +292,13 @@ static int dti_simd(void)
 #else
 static size_t dti_hex_ssse3(char *p, const unsigned char *q, size_t n, size_t step)
 {
+	(void)p, (void)q, (void)n, (void)step;
 	return 0;
 }
 
 static size_t dti_hex_avx2(char *p, const unsigned char *q, size_t n, size_t step)
 {
+	(void)p, (void)q, (void)n, (void)step;
 	return 0;
 }
 

@@ -402,6 +402,15 @@ def _plan(modules: Iterable[str | os.PathLike],
     for ko in collect_modules(modules):
         plan.append(("file", f"{GUEST_MODULE_DIR}/{ko.name}", str(ko), 0o644))
     libs: dict[str, None] = {}
+    foreign_libs: dict[str, str] = {}       # guest path -> host path
+
+    def add_libs(f: Path) -> None:
+        libs.update(dict.fromkeys(shared_libs(f)))
+        if foreign and elf_machine(f) == ELF_MACHINE[kernel.arch]:
+            from .userland import guest_libs
+            for h, g in guest_libs(kernel.arch, f):
+                foreign_libs.setdefault(g, h)
+
     for host, guest in (extra_files or {}).items():
         host = Path(host)
         if host.is_dir():
@@ -409,16 +418,19 @@ def _plan(modules: Iterable[str | os.PathLike],
                 if f.is_file():
                     g = str(Path(guest) / f.relative_to(host))
                     plan.append(("file", g, str(f), f.stat().st_mode))
-                    libs.update(dict.fromkeys(shared_libs(f)))
+                    add_libs(f)
         elif host.is_file():
             plan.append(("file", str(guest), str(host), host.stat().st_mode))
-            libs.update(dict.fromkeys(shared_libs(host)))
+            add_libs(host)
         else:
             raise FileNotFoundError(f"extra file {host} does not exist")
     taken = {e[1] for e in plan}
     for lib in libs:
         if lib not in taken:
             plan.append(("file", lib, lib, 0o755))
+    for guest, host in foreign_libs.items():
+        if guest not in taken:
+            plan.append(("file", guest, host, 0o755))
     return plan
 
 

@@ -396,7 +396,7 @@ def _foreign_release(spec: Spec, update: bool) -> str:
 
 # Unpacks the packages named in $PKGS (downloaded into the current
 # directory) into $DEST and makes the tree usable there: the headers'
-# Makefile pointed at the unpacked common headers, their kbuild links
+# Makefile pointed at the unpacked trees, their kbuild links
 # (relative, ../../lib/linux-kbuild-X) led to the machine's own, the
 # modules where depmod looks (/lib/modules), vmlinuz in /boot.
 _UNPACK_FOREIGN = r'''
@@ -407,7 +407,8 @@ h="$DEST.tmp/usr/src/linux-headers-$REL"
 common=$(sed -n 's|^include /usr/src/\([^/]*\)/Makefile$|\1|p' "$h/Makefile")
 if [ -n "$common" ]; then
     [ -d "$DEST.tmp/usr/src/$common" ] || { echo "no $common unpacked" >&2; exit 1; }
-    echo "include $DEST/usr/src/$common/Makefile" > "$h/Makefile"
+    # every path of the tree in it (the include; since 7.0 KBUILD_OUTPUT too)
+    sed -i "s|/usr/src/|$DEST/usr/src/|g" "$h/Makefile"
 fi
 for l in "$h/scripts" "$h/tools" "$DEST.tmp/usr/src/$common/scripts" "$DEST.tmp/usr/src/$common/tools"; do
     [ -L "$l" ] || continue
