@@ -2,11 +2,12 @@
 of how the dump harness finds a kernel's own modules (dump.py)."""
 
 import lzma
+import shutil
 import subprocess
 
 import pytest
 
-from harness import dump, initramfs, kernels
+from harness import dump, initramfs, kernels, vm
 from harness.kernel import Kernel, default_release
 
 APT_DEPENDS = """linux-image-6.12-amd64
@@ -84,3 +85,62 @@ def test_default_release_is_installed_or_none():
         out = subprocess.run(["dpkg-query", "-W", "-f=${Depends}", "linux-image-amd64"],
                              capture_output=True, text=True).stdout
         assert f"linux-image-{rel}" in out
+
+
+# apt-cache depends of Debian 12's arm64 headers and image, as an amd64
+# machine with arm64 added answers
+ARM64_HEADERS_DEPENDS = """linux-headers-6.1.0-57-arm64:arm64
+  Depends: <linux-headers-6.1.0-57-common:arm64>
+    linux-headers-6.1.0-57-common
+  Depends: linux-kbuild-6.1:arm64
+    linux-kbuild-6.1
+  Depends: gcc-12:arm64
+"""
+ARM64_IMAGE_DEPENDS = """linux-image-7.3.4+deb13-arm64:arm64
+  Depends: linux-binary-7.3.4+deb13-arm64:arm64
+  Depends: linux-modules-7.3.4+deb13-arm64:arm64
+  Depends: kmod:arm64
+"""
+
+
+def test_foreign_packages_are_the_image_its_parts_the_headers_and_common():
+    answers = {"linux-image-7.3.4+deb13-arm64:arm64": ARM64_IMAGE_DEPENDS,
+               "linux-headers-7.3.4+deb13-arm64:arm64":
+               ARM64_HEADERS_DEPENDS.replace("6.1.0-57", "7.3.4+deb13")
+               .replace("kbuild-6.1", "kbuild-7.3.4+deb13")}
+    parts, kbuild = kernels._foreign_packages(answers.__getitem__, "7.3.4+deb13-arm64", "arm64")
+    assert parts == ["linux-image-7.3.4+deb13-arm64:arm64",
+                     "linux-headers-7.3.4+deb13-arm64:arm64",
+                     "linux-binary-7.3.4+deb13-arm64:arm64",
+                     "linux-modules-7.3.4+deb13-arm64:arm64",
+                     "linux-headers-7.3.4+deb13-common"]
+    assert kbuild == "linux-kbuild-7.3.4+deb13"
+
+
+def test_arm64_kernels_are_builds_of_the_amd64_ones():
+    for name, of in (("arm64-6.1", "6.1"), ("arm64-6.12", "6.12"), ("arm64-newest", "newest")):
+        spec = kernels.SPECS[name]
+        assert spec.of == of and spec.arch == "arm64"
+        assert spec.chroot == kernels.SPECS[of].chroot
+
+
+def test_an_arm64_kernel_cross_builds_and_boots_on_virt(tmp_path):
+    k = Kernel("6.1.0-57-arm64", tmp_path / "vmlinuz", tmp_path / "build", arch="arm64")
+    assert k.foreign and k.kbuild_vars == ("ARCH=arm64", "CROSS_COMPILE=aarch64-linux-gnu-")
+    assert "ARCH=arm64" in kernels.make_command(k, tmp_path / "kmod")
+    if not shutil.which("qemu-system-aarch64"):
+        pytest.skip("qemu-system-aarch64 not installed (qemu-system-arm)")
+    cmd = vm.qemu_command(k, tmp_path / "initrd", tmp_path, smp=2, mem=512)
+    assert cmd[0].endswith("qemu-system-aarch64") and "virt" in cmd and "cortex-a57" in cmd
+    append = cmd[cmd.index("-append") + 1]
+    assert "console=ttyAMA0" in append and "ttyS0" not in append and "tsc=" not in append
+    assert "virtconsole,chardev=dtiout" in cmd
+
+
+def test_the_arm64_init_links_the_output_port_to_the_virtio_console():
+    init = initramfs.init_script(initramfs.EARLY_INIT)
+    assert "@EARLY@" not in init and "@EARLY@" not in initramfs.INIT_SCRIPT
+    early = init.index(initramfs.EARLY_MODULE_LIST)
+    assert init.index("mount -t devtmpfs") < early < init.index(f"OUT={initramfs.OUT_DEV}")
+    assert f"ln -s hvc0 {initramfs.OUT_DEV}" in init
+    assert initramfs.EARLY_MODULE_LIST not in initramfs.INIT_SCRIPT
