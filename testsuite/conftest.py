@@ -138,17 +138,19 @@ def modules(kernel) -> list[Path]:
 
 @pytest.fixture(scope="session")
 def dti_tool(kernel) -> Path:
+    """The `dti` command for the guest.  The host's is built in any case:
+    tests read the guest's output with it (runtime/build/dti)."""
+    r = subprocess.run(["make", "-C", str(REPO / "runtime")], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        out = "\n".join((r.stdout + r.stderr).splitlines()[-80:])
+        pytest.fail(f"make -C runtime failed:\n{out}", pytrace=False)
     if kernel.foreign:        # cross-built, its libraries from a sysroot
         from harness import userland
         try:
             return userland.build_dti(kernel.arch)
         except userland.UserlandError as e:
             pytest.fail(str(e), pytrace=False)
-    r = subprocess.run(["make", "-C", str(REPO / "runtime")], capture_output=True,
-                       text=True)
-    if r.returncode != 0:
-        out = "\n".join((r.stdout + r.stderr).splitlines()[-80:])
-        pytest.fail(f"make -C runtime failed:\n{out}", pytrace=False)
     return REPO / "runtime" / "build" / "dti"   # its shared libraries go along
 
 
