@@ -462,9 +462,8 @@ def install_foreign(spec: Spec, update: bool = False) -> str:
         parts, kbuild = _foreign_packages(depends_of, rel, spec.arch)
         _run(["apt-get", "install", "-y", "-q", "--no-install-recommends", kbuild,
               *CROSS_TOOLS[spec.arch]], f"installing {kbuild}", env=env, timeout=3600)
-        with contextlib.ExitStack() as stack:
-            tmp = stack.enter_context(tempfile.TemporaryDirectory())
-            os.chmod(tmp, 0o755)
+        with tempfile.TemporaryDirectory() as tmp:
+            os.chmod(tmp, 0o755)        # apt-get download's _apt user writes there
             _run(["apt-get", "download", "-q", *parts], f"downloading {' '.join(parts)}",
                  cwd=tmp, timeout=3600)
             _run(["sh", "-ec", _UNPACK_FOREIGN], f"unpacking {rel}", cwd=tmp,
