@@ -76,6 +76,7 @@ def init_script(early: str = "") -> str:
 # in the order of /etc/dti-early-modules.  /dev/ttyS1 is then a link to
 # hvc0, so the tests' scripts and DRAIN_OUTPUT name one port everywhere
 # (the 8250 driver's ttyS1 node is there, with no UART behind it).
+EARLY_MODULES = (("virtio_mmio", "VIRTIO_MMIO"), ("virtio_console", "VIRTIO_CONSOLE"))
 EARLY_MODULE_DIR = "/lib/modules/early"
 EARLY_MODULE_LIST = "/etc/dti-early-modules"
 FOREIGN_OUT_PORT = "hvc0"
@@ -389,7 +390,11 @@ def _plan(modules: Iterable[str | os.PathLike],
             plan.append(("symlink", applet, "/bin/busybox"))
     if foreign:
         from .dump import kernel_modules
-        early = kernel_modules(kernel, ("virtio_mmio", "virtio_console"))
+        # Those the kernel builds as modules, by its config: 7.x's image
+        # has no modules.builtin for kernel_modules() to skip the others
+        config = kernel.config() or set()
+        early = kernel_modules(kernel, [m for m, opt in EARLY_MODULES
+                                        if f"CONFIG_{opt}=y" not in config])
         for ko in early:
             plan.append(("file", f"{EARLY_MODULE_DIR}/{ko.name}", str(ko), 0o644))
         plan.append(("data", EARLY_MODULE_LIST,
