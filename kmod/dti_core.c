@@ -667,7 +667,8 @@ void dti_level_apply(struct dti_channel *ch)
  * ends, in one atomic operation on @ch->halt_ctl: a trigger that fires
  * after it finds itself ended and leaves the level alone, and one armed
  * after it is not ended.  An arming under way (DTI_HALT_ARMING) is one
- * made after it.  Buffers are not touched.
+ * made after it.  Buffers are not touched.  A stopped channel
+ * (dti_stop.c) is started again: it stores as its new level says.
  *
  * Context: any, NMI included.
  * Return: the level before.
@@ -676,6 +677,8 @@ int dti_level_switch(struct dti_channel *ch, int level)
 {
 	int ctl = atomic_read(&ch->halt_ctl);
 	int state;
+
+	WRITE_ONCE(ch->stop_reason, DTI_STOP_NONE);
 
 	do {
 		state = dti_halt_state(ctl);
@@ -882,6 +885,7 @@ void dti_init_channel(struct dti_channel *ch, const char *name, size_t subbuf_si
 	ch->flags = flags;
 	ch->panic_records = dti_panic_default_records();
 	ch->mark_level = DTI_LEVEL_DEFAULT;
+	ch->stop_on = dti_stop_on_default() | (flags & DTI_F_STOP_ON_ALL);
 	dti_dump_init(ch, name);
 	ch->name = ch->dump.marker + DTI_MARKER_PREFIX_LEN;
 	mutex_init(&ch->ctl_lock);
@@ -1047,7 +1051,9 @@ err_report:
  *	  ones when a CPU's buffer is full (by default the newest survive);
  *	  DTI_F_PERSIST to take the buffers from dti.ko's persistent region
  *	  (the persist= parameter), where the next boot finds the records
- *	  after a reset that keeps RAM
+ *	  after a reset that keeps RAM; DTI_F_STOP_ON_OOPS, _WARN and
+ *	  _PANIC to stop storing at an oops, a WARN() or a panic, besides
+ *	  what the stop_on parameter gives every channel
  *
  * Creates /sys/kernel/debug/dti/<name>/ with its control files and, if
  * buffers are allocated, the per-CPU trace files and the merged views.
@@ -1065,7 +1071,7 @@ struct dti_info *dti_register_flags(const char *name, size_t subbuf_size,
 				    unsigned int flags)
 {
 	might_sleep();
-	if (flags & ~(DTI_F_NO_OVERWRITE | DTI_F_PERSIST)) {
+	if (flags & ~(DTI_F_NO_OVERWRITE | DTI_F_PERSIST | DTI_F_STOP_ON_ALL)) {
 		dti_probe_register(name, NULL, -EINVAL);
 		return ERR_PTR(-EINVAL);
 	}
@@ -1434,9 +1440,12 @@ static int __init dti_init(void)
 	ret = dti_fs_init();
 	if (ret)
 		goto err_panic;
-	ret = dti_ctl_init();
+	ret = dti_stop_init();
 	if (ret)
 		goto err_fs;
+	ret = dti_ctl_init();
+	if (ret)
+		goto err_stop;
 	ret = dti_persist_init();
 	if (ret)
 		goto err_ctl;
@@ -1458,6 +1467,8 @@ static int __init dti_init(void)
 
 err_ctl:
 	dti_ctl_exit();
+err_stop:
+	dti_stop_exit();
 err_fs:
 	dti_fs_exit();
 err_panic:
@@ -1486,6 +1497,7 @@ static void __exit dti_exit(void)
 	WARN_ON(!list_empty(&dti_channels));
 	dti_ctl_exit();
 	dti_persist_exit();
+	dti_stop_exit();
 	dti_fs_exit();
 	dti_panic_exit();
 	dti_modules_exit();

@@ -7,6 +7,7 @@
  *   stats           per-CPU counters
  *   info            buffer geometry, mode and record format
  *   dump_on_panic   newest records per CPU printed at panic (0: none)
+ *   stop_on         what stops the channel: "none", or oops,warn,panic
  *   marker          write: one text record per write(2) (dti_usermark.c)
  *   marker_raw      write: one binary record per write(2)
  *   marker_level    level of markers that give none: 0..7
@@ -30,6 +31,8 @@
 #define DTI_ROOT_DIR		"dti"
 /* Longest text accepted by a control file ("destroy\n" and room to spare). */
 #define DTI_CTL_WRITE_MAX	15
+/* Longest text the stop_on file takes: "oops,warn,panic\n" and room to spare */
+#define DTI_STOP_ON_WRITE_MAX	31
 
 static struct dentry *dti_root;
 
@@ -42,15 +45,21 @@ struct dentry *dti_fs_root(void)
  * Copy a control-file write into @kbuf as a NUL-terminated string.
  * Partial writes at an offset and overlong writes are refused.
  */
-static int dti_ctl_copy(char *kbuf, const char __user *ubuf, size_t count,
-			loff_t *ppos)
+static int __dti_ctl_copy(char *kbuf, size_t max, const char __user *ubuf,
+			  size_t count, loff_t *ppos)
 {
-	if (*ppos || count == 0 || count > DTI_CTL_WRITE_MAX)
+	if (*ppos || count == 0 || count > max)
 		return -EINVAL;
 	if (copy_from_user(kbuf, ubuf, count))
 		return -EFAULT;
 	kbuf[count] = '\0';
 	return 0;
+}
+
+static int dti_ctl_copy(char *kbuf, const char __user *ubuf, size_t count,
+			loff_t *ppos)
+{
+	return __dti_ctl_copy(kbuf, DTI_CTL_WRITE_MAX, ubuf, count, ppos);
 }
 
 /* A control file's read: @val and a newline. */
@@ -252,6 +261,7 @@ static const struct {
 	DTI_STAT("unavailable", unavailable),
 	DTI_STAT("rejected", rejected),
 	DTI_STAT("halted", halted),
+	DTI_STAT("stopped", stopped),
 	DTI_STAT("next_seq", seq),
 #undef DTI_STAT
 };
@@ -297,6 +307,7 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	u64 replayed, lost;
 	bool buffers;
 	size_t used;
+	int reason;
 
 	rcu_read_lock();
 	buffers = rcu_dereference(ch->rchan);
@@ -312,6 +323,12 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	seq_printf(m, "buffers: %s\n", buffers ? "allocated" : "none");
 	seq_printf(m, "record_version: %u\n", DTI_RECORD_VERSION);
 	seq_printf(m, "on_demand: %d\n", !!(ch->flags & DTI_F_ON_DEMAND));
+	seq_puts(m, "stop_on: ");
+	dti_stop_on_show(m, READ_ONCE(ch->stop_on));
+	reason = READ_ONCE(ch->stop_reason);
+	seq_printf(m, "\nstopped: %s\n", dti_stop_reason_name(reason));
+	if (reason)
+		seq_printf(m, "stopped_ns: %llu\n", READ_ONCE(ch->stop_ns));
 	if (p) {
 		dti_pending_lock(ch->info, &flags);
 		used = p->used;
@@ -325,6 +342,48 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(dti_info);
+
+static int dti_stop_on_show_file(struct seq_file *m, void *unused)
+{
+	struct dti_channel *ch = m->private;
+
+	dti_stop_on_show(m, READ_ONCE(ch->stop_on));
+	seq_putc(m, '\n');
+	return 0;
+}
+
+static int dti_stop_on_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, dti_stop_on_show_file, inode->i_private);
+}
+
+/* "none" or words of oops, warn and panic joined by commas */
+static ssize_t dti_stop_on_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct seq_file *m = file->private_data;
+	struct dti_channel *ch = m->private;
+	char kbuf[DTI_STOP_ON_WRITE_MAX + 1];
+	unsigned int mask;
+	int ret;
+
+	ret = __dti_ctl_copy(kbuf, DTI_STOP_ON_WRITE_MAX, ubuf, count, ppos);
+	if (!ret)
+		ret = dti_stop_on_parse(kbuf, &mask);
+	if (ret)
+		return ret;
+	WRITE_ONCE(ch->stop_on, mask);
+	return count;
+}
+
+static const struct file_operations dti_stop_on_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dti_stop_on_open,
+	.read		= seq_read,
+	.write		= dti_stop_on_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
 
 static int dti_formats_show(struct seq_file *m, void *unused)
 {
@@ -349,6 +408,7 @@ static const struct {
 	{ "info",		0444, &dti_info_fops },
 	{ "formats",		0444, &dti_formats_fops },
 	{ "marker_level",	0600, &dti_mark_level_fops },
+	{ "stop_on",		0600, &dti_stop_on_fops },
 };
 
 /**

@@ -321,6 +321,12 @@ struct dti_read_pos {
  * @panic_records: newest records per CPU printed at panic (the
  *		dump_on_panic file; 0: none); read locklessly by dti_panic.c
  * @mark_level: level of user-space markers that give none (dti_usermark.c)
+ * @stop_on:	DTI_F_STOP_ON_* bits: what stops the channel (dti_stop.c)
+ * @stop_reason: why it is stopped (enum dti_stop_reason; DTI_STOP_NONE:
+ *		it is not).  Set from any context by one cmpxchg(), read by
+ *		every writer; a level change clears it (dti_level_switch()).
+ * @stop_ns:	when it was stopped, in the records' clock, taken after
+ *		@stop_reason was set
  * @events:	its event types (dti_event.c), or NULL
  */
 struct dti_channel {
@@ -356,7 +362,29 @@ struct dti_channel {
 	struct hlist_node name_node;
 	u32 panic_records;
 	int mark_level;
+	unsigned int stop_on;
+	int stop_reason;
+	u64 stop_ns;
 	struct dti_event_table __rcu *events;
+};
+
+/**
+ * enum dti_stop_reason - why a channel stopped storing (dti_stop.c)
+ * @DTI_STOP_NONE:	it did not: it stores
+ * @DTI_STOP_OOPS:	an oops (stop_on oops)
+ * @DTI_STOP_WARN:	a WARN() (stop_on warn)
+ * @DTI_STOP_PANIC:	a panic (stop_on panic)
+ * @DTI_STOP_SYSRQ:	the sysrq key
+ * @DTI_STOP_CALL:	dti_stop(), dti_stop_all(), an exception call,
+ *			dti_ctl_stop()
+ */
+enum dti_stop_reason {
+	DTI_STOP_NONE,
+	DTI_STOP_OOPS,
+	DTI_STOP_WARN,
+	DTI_STOP_PANIC,
+	DTI_STOP_SYSRQ,
+	DTI_STOP_CALL,
 };
 
 /**
@@ -733,6 +761,20 @@ void dti_prev_put(struct dti_prev *prev);
 int __init dti_panic_init(void);
 void dti_panic_exit(void);
 unsigned int dti_panic_default_records(void);
+
+/* dti_stop.c */
+struct seq_file;
+int __init dti_stop_init(void);
+void dti_stop_exit(void);
+unsigned int dti_stop_on_default(void);
+const char *dti_stop_reason_name(int reason);
+int dti_stop_on_parse(const char *buf, unsigned int *mask);
+void dti_stop_on_show(struct seq_file *m, unsigned int mask);
+bool dti_stop_channel(struct dti_channel *ch, enum dti_stop_reason why);
+unsigned int dti_stop_marked(unsigned int mask, enum dti_stop_reason why);
+
+/* dti_panic.c: the sysrq key's print */
+void dti_panic_print_sysrq(void);
 
 /* dti_modules.c: the module table (struct dti_dump_modules) */
 int __init dti_modules_init(void);

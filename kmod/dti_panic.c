@@ -13,7 +13,10 @@
  * left out, never the newest, and its end line says how many.
  * dump_on_oops prints the same at an oops, whether it panics or not
  * (the panic that follows an oops with panic_on_oops then says the
- * records are above instead of printing them again).
+ * records are above instead of printing them again).  The sysrq key
+ * (dti_stop.c) prints every channel, sysrq_records per CPU of one
+ * without dump_on_panic.  The channels whose stop_on asks are stopped
+ * (dti_stop.c) at the oops or the panic before anything is printed.
  *
  * Output, on the console at KERN_EMERG, each line "dti: panic: ...":
  *
@@ -79,6 +82,8 @@
 #define DTI_PANIC_LINE_MAX	768
 /* Room kept at the end of a line for "\~" and the terminating NUL */
 #define DTI_PANIC_LINE_TAIL	4
+/* Newest records per CPU the sysrq key prints of a channel that asked none */
+#define DTI_SYSRQ_RECORDS	20
 
 static unsigned int dti_panic_default;
 module_param_named(dump_on_panic, dti_panic_default, uint, 0644);
@@ -450,17 +455,32 @@ static u64 dti_panic_channel(struct dti_channel *ch, struct rchan *rchan, u64 wa
 	return printed;
 }
 
-/* Whether @ch asked for records at panic, and how many per CPU */
-static unsigned int dti_panic_want(struct dti_channel *ch)
+static unsigned int dti_sysrq_records = DTI_SYSRQ_RECORDS;
+module_param_named(sysrq_records, dti_sysrq_records, uint, 0644);
+MODULE_PARM_DESC(sysrq_records,
+		 "newest records per CPU the sysrq key prints of a channel whose dump_on_panic is 0");
+
+/*
+ * Whether @ch asked for records at panic, and how many per CPU; with
+ * @every (the sysrq key) every channel prints, sysrq_records of one
+ * that did not ask.
+ */
+static unsigned int dti_panic_want(struct dti_channel *ch, bool every)
 {
-	return READ_ONCE(ch->hidden) ? 0 : READ_ONCE(ch->panic_records);
+	unsigned int want;
+
+	if (READ_ONCE(ch->hidden))
+		return 0;
+	want = READ_ONCE(ch->panic_records);
+	return want || !every ? want : READ_ONCE(dti_sysrq_records);
 }
 
 /*
- * Print every channel that asked for it, each within an even share of
- * what is left of the caps.  @why names the occasion.
+ * Print every channel that asked for it (with @every, every channel),
+ * each within an even share of what is left of the caps.  @why names
+ * the occasion.
  */
-static void dti_panic_print(const char *why)
+static void dti_panic_print(const char *why, bool every)
 {
 	u64 lines = READ_ONCE(dti_panic_max_lines), bytes = READ_ONCE(dti_panic_max_bytes);
 	unsigned int asked = 0, done = 0, want;
@@ -477,7 +497,7 @@ static void dti_panic_print(const char *why)
 	}
 	rcu_read_lock();
 	list_for_each_entry_rcu(ch, dti_channel_list(), list)
-		asked += !!dti_panic_want(ch);
+		asked += !!dti_panic_want(ch, every);
 	if (asked) {
 		pr_emerg("%s: the newest records of %u channel%s\n", why, asked,
 			 asked == 1 ? "" : "s");
@@ -485,7 +505,7 @@ static void dti_panic_print(const char *why)
 		dti_modules_panic_print("panic: ");
 	}
 	list_for_each_entry_rcu(ch, dti_channel_list(), list) {
-		want = dti_panic_want(ch);
+		want = dti_panic_want(ch, every);
 		if (!want || done == asked)
 			continue;
 		share_lines = div_u64(lines, asked - done);
@@ -516,12 +536,29 @@ static void dti_panic_print(const char *why)
 
 static int dti_panic_notify(struct notifier_block *nb, unsigned long event, void *msg)
 {
+	/* Before the print: it reads what the panic left. */
+	dti_stop_marked(DTI_F_STOP_ON_PANIC, DTI_STOP_PANIC);
 	if (READ_ONCE(dti_panic_oops_cpu) == raw_smp_processor_id() && msg &&
 	    !strncmp(msg, DTI_OOPS_PANIC, strlen(DTI_OOPS_PANIC)))
 		pr_emerg("kernel panic: the records were printed at the oops above\n");
 	else
-		dti_panic_print("kernel panic");
+		dti_panic_print("kernel panic", false);
 	return NOTIFY_DONE;
+}
+
+/**
+ * dti_panic_print_sysrq - the sysrq key's print
+ *
+ * The newest records of every channel, as at panic: dump_on_panic of
+ * each CPU of a channel that has one, sysrq_records of the others,
+ * within panic_max_lines and panic_max_bytes, lock-free.
+ *
+ * Context: the sysrq handler's: process context (/proc/sysrq-trigger)
+ * or an interrupt (a keyboard, a serial break).
+ */
+void dti_panic_print_sysrq(void)
+{
+	dti_panic_print("sysrq", true);
 }
 
 /*
@@ -531,8 +568,12 @@ static int dti_panic_notify(struct notifier_block *nb, unsigned long event, void
  */
 static int dti_die_notify(struct notifier_block *nb, unsigned long event, void *data)
 {
-	if (event == DIE_OOPS && READ_ONCE(dti_panic_on_oops)) {
-		dti_panic_print("oops");
+	if (event != DIE_OOPS)
+		return NOTIFY_DONE;
+	/* before the records are printed and the oopsing task goes on to die */
+	dti_stop_marked(DTI_F_STOP_ON_OOPS, DTI_STOP_OOPS);
+	if (READ_ONCE(dti_panic_on_oops)) {
+		dti_panic_print("oops", false);
 		WRITE_ONCE(dti_panic_oops_cpu, raw_smp_processor_id());
 	}
 	return NOTIFY_DONE;

@@ -25,7 +25,7 @@
  *
  * Accounting (see struct dti_cpu_stats): a record that passed the level
  * check ends in exactly one of written, dropped, nested, nmi, lost,
- * unavailable, rejected and halted on the CPU that handled it, and takes
+ * unavailable, rejected, halted and stopped on the CPU that handled it, and takes
  * one sequence number there.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -77,6 +77,7 @@ static DEFINE_PER_CPU(struct dti_text_bufs, dti_text);
  * @DTI_LOSS_TOO_BIG:	payload larger than the channel can hold
  * @DTI_LOSS_BAD_ARG:	bad level, or a payload length without a payload
  * @DTI_LOSS_HALTED:	a halt trigger let its last record through already
+ * @DTI_LOSS_STOPPED:	the channel is stopped (dti_stop.c)
  */
 enum dti_loss {
 	DTI_LOSS_FULL,
@@ -88,6 +89,7 @@ enum dti_loss {
 	DTI_LOSS_TOO_BIG,
 	DTI_LOSS_BAD_ARG,
 	DTI_LOSS_HALTED,
+	DTI_LOSS_STOPPED,
 };
 
 /* For each loss: the counter, the caller's errno, dti.lost's reason. */
@@ -107,6 +109,7 @@ static const struct {
 	DTI_LOSS(DTI_LOSS_TOO_BIG, rejected, -EMSGSIZE, "too big"),
 	DTI_LOSS(DTI_LOSS_BAD_ARG, rejected, -EINVAL, "bad argument"),
 	DTI_LOSS(DTI_LOSS_HALTED, halted, -ECANCELED, "halted"),
+	DTI_LOSS(DTI_LOSS_STOPPED, stopped, -ECANCELED, "stopped"),
 #undef DTI_LOSS
 };
 
@@ -1370,7 +1373,15 @@ static __always_inline void *dti_write(struct dti_info *info,
 	} else {
 		ch = rcu_dereference_sched(info->chan);
 		rchan = likely(ch) ? rcu_dereference_sched(ch->rchan) : NULL;
-		if (likely(rchan && len <= dti_max_payload(ch)))
+		/*
+		 * A stopped channel (dti_stop.c) keeps what it holds: neither
+		 * its buffers nor its pending store take more.  A stop is one
+		 * store to stop_reason, from whatever context stopped it; a
+		 * writer that read it before the store finishes its record.
+		 */
+		if (unlikely(ch && READ_ONCE(ch->stop_reason)))
+			data = dti_lose(info, ch, meta, len, DTI_LOSS_STOPPED);
+		else if (likely(rchan && len <= dti_max_payload(ch)))
 			data = dti_store(ch, rchan, meta, payload, len);
 		else
 			data = dti_write_slow(info, meta, payload, len);

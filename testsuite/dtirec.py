@@ -336,7 +336,7 @@ def parse_stats(text: str) -> dict[str, dict[str, int]]:
 # Counters of records that passed the level check and were not stored
 # (struct dti_cpu_stats); each of them took a sequence number.
 LOSS_COUNTERS = ("dropped", "nested", "nmi", "lost", "unavailable", "rejected",
-                 "halted")
+                 "halted", "stopped")
 
 
 def accounting_errors(stats: dict[str, dict[str, int]]) -> list[str]:

@@ -517,7 +517,7 @@ def test_allocation_failure(dti_guest, kernel):
     res = dti_guest.run(FAILSLAB, smp=2, timeout=600,
                         allow=[r"kmemleak: Cannot allocate a scan area"]).check()
     control = {"level", "reset_consumed", "stats", "info", "formats", "dump_on_panic",
-               "marker", "marker_raw", "marker_level"}
+               "marker", "marker_raw", "marker_level", "stop_on"}
     full = control | {"trace0", "trace1", "merged", "merged-ts"}
 
     absorbed = 0

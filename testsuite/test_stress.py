@@ -70,7 +70,8 @@ CHANNELS = (*MODULE_CHANNELS, "st_handle", "st_mark", "st_inject")
 # Channels with a pending store, whose replayed records are stored by
 # another CPU than the one that logged them
 REPLAYS = ("st_handle", "st_inject")
-LOSS_COUNTERS = ("dropped", "nested", "nmi", "lost", "unavailable", "rejected", "halted")
+LOSS_COUNTERS = ("dropped", "nested", "nmi", "lost", "unavailable", "rejected", "halted",
+                 "stopped")
 # Unreclaimable slab and free memory after everything is unloaded, against
 # the same after a warm-up run with dti.ko loaded, every slab cache shrunk
 # (settle()): what may differ.  (Measured on Debian's 6.1 on 2026-11-25:

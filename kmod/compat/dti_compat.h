@@ -51,6 +51,8 @@
  *				where it is linked, as other architectures do)
  *  conf/kzalloc_obj.c		kzalloc_obj(*p, gfp) (7.0); kzalloc(sizeof(*p),
  *				gfp) before
+ *  conf/sysrq_handler_u8.c	a sysrq key's handler takes a u8 (6.7); an
+ *				int before
  *
  * and the macros tested by #ifdef:
  *
@@ -147,6 +149,13 @@ static int name(struct rchan_buf *buf, void *subbuf, void *prev_subbuf)	\
 {									\
 	return fn(buf, subbuf, prev_subbuf);				\
 }
+#endif
+
+/* The key a sysrq key's handler is given */
+#ifdef DTI_HAVE_SYSRQ_HANDLER_U8
+typedef u8 dti_sysrq_key_t;
+#else
+typedef int dti_sysrq_key_t;
 #endif
 
 /* What relay_open() is given: relay fills in the callbacks missing before 5.11 */

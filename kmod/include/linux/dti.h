@@ -49,6 +49,17 @@
 /* dti_register_flags() flags */
 #define DTI_F_NO_OVERWRITE	0x1	/* drop new records when full, keep old */
 #define DTI_F_PERSIST		0x2	/* buffers in dti.ko's persistent region */
+/*
+ * Stop storing at an oops, a WARN() or a panic (the channel's stop_on
+ * file; dti.ko's stop_on parameter is what every channel starts with):
+ * what led up to it stays in the buffers.  A level change starts the
+ * channel again.
+ */
+#define DTI_F_STOP_ON_OOPS	0x4
+#define DTI_F_STOP_ON_WARN	0x8
+#define DTI_F_STOP_ON_PANIC	0x10
+#define DTI_F_STOP_ON_ALL	(DTI_F_STOP_ON_OOPS | DTI_F_STOP_ON_WARN | \
+				 DTI_F_STOP_ON_PANIC)
 
 /* Sub-buffers per CPU buffer when dti_register() splits the size. */
 #define DTI_DEFAULT_N_SUBBUFS	8
@@ -91,13 +102,17 @@
  * @rejected:	records refused for bad arguments (length, level)
  * @halted:	records refused because a halt trigger had already let its
  *		records through (dti_ctl_halt_after())
+ * @stopped:	records refused because the channel was stopped: at an
+ *		oops, a WARN() or a panic (stop_on), by the sysrq key, or by
+ *		dti_stop(), dti_stop_all() or an exception call
  * @seq:	next sequence number
  * @busy:	the write guard: non-zero while a write, a replay or a snapshot
  *		copy of this channel runs on this CPU.  Not a counter.
  *
  * Every record that passes the level check takes a sequence number on
  * the CPU that handles it and is counted exactly once: @seq = @written +
- * @dropped + @nested + @nmi + @lost + @unavailable + @rejected + @halted.  A record
+ * @dropped + @nested + @nmi + @lost + @unavailable + @rejected + @halted +
+ * @stopped.  A record
  * kept in the pending store takes its number when it is replayed, on the
  * replaying CPU.  What a reader sees of a CPU's buffer is @written -
  * @overwritten - @discarded records.  The counters change with this_cpu
@@ -116,6 +131,7 @@ struct dti_cpu_stats {
 	u64 unavailable;
 	u64 rejected;
 	u64 halted;
+	u64 stopped;
 	u64 seq;
 	unsigned int busy;
 };
@@ -256,6 +272,10 @@ int dti_ctl_trigger_cpu(const char *name, unsigned int cpu, u64 *first_seq,
 			u64 *last_seq, u64 *records);
 long dti_ctl_trigger_left(const char *name);
 int dti_ctl_set_ordered(const char *name, bool on);
+int dti_ctl_stop(const char *name);
+
+int dti_stop(struct dti_info *trace);
+void dti_stop_all(void);
 int dti_ctl_probe_filtered(bool on);
 int dti_ctl_probe_stored(bool on);
 
@@ -453,6 +473,45 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 					     ##__VA_ARGS__)) : 0;	\
 })
 
+/**
+ * __dti_exception - log a text record, then stop the channel
+ * @trace: channel
+ * @level: record level
+ * @fmt: printf format
+ *
+ * As s390dbf's exception calls: the record (stored if its level is,
+ * as __dti_printk() stores it) is the channel's last until a level
+ * change starts it again (dti_stop()).
+ *
+ * Context: any, NMI included.
+ * Return: as __dti_printk().
+ */
+#define __dti_exception(trace, level, fmt, ...)				\
+({									\
+	struct dti_info *__dti_x = (trace);				\
+	int __dti_r = __dti_printk(__dti_x, level, fmt, ##__VA_ARGS__); \
+	dti_stop(__dti_x);						\
+	__dti_r;							\
+})
+
+/**
+ * __dti_exception_all - log a text record, then stop every channel
+ * @trace: channel
+ * @level: record level
+ * @fmt: printf format
+ *
+ * As __dti_exception(), stopping every channel (dti_stop_all()).
+ *
+ * Context: any, NMI included.
+ * Return: as __dti_printk().
+ */
+#define __dti_exception_all(trace, level, fmt, ...)			\
+({									\
+	int __dti_r = __dti_printk(trace, level, fmt, ##__VA_ARGS__);	\
+	dti_stop_all();							\
+	__dti_r;							\
+})
+
 /*
  * The handle interface.  A handle is defined once, statically, in the
  * file that logs to it; the channel's buffers are allocated when the
@@ -562,5 +621,9 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	__dti_commit(&(handle).info, data)
 #define dti_log_event(handle, level, ev, ...) \
 	__dti_log_event(&(handle).info, level, ev, ##__VA_ARGS__)
+#define dti_exception(handle, level, fmt, ...) \
+	__dti_exception(&(handle).info, level, fmt, ##__VA_ARGS__)
+#define dti_exception_all(handle, level, fmt, ...) \
+	__dti_exception_all(&(handle).info, level, fmt, ##__VA_ARGS__)
 
 #endif /* _LINUX_DTI_H */
