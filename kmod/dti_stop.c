@@ -20,9 +20,14 @@
  * level, dti_set_level(), dti_ctl_set_level()) starts the channel again.
  *
  * The hooks, on every kernel from 5.10 to 7.3:
- *   oops:  the die notifier's DIE_OOPS, which die() raises on x86 and
- *          arm64 once the oops's report is printed, before the oopsing
- *          task is killed or the kernel panics (dti_panic.c);
+ *   oops:  a kprobe on oops_enter() (kernel/panic.c), which x86's
+ *          oops_begin() and arm64's die() call before the oops's report
+ *          is printed, the report that takes the other CPUs a console's
+ *          time to write over their rings; and the die notifier's
+ *          DIE_OOPS, which die() raises on both once the report is
+ *          printed, before the oopsing task is killed or the kernel
+ *          panics (dti_panic.c), for a kernel without kprobes or an
+ *          oops in a kprobe's handler;
  *   panic: the panic notifier (dti_panic.c), after the other CPUs have
  *          been stopped: what the rest of the panic path logs (other
  *          notifiers, kmsg dumpers, a probe on printk) no longer writes
@@ -343,44 +348,62 @@ int dti_ctl_stop(const char *name)
 EXPORT_SYMBOL_GPL(dti_ctl_stop);
 
 #if IS_ENABLED(CONFIG_KPROBES)
-/* The function every WARN() goes through (see the file comment) */
-#define DTI_WARN_SYMBOL		"__warn"
-
 static int dti_warn_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	dti_stop_marked(DTI_F_STOP_ON_WARN, DTI_STOP_WARN);
 	return 0;
 }
 
-static struct kprobe dti_warn_kp = {
-	.symbol_name	= DTI_WARN_SYMBOL,
-	.pre_handler	= dti_warn_pre,
-};
-static bool dti_warn_hooked;
-
-static void dti_warn_hook(void)
+static int dti_oops_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	int ret = register_kprobe(&dti_warn_kp);
-
-	if (ret)
-		pr_warn("stop_on warn unavailable: no kprobe on %s (%d)\n",
-			DTI_WARN_SYMBOL, ret);
-	dti_warn_hooked = !ret;
+	dti_stop_marked(DTI_F_STOP_ON_OOPS, DTI_STOP_OOPS);
+	return 0;
 }
 
-static void dti_warn_unhook(void)
+/*
+ * The functions every WARN() and every oops go through (see the file
+ * comment), and whether each is probed
+ */
+static struct {
+	struct kprobe kp;
+	const char *what;
+	bool hooked;
+} dti_stop_probes[] = {
+	{ .kp = { .symbol_name = "__warn", .pre_handler = dti_warn_pre },
+	  .what = "stop_on warn unavailable" },
+	{ .kp = { .symbol_name = "oops_enter", .pre_handler = dti_oops_pre },
+	  .what = "stop_on oops only once the oops is printed (the die notifier)" },
+};
+
+static void dti_kprobes_hook(void)
 {
-	if (dti_warn_hooked)
-		unregister_kprobe(&dti_warn_kp);
-	dti_warn_hooked = false;
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(dti_stop_probes); i++) {
+		ret = register_kprobe(&dti_stop_probes[i].kp);
+		if (ret)
+			pr_warn("%s: no kprobe on %s (%d)\n", dti_stop_probes[i].what,
+				dti_stop_probes[i].kp.symbol_name, ret);
+		dti_stop_probes[i].hooked = !ret;
+	}
+}
+
+static void dti_kprobes_unhook(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dti_stop_probes); i++)
+		if (dti_stop_probes[i].hooked)
+			unregister_kprobe(&dti_stop_probes[i].kp);
 }
 #else
-static void dti_warn_hook(void)
+static void dti_kprobes_hook(void)
 {
 	pr_warn("stop_on warn unavailable: the kernel has no kprobes\n");
 }
 
-static void dti_warn_unhook(void)
+static void dti_kprobes_unhook(void)
 {
 }
 #endif
@@ -455,7 +478,7 @@ static void dti_sysrq_unhook(void)
  */
 int __init dti_stop_init(void)
 {
-	dti_warn_hook();
+	dti_kprobes_hook();
 	dti_sysrq_hook();
 	return 0;
 }
@@ -468,5 +491,5 @@ int __init dti_stop_init(void)
 void dti_stop_exit(void)
 {
 	dti_sysrq_unhook();
-	dti_warn_unhook();
+	dti_kprobes_unhook();
 }

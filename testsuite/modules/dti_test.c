@@ -113,10 +113,27 @@
  *                                         after, T: dti_ctl_trigger_left(),
  *                                         R: what the record's __dti_printk()
  *                                         returned; issue 52 item 7)
- *   oops                                  dereference NULL in the writer's
+ *   oops [NAME]                           dereference NULL in the writer's
  *                                         context, holding no lock: an oops
  *                                         (a panic with panic_on_oops), which
- *                                         kills the writing process
+ *                                         kills the writing process; with
+ *                                         NAME, first log "before oops" to
+ *                                         NAME on the CPU that oopses
+ *   warn NAME [inres]                     log "before warn" to NAME, then
+ *                                         WARN() on the same CPU, then log
+ *                                         "after warn" -> "ret=0 cpu=C
+ *                                         after=E res=R" (E: what the last
+ *                                         __dti_printk() returned); with
+ *                                         inres the WARN() is raised inside
+ *                                         a reservation of NAME (its write
+ *                                         guard held, interrupts off), whose
+ *                                         DTT_WARN_RES_LEN bytes of 0xa5 are
+ *                                         committed after it (R: 1 if it was
+ *                                         reserved; -1 without inres)
+ *   stop NAME|@all                        dti_stop() of NAME, or dti_stop_all()
+ *   exception NAME LEVEL TAG [all]        dti_exception() ("TAG") on handle
+ *                                         NAME, or __dti_exception() on
+ *                                         channel NAME; with all the _all form
  *   scribble PHYS LEN BYTE                fill LEN bytes of reserved RAM at
  *                                         physical address PHYS with BYTE
  *                                         (damage in the persistent region)
@@ -1985,6 +2002,79 @@ static int dtt_cmd_oops(void)
 	return READ_ONCE(*p);
 }
 
+/* oops NAME: "before oops" on the CPU that oopses */
+static int dtt_cmd_oops_after(const char *name)
+{
+	struct dti_info *trace = dtt_trace_or_handle(name);
+
+	if (!trace)
+		return -ENOENT;
+	preempt_disable();
+	__dti_printk(trace, DTI_LEVEL_ERR, "before oops\n");
+	return dtt_cmd_oops();
+}
+
+/* Bytes of the reservation "warn NAME inres" raises its WARN() in, and theirs */
+#define DTT_WARN_RES_LEN	32
+#define DTT_WARN_RES_BYTE	0xa5
+
+/*
+ * warn NAME [inres]: stop_on warn.  Preemption is off from the first
+ * record to the last, so that both and the warning come from one CPU.
+ */
+static int dtt_cmd_warn(struct dtt_channel *c, bool inres)
+{
+	unsigned long flags;
+	int cpu, after, res = -1;
+	void *p;
+
+	preempt_disable();
+	cpu = smp_processor_id();
+	__dti_printk(c->trace, DTI_LEVEL_ERR, "before warn\n");
+	if (inres) {
+		local_irq_save(flags);
+		p = dti_reserve_raw(c->trace, DTI_LEVEL_ERR, DTT_WARN_RES_LEN);
+		WARN(1, "dti-test: warn inside a reservation\n");
+		if (p) {
+			memset(p, DTT_WARN_RES_BYTE, DTT_WARN_RES_LEN);
+			dti_commit_raw(c->trace, p);
+		}
+		local_irq_restore(flags);
+		res = !!p;
+	} else {
+		WARN(1, "dti-test: warn\n");
+	}
+	after = __dti_printk(c->trace, DTI_LEVEL_ERR, "after warn\n");
+	preempt_enable();
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 cpu=%d after=%d res=%d\n",
+		  cpu, after, res);
+	return 0;
+}
+
+/* exception NAME LEVEL TAG [all] */
+static int dtt_cmd_exception(char **argv, int argc)
+{
+	struct dtt_channel *c = dtt_find(argv[1]);
+	struct dti_handle *h = dtt_handle(argv[1]);
+	bool all = argc == 5 && !strcmp(argv[4], "all");
+	int level, ret;
+
+	if ((argc == 5 && !all) || kstrtoint(argv[2], 0, &level))
+		return -EINVAL;
+	if (h && all)
+		ret = dti_exception_all(*h, level, "%s\n", argv[3]);
+	else if (h)
+		ret = dti_exception(*h, level, "%s\n", argv[3]);
+	else if (c && all)
+		ret = __dti_exception_all(c->trace, level, "%s\n", argv[3]);
+	else if (c)
+		ret = __dti_exception(c->trace, level, "%s\n", argv[3]);
+	else
+		return -ENOENT;
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=0 logged=%d\n", ret);
+	return 0;
+}
+
 /*
  * evrace: what a writer on another CPU sees of an event type whose
  * registration has just made it loggable (its owner set).  The store of
@@ -2949,6 +3039,16 @@ static int dtt_execute(char **argv, int argc)
 		return dtt_cmd_hotreg(argv[1], argv[2]);
 	if (!strcmp(argv[0], "badapi") && (argc == 2 || argc == 3))
 		return dtt_cmd_badapi(argv, argc);
+	if (!strcmp(argv[0], "exception") && (argc == 4 || argc == 5))
+		return dtt_cmd_exception(argv, argc);
+	if (!strcmp(argv[0], "stop") && argc == 2) {
+		if (!strcmp(argv[1], "@all")) {
+			dti_stop_all();
+			return 0;
+		}
+		c = dtt_find(argv[1]);
+		return c ? dti_stop(c->trace) : -ENOENT;
+	}
 
 	if (argc < 2)
 		return -EINVAL;
@@ -2967,6 +3067,8 @@ static int dtt_execute(char **argv, int argc)
 	}
 	if (!strcmp(argv[0], "bgflood") && argc == 2)
 		return dtt_cmd_bgflood(c);
+	if (!strcmp(argv[0], "warn") && (argc == 2 || (argc == 3 && !strcmp(argv[2], "inres"))))
+		return dtt_cmd_warn(c, argc == 3);
 	if (!strcmp(argv[0], "rereg") && argc == 2 && !c->handle && !c->s390)
 		return dtt_cmd_rereg(c);
 	if (!strcmp(argv[0], "nest") && argc == 3) {
@@ -3034,6 +3136,8 @@ static ssize_t dtt_ctl_write(struct file *file, const char __user *ubuf,
 	/* outside dtt_lock, which the killed writer would keep */
 	if (argc == 1 && !strcmp(argv[0], "oops"))
 		dtt_cmd_oops();
+	if (argc == 2 && !strcmp(argv[0], "oops"))
+		dtt_cmd_oops_after(argv[1]);
 	mutex_lock(&dtt_lock);
 	scnprintf(dtt_result, sizeof(dtt_result), "ret=0\n");
 	ret = argc ? dtt_execute(argv, argc) : -EINVAL;
