@@ -276,7 +276,7 @@ def test_stop_on_file_parameter_and_calls(modules, kernel, build_dir, dti_tool):
     assert api[2] == "stop_on: oops,panic stopped: none "
     bad = [x for x in api if x.startswith(("accepted", "refused"))]
     assert bad == [f"refused [{v}]" for v in
-                   ('x', 'oops,', ',oops', 'oops,,warn', 'none,oops', '', 'oops warn',
+                   ('x', 'oops,', ',oops', 'oops,,warn', 'none,oops', 'oops warn',
                     'OOPS')], bad
     assert "[warn,oops] -> oops,warn" in api and "[none] -> none" in api
     assert "[panic] -> panic" in api and "[oops,warn,panic] -> oops,warn,panic" in api
