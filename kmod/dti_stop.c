@@ -419,7 +419,7 @@ MODULE_PARM_DESC(sysrq_key,
 
 static int dti_sysrq_registered = -1;
 
-static void dti_sysrq_handler(dti_sysrq_key_t key)
+static void dti_sysrq_handler(DTI_SYSRQ_KEY_T key)
 {
 	dti_stop_marked(0, DTI_STOP_SYSRQ);
 	dti_panic_print_sysrq();

@@ -294,3 +294,43 @@ def test_stop_on_file_parameter_and_calls(modules, kernel, build_dir, dti_tool):
     assert parse_stats(out(res, "pa.stats"))["total"]["stopped"] == 3
     assert parse_stats(out(res, "pn.stats"))["total"]["stopped"] == 1
     assert parse_stats(out(res, "pf.stats"))["total"]["stopped"] == 1
+
+
+STAP_STOP = r"""
+probe begin
+{
+	try { dti_stop("nope") } catch (e) { printf("E %s\n", e) }
+	dti_stop(@1)
+	try { printf("log %d\n", dti_log(@1, 3, "lost")) } catch (e) { printf("E %s\n", e) }
+	dti_resume(@1, 6)
+	printf("log %d\n", dti_log(@1, 3, "resumed"))
+	dti_stop_all()
+	try { printf("log %d\n", dti_log(@1, 3, "lost")) } catch (e) { printf("E %s\n", e) }
+	println("END")
+	exit()
+}
+"""
+
+
+def test_tapset_stops(dti_guest, stap):
+    """tapset/dti_control.stp's dti_stop() and dti_stop_all()."""
+    from harness.stap import staprun_cmd
+    mod = stap.compile(STAP_STOP, name="stop_fns", args=["ts"])
+    script = PRELUDE + f"""
+        ctl register ts 65536 5
+        {staprun_cmd(mod)} > /out/stap.txt 2>&1
+        cat $D/ts/info > /out/info
+        cat $D/ts/stats > /out/stats
+        cat $D/ts/merged > /out/merged
+    """
+    res = dti_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
+    lines = out(res, "stap.txt").splitlines()
+    assert lines[0].startswith('E dti_stop("nope"): no such channel'), lines
+    assert lines[1].startswith('E dti_log("ts"): the channel was halted by its trigger '
+                               'or stopped'), lines
+    assert lines[2:] == ["log 1", lines[3], "END"], lines
+    assert lines[3].startswith('E dti_log("ts"): the channel was halted'), lines
+    assert info(out(res, "info"))["stopped"] == "call"
+    assert out(res, "merged") == "resumed\n"
+    st = parse_stats(out(res, "stats"))
+    assert st["total"]["stopped"] == 2 and not accounting_errors(st), st

@@ -153,9 +153,9 @@ static int name(struct rchan_buf *buf, void *subbuf, void *prev_subbuf)	\
 
 /* The key a sysrq key's handler is given */
 #ifdef DTI_HAVE_SYSRQ_HANDLER_U8
-typedef u8 dti_sysrq_key_t;
+#define DTI_SYSRQ_KEY_T		u8
 #else
-typedef int dti_sysrq_key_t;
+#define DTI_SYSRQ_KEY_T		int
 #endif
 
 /* What relay_open() is given: relay fills in the callbacks missing before 5.11 */

@@ -23,10 +23,11 @@ const char usage_reset[] =
 const char usage_stats[] =
 	"usage: dti stats CHANNEL\n"
 	"\nPrint the per-CPU counters: written, filtered, overwritten, discarded,\n"
-	"dropped, nested, nmi, lost, unavailable, rejected, halted, next_seq.\n"
+	"dropped, nested, nmi, lost, unavailable, rejected, halted, stopped,\n"
+	"next_seq.\n"
 	"Per CPU, next_seq = written + dropped + nested + nmi + lost +\n"
-	"unavailable + rejected + halted; a reader sees written - overwritten -\n"
-	"discarded records.\n";
+	"unavailable + rejected + halted + stopped; a reader sees written -\n"
+	"overwritten - discarded records.\n";
 
 /*
  * Only --help/-h; returns -1 to go on, or an exit code.  @shortopts "+h"
