@@ -96,19 +96,19 @@ static const struct {
 int dti_stop_on_parse(const char *buf, unsigned int *mask)
 {
 	size_t len = strlen(buf), n, i;
+	const char *p = buf, *end;
 	unsigned int m = 0;
-	const char *p = buf;
 
 	if (len && buf[len - 1] == '\n')
 		len--;
+	end = buf + len;
 	if (len == strlen(DTI_STOP_ON_NONE) && !strncmp(buf, DTI_STOP_ON_NONE, len)) {
 		*mask = 0;
 		return 0;
 	}
-	while (p < buf + len) {
-		n = strcspn(p, ",\n");
-		if (p + n > buf + len)
-			return -EINVAL;
+	while (p < end) {
+		/* the word up to the next comma, or to the end */
+		n = min_t(size_t, strcspn(p, ","), end - p);
 		for (i = 0; i < ARRAY_SIZE(dti_stop_words); i++)
 			if (n == strlen(dti_stop_words[i].name) &&
 			    !strncmp(p, dti_stop_words[i].name, n))
@@ -117,8 +117,8 @@ int dti_stop_on_parse(const char *buf, unsigned int *mask)
 			return -EINVAL;
 		m |= dti_stop_words[i].bit;
 		p += n;
-		/* a comma must have a word after it */
-		if (p < buf + len && ++p == buf + len)
+		/* at a comma, which must have a word after it */
+		if (p < end && ++p == end)
 			return -EINVAL;
 	}
 	if (!m)
