@@ -26,12 +26,12 @@ while records are in flight, files are held open and scripts die.
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from guestlib import PRELUDE, SAMPLE, STOP, WARM, start_stap
+from harness import userland
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -44,16 +44,12 @@ def out(res, name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def fdhold(build_dir) -> Path:
-    """helpers/fdhold.c, static, rebuilt when stale."""
-    exe = build_dir / "helpers" / "fdhold"
-    if not exe.is_file() or exe.stat().st_mtime < FDHOLD_SRC.stat().st_mtime:
-        exe.parent.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static",
-                            "-o", str(exe), str(FDHOLD_SRC)], capture_output=True, text=True)
-        if r.returncode:
-            pytest.fail(f"building fdhold failed:\n{r.stderr}", pytrace=False)
-    return exe
+def fdhold(build_dir, kernel) -> Path:
+    """helpers/fdhold.c, static for the guest's architecture, rebuilt when stale."""
+    try:
+        return userland.static_helper(FDHOLD_SRC, build_dir / "helpers", kernel.arch)
+    except userland.UserlandError as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 # ---------------------------------------------------------------------------

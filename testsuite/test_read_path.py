@@ -15,13 +15,13 @@ a splat that fails the test.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from dtirec import SUBBUF_HEADER_SIZE, json_record, parse_merged_ts, parse_stream, payload_for
 from guestlib import PRELUDE
+from harness import userland
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -35,19 +35,14 @@ GCAT = "/bin/gcat"
 
 
 @pytest.fixture(scope="session")
-def readsizes(build_dir) -> Path:
-    """helpers/readsizes.c, static, rebuilt when stale."""
-    exe = build_dir / "helpers" / "readsizes"
+def readsizes(build_dir, kernel) -> Path:
+    """helpers/readsizes.c, static for the guest's architecture, rebuilt when stale."""
     header = REPO / "kmod" / "include" / "uapi" / "linux" / "dti_record.h"
-    newest = max(READSIZES_SRC.stat().st_mtime, header.stat().st_mtime)
-    if not exe.is_file() or exe.stat().st_mtime < newest:
-        exe.parent.mkdir(parents=True, exist_ok=True)
-        r = subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-static",
-                            "-I", str(header.parent.parent), "-o", str(exe),
-                            str(READSIZES_SRC)], capture_output=True, text=True)
-        if r.returncode:
-            pytest.fail(f"building readsizes failed:\n{r.stderr}", pytrace=False)
-    return exe
+    try:
+        return userland.static_helper(READSIZES_SRC, build_dir / "helpers", kernel.arch,
+                                      include=header.parent.parent, deps=(header,))
+    except userland.UserlandError as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 def out(res, *parts) -> str:

@@ -36,13 +36,13 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from dtirec import accounting_errors, parse_stats, readable
 from guestlib import self_nmi_unsupported, start_stap
+from harness import userland
 from harness.stap import NO_SKIP_LIMIT, staprun_cmd
 from test_tapset_guest import compile_for_test
 
@@ -85,12 +85,12 @@ FREE_SLACK_KB = 4096
 
 
 @pytest.fixture(scope="module")
-def stress_check(build_dir) -> Path:
-    out = Path(build_dir) / "dti-stress-check"
-    if not out.is_file() or out.stat().st_mtime < CHECK_SRC.stat().st_mtime:
-        subprocess.run(["gcc", "-static", "-O2", "-Wall", "-Wextra", "-Werror", "-o",
-                        str(out), str(CHECK_SRC)], check=True)
-    return out
+def stress_check(build_dir, kernel) -> Path:
+    """CHECK_SRC, static, for the guest's architecture."""
+    try:
+        return userland.static_helper(CHECK_SRC, Path(build_dir) / "helpers", kernel.arch)
+    except userland.UserlandError as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 def stress_script(duration: int, watch, inject, nmi: bool = True) -> str:

@@ -132,3 +132,22 @@ def guest_libs(arch: str, path: str | os.PathLike) -> list[tuple[str, str]]:
     ELF file `path` needs."""
     st = Path(path).stat()
     return list(_guest_libs(arch, str(path), st.st_size, st.st_mtime_ns))
+
+
+def static_helper(src: Path, out_dir: Path, arch: str, include: Path | None = None,
+                  deps: tuple[Path, ...] = ()) -> Path:
+    """A test's helper program `src`, linked static for a guest of `arch`
+    (the host's gcc, or CROSS_USERLAND's compiler for a foreign one),
+    into out_dir/ARCH/, built again when older than its source or `deps`;
+    `include`: a directory for -I."""
+    cc = CROSS_USERLAND[arch][1] if arch in CROSS_USERLAND else "gcc"
+    exe = out_dir / arch / src.stem
+    newest = max(p.stat().st_mtime for p in (src, *deps))
+    if not exe.is_file() or exe.stat().st_mtime < newest:
+        exe.parent.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Werror", "-static",
+                            *(["-I", str(include)] if include else []),
+                            "-o", str(exe), str(src)], capture_output=True, text=True)
+        if r.returncode:
+            raise UserlandError(f"building {src.name} with {cc} failed:\n{r.stderr}")
+    return exe
