@@ -95,6 +95,10 @@ def qemu_crash(request, kernel, build_dir, modules, dti_dump_tool):
 
 @pytest.fixture(scope="module")
 def kdump_crash(request, kernel, build_dir, modules, dti_dump_tool):
+    if kernel.foreign:
+        pytest.skip(f"the kdump path puts the host's x86-64 kexec and makedumpfile in the "
+                    f"guest; {kernel.arch}'s are not packed into its initramfs yet "
+                    f"(the QEMU path's dumps of {kernel.arch} are tested)")
     failed = request.session.testsfailed
     res = dump.kdump(dumpcase.SCRIPT, modules=modules, kernel=kernel, build_dir=build_dir)
     yield res, dumpcase.parse_guest_output(res.stdout)
@@ -154,10 +158,30 @@ def test_qemu_elf_dump(qemu_crash):
 
 
 def test_qemu_kdump_zlib_dump(qemu_crash):
-    """QEMU's own kdump-zlib file (flattened), and its reassembled copy."""
+    """QEMU's own kdump-zlib file (flattened), and its reassembled copy.
+    QEMU 7.2 writes an arm64 guest's with 64 KiB blocks for 4 KiB pages,
+    which libkdumpfile 0.5.1 cannot decompress (and crashed on): dti dump
+    refuses such a file with a message that names the ELF format."""
     res, views = qemu_crash
     for path in (res.files["kdump-zlib-flat"], res.files["kdump-zlib"]):
+        block = kdump_block_size(res.files["kdump-zlib"])
+        if block != PAGE_SIZE:
+            r = run_dti("dump", path, "--list", check=False)
+            assert r.returncode == 1 and f"blocks are {block} bytes" in r.stderr and \
+                "ELF format" in r.stderr, r
+            continue
         check_live(path, views)
+
+
+PAGE_SIZE = 4096                # Debian's x86-64 and arm64 kernels
+DISKDUMP_BLOCK_SIZE_AT = 428    # struct disk_dump_header's block_size (64-bit)
+
+
+def kdump_block_size(path: Path) -> int:
+    """The block size in a kdump-compressed file's header (little-endian)."""
+    with open(path, "rb") as f:
+        f.seek(DISKDUMP_BLOCK_SIZE_AT)
+        return int.from_bytes(f.read(4), "little")
         check_others(path)
 
 
@@ -291,7 +315,7 @@ def test_save_kdump_beside_a_kdump_dump(kdump_crash, tmp_path):
         assert "no dump without" in run_dti("save-kdump", "--dir", tmp_path / "crash").stdout
 
 MIDWRITE_SCRIPT = dumpcase.PRELUDE + rf"""
-echo 1 > /proc/sys/kernel/unknown_nmi_panic
+if [ -e /proc/sys/kernel/unknown_nmi_panic ]; then echo 1 > /proc/sys/kernel/unknown_nmi_panic; fi
 ctl register_sub {MIDWRITE_CHANNEL} 8192 4 7 0
 echo "flood {MIDWRITE_CHANNEL} 20000" > $T &
 sleep 2
@@ -304,10 +328,13 @@ def test_dump_mid_write_nmi(request, kernel, build_dir, modules, dti_dump_tool):
     """Every CPU floods; an NMI on every vCPU panics the guest, so CPUs
     stop wherever they are, in the middle of records too.  The dump must
     hold only whole records: each one's text is intact, and each CPU's
-    run of records is unbroken up to its last."""
+    run of records is unbroken up to its last.  Where QEMU has no NMI to
+    inject (arm64's virt machine), QMP's stop halts every vCPU as
+    abruptly, and the machine is dumped with no panic at all."""
+    stop = {"nmi_on": "@@FLOODING"} if kernel.arch == "x86_64" else {"stop_on": "@@FLOODING"}
     res = dump.qemu_dump(MIDWRITE_SCRIPT, modules=modules, kernel=kernel,
                          build_dir=build_dir, smp=MIDWRITE_SMP, crash="",
-                         nmi_on="@@FLOODING", formats=("elf",))
+                         formats=("elf",), **stop)
     r = run_dti("dump", res.files["elf"], "--channel", MIDWRITE_CHANNEL, "--format", "json")
     assert "damage" not in r.stderr.lower(), r.stderr
     per_cpu: dict[int, list[tuple[int, int]]] = {}

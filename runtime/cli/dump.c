@@ -80,6 +80,11 @@ const char usage_dump[] =
 /* Where a kdump-compressed header keeps utsname.machine */
 #define DISKDUMP_MACHINE_AT	(8 + 4 + 4 * 65)
 #define UTS_LEN			65
+/*
+ * ... and its block_size: after the signature (8), header_version (4),
+ * utsname (6 x 65), padding to 8 and a 64-bit struct timeval (16), status (4)
+ */
+#define DISKDUMP_BLOCK_SIZE_AT	428
 
 /*
  * Bytes read at once when scanning: through libkdumpfile, and with
@@ -485,6 +490,27 @@ static void dti_vmcore_phys_base(struct dti_vmcore *v)
 }
 
 /* Open @path with libkdumpfile.  0, or -1 (message printed). */
+/*
+ * A kdump-compressed file whose blocks are not the kernel's pages: QEMU
+ * 7.2's kdump-* dumps of an arm64 guest have 64 KiB blocks whatever the
+ * guest's page size (it writes the largest the architecture allows), and
+ * libkdumpfile 0.5.1, which decompresses each block into a page of the
+ * kernel's (VMCOREINFO's PAGESIZE), fails on every block, then crashes
+ * on the next read.  Refuse such a file before reading it.  0, or -1.
+ */
+static int dti_vmcore_block_size(struct dti_vmcore *v)
+{
+	uint32_t bs;
+
+	if (strcmp(v->format, "diskdump") ||
+	    pread(v->fd, &bs, sizeof(bs), DISKDUMP_BLOCK_SIZE_AT) != (ssize_t)sizeof(bs) ||
+	    bs == v->page_size || __builtin_bswap32(bs) == v->page_size)
+		return 0;
+	dti_err("%s: a kdump-compressed dump whose blocks are %u bytes, though the kernel's pages are %u: libkdumpfile cannot read it (QEMU 7.2 writes such files for arm64 guests: dump-guest-memory's ELF format, or makedumpfile in the guest, gives a file that can be read)",
+		v->path, bs, v->page_size);
+	return -1;
+}
+
 static int dti_vmcore_open(struct dti_vmcore *v, const char *path, bool quiet)
 {
 	kdump_num_t num;
@@ -527,7 +553,7 @@ static int dti_vmcore_open(struct dti_vmcore *v, const char *path, bool quiet)
 	if (kdump_get_number_attr(v->ctx, "max_pfn", &num) == KDUMP_OK)
 		v->phys_end = num * v->page_size;
 	kdump_clear_err(v->ctx);
-	return 0;
+	return dti_vmcore_block_size(v);
 }
 
 static void dti_vmcore_close(struct dti_vmcore *v)

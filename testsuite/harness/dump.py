@@ -11,6 +11,9 @@ Two dump paths, each one boot of Debian's kernel under QEMU (TCG):
   GUEST_PANICKED (or a paused/guest-panicked status) the host asks QMP for
   `dump-guest-memory` twice -- ELF (paging=false) and kdump-zlib -- then
   quits QEMU.  Returns a QemuDumpResult (paths `elf`, `kdump_zlib`).
+  A kernel without a pvpanic driver (Debian's arm64) boots with panic=0
+  instead, and the host stops it through QMP once the console shows the
+  end of panic()'s output (CONSOLE_PANIC_END).
 
 * `kdump(script, ...)` -- the real kdump path.  The guest boots with
   `crashkernel=`, its initramfs carries kexec (kexec-tools), the same
@@ -92,7 +95,16 @@ DEFAULT_MAKEDUMPFILE_OPTS = ("-c", "-d", "31")   # Debian kdump-tools' default
 # when qemu_fw_cfg loads; pvpanic-mmio drives `-device pvpanic` (ACPI
 # QEMU0001).  A tuple names alternatives, the first the kernel has wins:
 # before 5.12 the driver was pvpanic.
-QEMU_PATH_MODULES = ("qemu_fw_cfg", ("pvpanic-mmio", "pvpanic"))
+PVPANIC_MODULES = ("pvpanic-mmio", "pvpanic")
+QEMU_PATH_MODULES = ("qemu_fw_cfg", PVPANIC_MODULES)
+# A kernel with no pvpanic driver (Debian's arm64 kernels build none:
+# CONFIG_PVPANIC is not set) tells QEMU nothing at a panic.  Such a guest
+# boots with panic=0, so that its CPUs stay stopped in panic() instead of
+# rebooting, and the host takes the end of panic()'s output on the console
+# (after the panic notifiers: dti.ko's dump_on_panic print included) as
+# the moment to stop the machine and dump it.
+CONSOLE_PANIC_END = "---[ end Kernel panic"
+CONSOLE_PANIC_APPEND = "panic=0"
 # Capture kernel: the dump disk.
 CAPTURE_MODULES = ("virtio_pci", "virtio_blk")
 CAPTURE_CMDLINE = ("console=ttyS0 oops=panic panic=-1 loglevel=7 rdinit=/init "
@@ -497,14 +509,32 @@ def _wait_output(run_dir: Path, text: str, proc: subprocess.Popen,
         time.sleep(OUTPUT_POLL)
 
 
-def _wait_panicked(qmp: QMP, proc: subprocess.Popen, deadline: float) -> str:
-    """Wait until the guest panicked (pvpanic paused it); return how we knew.
+def has_pvpanic(kernel: Kernel) -> bool:
+    """True if `kernel` has a pvpanic driver (module or built in)."""
+    deps, builtin = _module_dep(kernel), _module_builtin(kernel)
+    return any(n.replace("-", "_") in deps or n.replace("-", "_") in builtin
+               for n in PVPANIC_MODULES)
+
+
+def _wait_panicked(qmp: QMP, proc: subprocess.Popen, deadline: float,
+                   console: Path | None = None) -> str:
+    """Wait until the guest panicked (pvpanic paused it, or with `console`,
+    the console log holds the end of panic()'s output: the machine is then
+    stopped through QMP); return how we knew.
 
     Raises TimeoutError past `deadline`, QMPError if QEMU went away."""
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError
+        if console is not None:
+            if CONSOLE_PANIC_END in _read(console):
+                qmp.execute("stop", timeout=QMP_CONNECT_TIMEOUT)
+                return f"console: {CONSOLE_PANIC_END!r}, machine stopped"
+            if proc.poll() is not None:
+                raise QMPError(f"QEMU exited with status {proc.returncode}")
+            time.sleep(OUTPUT_POLL)
+            continue
         ev = qmp.wait_event(["GUEST_PANICKED"], min(left, STATUS_POLL))
         if ev is not None:
             return f"GUEST_PANICKED {ev.get('data', {})}"
@@ -521,7 +551,8 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
                     extra_files: Mapping[str | os.PathLike, str] | None = None,
                     append: str = "", crash: str = CRASH_SYSRQ,
                     formats: Iterable[str] = ("elf", "kdump-zlib"),
-                    nmi_on: str | None = None, reboot: bool = False,
+                    nmi_on: str | None = None, stop_on: str | None = None,
+                    reboot: bool = False,
                     kernel: Kernel | None = None, build_dir: str | os.PathLike | None = None,
                     run_dir: str | os.PathLike | None = None,
                     guest: Guest | None = None,
@@ -540,6 +571,9 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
       kernel.unknown_nmi_panic=1 set by the script, that panics the guest
       with every CPU stopped in NMI context, in the middle of whatever it
       was doing); `crash` should then be "" or a wait.
+    stop_on: once the script's output holds this text, QMP `stop` halts
+      every vCPU wherever it is, and the machine is dumped as it stands,
+      with no panic (for a guest with no NMI to inject: arm64's virt).
     reboot: a guest reset boots it again in the same QEMU process, RAM
       kept, and the script runs again (as vm.run()'s reboot); the dump is
       taken at the first panic, whichever boot it comes in.
@@ -554,8 +588,11 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
     build_dir = Path(build_dir or initramfs.default_build_dir())
     run_dir = make_run_dir(build_dir, _guest_run_dir(guest, run_dir, build_dir), "qdump-")
     boot = _register(guest, run_dir, crash)
-    fw = kernel_modules(kernel, QEMU_PATH_MODULES)
-    base = initramfs.build_base(build_dir, [*fw, *modules], extra_files)
+    pvpanic = has_pvpanic(kernel)
+    fw = kernel_modules(kernel, QEMU_PATH_MODULES if pvpanic else QEMU_PATH_MODULES[:1])
+    if not pvpanic:
+        append = " ".join(filter(None, (append, CONSOLE_PANIC_APPEND)))
+    base = initramfs.build_base(build_dir, [*fw, *modules], extra_files, kernel=kernel)
     # The script's output reaches the port before the crash stops the guest.
     drain = f"{initramfs.DRAIN_OUTPUT}\n" if crash else ""
     initrd = write_initrd(run_dir, base, f"{_insmod_lines(fw)}{script}\n{drain}{crash}\n",
@@ -564,7 +601,8 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
     # The bzImage: a dump of a kernel placed by KASLR, as users' are.
     cmd = qemu_command(kernel, initrd, run_dir, smp=smp, mem=mem, append=append, kvm=False,
                        reboot=reboot, kaslr=True)
-    cmd += ["-device", "pvpanic", "-device", "vmcoreinfo", "-action", "panic=pause",
+    cmd += [*(["-device", "pvpanic", "-action", "panic=pause"] if pvpanic else []),
+            "-device", "vmcoreinfo",
             "-qmp", f"unix:{sock},server=on,wait=off", *qemu_args]
     (run_dir / "cmdline").write_text(" ".join(cmd) + "\n")
     res = QemuDumpResult(stdout="", console="", run_dir=run_dir, duration=0.0,
@@ -581,7 +619,13 @@ def _qemu_dump_once(script: str, *, smp: int = DEFAULT_SMP, mem: int = QEMU_DUMP
             _wait_output(run_dir, nmi_on, proc, t0 + timeout)
             qmp.execute("inject-nmi")
             res.timings["nmi"] = time.monotonic() - t0
-        how = _wait_panicked(qmp, proc, t0 + timeout)
+        if stop_on is not None:
+            _wait_output(run_dir, stop_on, proc, t0 + timeout)
+            qmp.execute("stop", timeout=QMP_CONNECT_TIMEOUT)
+            how = f"output: {stop_on!r}, machine stopped"
+        else:
+            how = _wait_panicked(qmp, proc, t0 + timeout,
+                                 None if pvpanic else run_dir / "console.log")
         res.timings["boot+crash"] = time.monotonic() - t0
         (run_dir / "panicked").write_text(how + "\n")
         for fmt in formats:
