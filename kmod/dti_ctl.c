@@ -480,6 +480,49 @@ int dti_ctl_release(const void *owner)
 }
 EXPORT_SYMBOL_GPL(dti_ctl_release);
 
+/*
+ * Arm @ch's halt trigger for @count records, or, with a @deadline, for
+ * the records whose timestamps are not after it (dti_ctl_halt_after_ns()).
+ * Context: any, NMI included; the RCU read lock held.
+ */
+static int dti_halt_arm(struct dti_channel *ch, unsigned long count, u64 deadline)
+{
+	int ctl, armed;
+	u32 gen;
+
+	/*
+	 * A new generation: what writers still hold of the last arming
+	 * (a place, a record being stored) no longer counts, and each
+	 * CPU's report starts again at its first record of this one.
+	 */
+	ctl = atomic_read(&ch->halt_ctl);
+	do {
+		if (dti_halt_state(ctl) != DTI_HALT_OFF)
+			return -EBUSY;
+		gen = (dti_halt_ctl_gen(ctl) + 1) & DTI_HALT_GEN_MASK;
+	} while (!atomic_try_cmpxchg(&ch->halt_ctl, &ctl,
+				     dti_halt_ctl(DTI_HALT_ARMING,
+						  dti_halt_level(ctl), gen)));
+	atomic64_set(&ch->halt_pending, DTI_HALT_WORD(gen, count));
+	atomic64_set(&ch->halt_places, DTI_HALT_WORD(gen, count));
+	WRITE_ONCE(ch->halt_deadline, deadline);
+	/*
+	 * Armed, at the level a level change made meanwhile, if one did
+	 * (it leaves an arming under way alone: this arming comes after
+	 * it).  Nothing else changes halt_ctl while it says ARMING.  Fully
+	 * ordered, so a release of the counts and the deadline above:
+	 * pairs with the atomic_read_acquire() in __dti_store(), a writer
+	 * that sees the trigger armed sees its counts and its deadline.
+	 */
+	ctl = atomic_read(&ch->halt_ctl);
+	do {
+		armed = dti_halt_ctl(DTI_HALT_ARMED, dti_halt_level(ctl), gen);
+	} while (!atomic_try_cmpxchg(&ch->halt_ctl, &ctl, armed));
+	if (!count)
+		dti_halt_fire(ch, gen);
+	return 0;
+}
+
 /**
  * dti_ctl_halt_after - switch a channel off after exactly @count more records
  * @name: channel name
@@ -514,54 +557,63 @@ EXPORT_SYMBOL_GPL(dti_ctl_release);
 int dti_ctl_halt_after(const char *name, unsigned long count)
 {
 	struct dti_channel *ch;
-	int ctl, armed, ret = 0;
-	u32 gen;
+	int ret;
 
 	BUILD_BUG_ON(DTI_HALT_COUNT_MAX != (1ULL << DTI_HALT_GEN_SHIFT) - 1);
 	if (!name || count > DTI_HALT_COUNT_MAX)
 		return -EINVAL;
 	rcu_read_lock();
 	ch = dti_find_visible(name);
-	if (!ch) {
-		ret = -ENOENT;
-		goto out_unlock;
-	}
-	/*
-	 * A new generation: what writers still hold of the last arming
-	 * (a place, a record being stored) no longer counts, and each
-	 * CPU's report starts again at its first record of this one.
-	 */
-	ctl = atomic_read(&ch->halt_ctl);
-	do {
-		if (dti_halt_state(ctl) != DTI_HALT_OFF) {
-			ret = -EBUSY;
-			goto out_unlock;
-		}
-		gen = (dti_halt_ctl_gen(ctl) + 1) & DTI_HALT_GEN_MASK;
-	} while (!atomic_try_cmpxchg(&ch->halt_ctl, &ctl,
-				     dti_halt_ctl(DTI_HALT_ARMING,
-						  dti_halt_level(ctl), gen)));
-	atomic64_set(&ch->halt_pending, DTI_HALT_WORD(gen, count));
-	atomic64_set(&ch->halt_places, DTI_HALT_WORD(gen, count));
-	/*
-	 * Armed, at the level a level change made meanwhile, if one did
-	 * (it leaves an arming under way alone: this arming comes after
-	 * it).  Nothing else changes halt_ctl while it says ARMING.  Fully
-	 * ordered, so a release of the counts above: pairs with the
-	 * atomic_read_acquire() in __dti_store(), a writer that sees the
-	 * trigger armed sees its counts.
-	 */
-	ctl = atomic_read(&ch->halt_ctl);
-	do {
-		armed = dti_halt_ctl(DTI_HALT_ARMED, dti_halt_level(ctl), gen);
-	} while (!atomic_try_cmpxchg(&ch->halt_ctl, &ctl, armed));
-	if (!count)
-		dti_halt_fire(ch, gen);
-out_unlock:
+	ret = ch ? dti_halt_arm(ch, count, 0) : -ENOENT;
 	rcu_read_unlock();
 	return ret;
 }
 EXPORT_SYMBOL_GPL(dti_ctl_halt_after);
+
+/**
+ * dti_ctl_halt_after_ns - switch a channel off @ns nanoseconds from now
+ * @name: channel name
+ * @ns: how long the channel goes on storing, in nanoseconds
+ *
+ * Arms the channel's halt trigger by time: its deadline is the channel's
+ * clock (the records' timestamps, ktime_get_mono_fast_ns()) now, plus
+ * @ns.  From then on a record whose timestamp is after the deadline is
+ * refused and counted as halted, on whichever CPU it is written, and
+ * the first such record switches the channel off (dti.level_change,
+ * source "trigger"); a record whose timestamp is not after it is stored
+ * as any other, even on a CPU that stores it after another CPU's record
+ * switched the channel off.  So the records kept after the arming are
+ * exactly those whose timestamps fall within @ns of it: a writer checks
+ * the level before it takes its record's timestamp, so a record refused
+ * by the level turned off has a timestamp later than the record that
+ * turned it off.  A record replayed from a pending store keeps its own
+ * (earlier) timestamp and is stored.  Until a record comes after the
+ * deadline the level stays as it is: the channel's info file shows the
+ * deadline (halt_deadline_ns).  Everything else, the records'
+ * report by CPU (dti_ctl_trigger_cpu()), the end by a level change and
+ * -EBUSY, is as for dti_ctl_halt_after().
+ *
+ * Context: any, NMI included; a probe handler of the channel's own
+ * records (dti.record) may call it.
+ * Return: 0, -EINVAL for a bad argument (a deadline past the clock's
+ * range), -ENOENT if there is no such channel, -EBUSY if its trigger is
+ * armed already.
+ */
+int dti_ctl_halt_after_ns(const char *name, u64 ns)
+{
+	struct dti_channel *ch;
+	u64 now = ktime_get_mono_fast_ns();
+	int ret;
+
+	if (!name || ns > U64_MAX - now)
+		return -EINVAL;
+	rcu_read_lock();
+	ch = dti_find_visible(name);
+	ret = ch ? dti_halt_arm(ch, DTI_HALT_COUNT_MAX, now + ns) : -ENOENT;
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_GPL(dti_ctl_halt_after_ns);
 
 /**
  * dti_ctl_set_ordered - store a channel's records in one order for all CPUs

@@ -329,6 +329,9 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	seq_printf(m, "\nstopped: %s\n", dti_stop_reason_name(reason));
 	if (reason)
 		seq_printf(m, "stopped_ns: %llu\n", READ_ONCE(ch->stop_ns));
+	if (dti_halt_state(atomic_read(&ch->halt_ctl)) == DTI_HALT_ARMED &&
+	    READ_ONCE(ch->halt_deadline))
+		seq_printf(m, "halt_deadline_ns: %llu\n", READ_ONCE(ch->halt_deadline));
 	if (p) {
 		dti_pending_lock(ch->info, &flags);
 		used = p->used;

@@ -306,6 +306,10 @@ struct dti_read_pos {
  *		that are not stored yet; the writer that stores the last
  *		switches the channel off.  A record counts toward the arming
  *		it took its place from, never toward a later one.
+ * @halt_deadline: for an arming by time (dti_ctl_halt_after_ns()), the
+ *		timestamp after which no record is stored, 0 for one by
+ *		count; written before the arming's release of @halt_ctl,
+ *		read after a writer's acquire of it
  * @trigger:	per CPU, the records the trigger let through
  * @read_pos:	per CPU, where the reader of its trace file stopped
  * @ordered:	stores take @order_lock and their timestamp under it
@@ -349,6 +353,7 @@ struct dti_channel {
 	atomic_t halt_ctl;
 	atomic64_t halt_places;
 	atomic64_t halt_pending;
+	u64 halt_deadline;
 	struct dti_trigger_cpu __percpu *trigger;
 	struct dti_read_pos __percpu *read_pos;
 	bool ordered;

@@ -687,6 +687,23 @@ static void dti_halt_account(struct dti_channel *ch, u32 gen, u64 seq)
 		dti_halt_fire(ch, gen);
 }
 
+/*
+ * Whether a record comes after the deadline of a trigger armed by time
+ * (dti_ctl_halt_after_ns()).  Read after the writer's acquire of
+ * @ch->halt_ctl that saw the trigger armed, which pairs with the
+ * arming's release.  A writer whose place came from an arming that has
+ * ended since (only a level change ends one, before another is armed)
+ * may read the next arming's deadline: its record counts toward
+ * neither arming, and is stored, or refused as halted, by that one.
+ */
+static __always_inline bool dti_halt_past(struct dti_channel *ch,
+					  const struct dti_meta *meta)
+{
+	u64 deadline = READ_ONCE(ch->halt_deadline);
+
+	return deadline && meta->ts_ns > deadline;
+}
+
 /**
  * dti_ring_switch - start the next sub-buffer of a persistent ring
  * @buf: the ring, one of dti_persist.c's
@@ -1127,6 +1144,11 @@ static __always_inline void *__dti_store(struct dti_channel *ch,
 		halt = dti_halt_take(ch);
 		if (!halt)
 			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
+		if (unlikely(dti_halt_past(ch, meta))) {
+			dti_halt_untake(ch, halt - 1);
+			dti_halt_fire(ch, halt - 1);
+			return dti_lose(info, ch, meta, len, DTI_LOSS_HALTED);
+		}
 	}
 	/* One reservation at a time in a context: commits find it by CPU. */
 	if (unlikely(!payload) && dti_reservation_slot()->payload) {

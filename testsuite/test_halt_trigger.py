@@ -26,7 +26,7 @@ import re
 
 import pytest
 
-from dtirec import accounting_errors, parse_kv, parse_merged_ts, parse_stats
+from dtirec import LOSS_COUNTERS, accounting_errors, parse_kv, parse_merged_ts, parse_stats
 from guestlib import PRELUDE, WARM, start_stap
 from test_tapset_guest import wait_exit
 
@@ -273,3 +273,63 @@ def test_firing_on_a_destroyed_channel_leaves_it_destroyed(dti_guest):
     assert out(res, "s", "merged").splitlines() == [f"again {i}" for i in range(3)]
     st = parse_stats(out(res, "s", "stats"))
     assert st["total"]["halted"] == 0, st
+
+
+# A freeze by time (dti_ctl_halt_after_ns()): dti_test's bgflood writers
+# (a kthread, a timer and an hrtimer on every CPU) log into an 8 MiB
+# channel, which holds the whole window; FREEZE_NS after the arming the
+# channel stores nothing more.
+FREEZE_NS = 200_000_000
+
+
+def test_freeze_by_time_keeps_exactly_the_window(dti_guest):
+    """Every CPU floods from three contexts; 0.2 s after dti_ctl_halt_after_ns()
+    armed it, the channel stops: the deadline in its info file is the
+    arming's time plus 0.2 s; no record stored has a timestamp after it;
+    every CPU stored records in the window's last tenth; on every CPU
+    the records from the window's start on are gap-free, and every
+    sequence number after that CPU's last record belongs to a record
+    refused as halted (the stats count nothing else), so no record within
+    the window was refused, on any CPU; the channel is off, and a level
+    change starts it again."""
+    res = dti_guest.run(PRELUDE + f"""
+        ctl register ft 8388608 7
+        ctl bgflood ft
+        sleep 1
+        ctl ctl_halt_ns ft {FREEZE_NS}
+        cat $T > /out/arm
+        cat $D/ft/info > /out/info_armed
+        sleep 1
+        ctl bgstop
+        cat $D/ft/merged-ts > /out/merged
+        cat $D/ft/stats > /out/stats
+        cat $D/ft/level > /out/level
+        echo 7 > $D/ft/level
+        ctl printk ft 3 1 0 process again
+        cat $D/ft/info > /out/info_after
+        tail -n 1 $D/ft/merged > /out/last
+    """, smp=2, timeout=300).check()
+    arm = parse_kv(out(res, "arm"))
+    assert arm["ret"] == "0", arm
+    deadline = int(parse_kv(out(res, "info_armed"))["halt_deadline_ns"])
+    start = deadline - FREEZE_NS
+    assert int(arm["before"]) <= start, (arm, deadline)
+    recs = parse_merged_ts(out(res, "merged"))
+    st = parse_stats(out(res, "stats"))
+    assert not accounting_errors(st)
+    late = [r for r in recs if r.ts_ns > deadline]
+    assert not late, ("records stored after the deadline", deadline, late[:5])
+    assert out(res, "level") == "-1\n", "the channel was not switched off"
+    for cpu in range(2):
+        mine = sorted(r.seq for r in recs if r.cpu == cpu and r.ts_ns > start)
+        assert mine, (cpu, "no record in the window")
+        tail = [r for r in recs if r.cpu == cpu and r.ts_ns > deadline - FREEZE_NS // 10]
+        assert tail, (cpu, "no record in the window's last tenth")
+        assert mine == list(range(mine[0], mine[-1] + 1)), (cpu, "a gap in the window")
+        s = st[str(cpu)]
+        assert s["halted"] > 0, (cpu, s)
+        other = {k: s[k] for k in LOSS_COUNTERS if k != "halted" and s[k]}
+        assert not other, (cpu, other)
+        assert s["next_seq"] == mine[-1] + 1 + s["halted"], (cpu, mine[-1], s)
+    assert "halt_deadline_ns" not in out(res, "info_after"), "a level change left the trigger armed"
+    assert out(res, "last").strip() == "again 0"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from dtirec import accounting_errors, parse_stats, parse_stream
+from dtirec import accounting_errors, parse_kv, parse_merged_ts, parse_stats, parse_stream
 from guestlib import PRELUDE, PRELUDE_FUNCS, STOP, WARM, start_stap
 from harness.stap import staprun_cmd
 
@@ -424,6 +424,45 @@ def test_dti_freeze(tapset_guest, stap, after):
     assert re.search(rf"FROZEN channel=fz after={after} ", out), out
 
 
+def test_dti_freeze_by_time(tapset_guest, stap):
+    """dti_freeze fz FAULT 2000ms: the channel keeps what was logged within
+    2 s of the match and refuses what came after (counted as halted),
+    every record stored has a timestamp at or before the deadline the
+    info file shows, which is 2 s after the match's at least, the channel
+    is off, and the summary says after=2000ms."""
+    mod = compile_for_test(stap, SCRIPTS / "dti_freeze.stp", "dti_freeze_time",
+                           args=["fz", "FAULT", "2000ms"])
+    script = PRELUDE + """
+        ctl register fz 65536 7
+        ctl printk fz 5 10 0 process pre
+    """ + start_stap(mod, "/out/freeze.txt", ready="dti_freeze: channel") + """
+        ctl printk fz 6 1 0 process FAULT
+        ctl printk fz 5 20 0 process in
+        sleep 4
+        ctl printk fz 5 5 0 process late
+    """ + wait_exit(100) + """
+        snap fz s
+        dti read -F ts fz > /out/read
+    """
+    res = tapset_guest.run(script, smp=2, extra_files=stap.guest_files(mod)).check()
+    out = (res.outdir / "freeze.txt").read_text()
+    assert "keeping 2000 ms more" in out, out
+    assert re.search(r"FROZEN channel=fz after=2000ms records=20$", out, re.M), out
+    merged = (res.outdir / "s" / "merged").read_text().splitlines()
+    assert merged == [f"pre {i}" for i in range(10)] + ["FAULT 0"] + \
+        [f"in {i}" for i in range(20)], merged
+    assert (res.outdir / "s" / "level").read_text() == "-1\n"
+    info = parse_kv((res.outdir / "s" / "info").read_text())
+    deadline = int(info["halt_deadline_ns"])
+    recs = parse_merged_ts((res.outdir / "s" / "merged-ts").read_text())
+    match = next(r for r in recs if r.text == "FAULT 0")
+    assert deadline - match.ts_ns >= 2_000_000_000, (deadline, match)
+    assert max(r.ts_ns for r in recs) <= deadline
+    st = parse_stats((res.outdir / "s" / "stats").read_text())
+    assert st["total"]["halted"] == 1 and st["total"]["filtered"] == 4, st
+    assert not accounting_errors(st)
+
+
 def test_dti_freeze_usage_and_interrupt(tapset_guest, stap):
     """Run without its arguments, or with an AFTER that is not a number,
     dti_freeze stops with its usage.  Interrupted after a match and before
@@ -452,7 +491,7 @@ def test_dti_freeze_usage_and_interrupt(tapset_guest, stap):
     """
     res = tapset_guest.run(script, smp=2, extra_files=files).check()
     for name, why in (("usage", "CHANNEL and REGEX are needed"),
-                      ("bad", 'AFTER is a number of records, not "ten"')):
+                      ("bad", 'AFTER is a number of records or of milliseconds ("250ms"), not "ten"')):
         err = (res.outdir / f"{name}.err").read_text()
         assert (res.outdir / f"{name}.rc").read_text().strip() != "0", err
         assert f"dti_freeze: {why}" in err and \

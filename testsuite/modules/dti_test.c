@@ -45,6 +45,9 @@
  *   ctl_get NAME                          dti_ctl_get_level() -> "level=N"
  *   ctl_release                           dti_ctl_release() -> "released=N"
  *   ctl_halt NAME COUNT                   dti_ctl_halt_after()
+ *   ctl_halt_ns NAME NS                   dti_ctl_halt_after_ns() -> "ret=R
+ *                                         before=T" (T: the channel's clock
+ *                                         just before the call)
  *   badlen NAME LEN                       dti_event_raw(), dti_reserve_raw()
  *                                         and dti_ctl_log() with lengths
  *                                         SIZE_MAX, (size_t)-EINVAL,
@@ -3011,6 +3014,18 @@ static int dtt_execute(char **argv, int argc)
 		ret = kstrtouint(argv[2], 0, &count);
 		return ret ? ret : dti_ctl_halt_after(dtt_name_arg(argv[1]),
 						      count);
+	}
+	if (!strcmp(argv[0], "ctl_halt_ns") && argc == 3) {
+		u64 ns, before;
+
+		ret = kstrtou64(argv[2], 0, &ns);
+		if (ret)
+			return ret;
+		before = ktime_get_mono_fast_ns();
+		ret = dti_ctl_halt_after_ns(dtt_name_arg(argv[1]), ns);
+		scnprintf(dtt_result, sizeof(dtt_result), "ret=%d before=%llu\n",
+			  ret, before);
+		return ret;
 	}
 	if (!strcmp(argv[0], "ctl_get") && argc == 2) {
 		ret = dti_ctl_get_level(dtt_name_arg(argv[1]), &level);

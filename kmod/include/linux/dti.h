@@ -268,6 +268,7 @@ int dti_ctl_release(const void *owner);
 /* The largest count dti_ctl_halt_after() takes: 2^48 - 1 records */
 #define DTI_HALT_COUNT_MAX	((1ULL << 48) - 1)
 int dti_ctl_halt_after(const char *name, unsigned long count);
+int dti_ctl_halt_after_ns(const char *name, u64 ns);
 int dti_ctl_trigger_cpu(const char *name, unsigned int cpu, u64 *first_seq,
 			u64 *last_seq, u64 *records);
 long dti_ctl_trigger_left(const char *name);
