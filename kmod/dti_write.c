@@ -1689,6 +1689,42 @@ out:
 }
 EXPORT_SYMBOL_GPL(dti_printk_raw);
 
+/**
+ * dti_ratelimit - whether a rate-limited call site may store a record now
+ * @rs: the call site's rate limit
+ * @missed: set to the records refused since the last one let through,
+ *	    when this one is (0 if none), else left alone
+ *
+ * A window of @rs->interval jiffies lets @rs->burst records through;
+ * the first call after it ends starts the next.  Lock-free: the window
+ * is begun by one atomic_long_try_cmpxchg() on @rs->begin (of CPUs that
+ * find it ended at once, one begins it), its places are taken with
+ * atomic_dec_if_positive(), so a window lets through at most @rs->burst
+ * records on all CPUs together, save those that took a place of the old
+ * window while the new one was begun.
+ *
+ * Context: any, NMI included.
+ * Return: true if the record may be stored.
+ */
+bool dti_ratelimit(struct dti_ratelimit *rs, int *missed)
+{
+	unsigned long now = jiffies;
+	long begin = atomic_long_read(&rs->begin);
+
+	if (!rs->interval)
+		return true;
+	if ((!begin || time_after(now, (unsigned long)begin + rs->interval)) &&
+	    atomic_long_try_cmpxchg(&rs->begin, &begin, now ? now : 1))
+		atomic_set(&rs->left, rs->burst);
+	if (atomic_dec_if_positive(&rs->left) < 0) {
+		atomic_inc(&rs->missed);
+		return false;
+	}
+	*missed = atomic_xchg(&rs->missed, 0);
+	return true;
+}
+EXPORT_SYMBOL_GPL(dti_ratelimit);
+
 /* dti_write_record(), inlined into the exported writers. */
 static __always_inline int __dti_write_record(struct dti_info *info,
 					      int level, u8 flags,

@@ -45,6 +45,12 @@
  *   ctl_get NAME                          dti_ctl_get_level() -> "level=N"
  *   ctl_release                           dti_ctl_release() -> "released=N"
  *   ctl_halt NAME COUNT                   dti_ctl_halt_after()
+ *   ratelimited NAME LEVEL COUNT          COUNT records "rl <i>" through
+ *                                         __dti_printk_ratelimited()
+ *   ratelimit_rs NAME LEVEL COUNT         the same through __dti_printk_rs()
+ *                                         with a limit of 10 a second
+ *   devprintk NAME LEVEL                  "probed 7" by __dev_dti_printk()
+ *                                         for platform device dti_test_dev.3
  *   ctl_halt_ns NAME NS                   dti_ctl_halt_after_ns() -> "ret=R
  *                                         before=T" (T: the channel's clock
  *                                         just before the call)
@@ -227,6 +233,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/platform_device.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/timer.h>
@@ -1966,6 +1973,49 @@ static int dtt_haltin_pre(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
+/* ratelimit_rs's own rate limit: 10 records a second */
+static DEFINE_DTI_RATELIMIT(dtt_rs, HZ, 10);
+
+/*
+ * COUNT records "rl <i>" through __dti_printk_ratelimited() (one call
+ * site, printk_ratelimited()'s 10 each 5 seconds) or, with @own,
+ * through __dti_printk_rs() with dtt_rs.
+ */
+static int dtt_cmd_ratelimited(struct dtt_channel *c, int level,
+			       unsigned int count, bool own)
+{
+	unsigned int i;
+	int ret;
+
+	if (!c->trace)
+		return -EINVAL;
+	for (i = 0; i < count; i++) {
+		if (own)
+			ret = __dti_printk_rs(c->trace, &dtt_rs, level, "rl %u\n", i);
+		else
+			ret = __dti_printk_ratelimited(c->trace, level, "rl %u\n", i);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* One record "probed 7" through __dev_dti_printk() for a platform device. */
+static int dtt_cmd_devprintk(struct dtt_channel *c, int level)
+{
+	struct platform_device *pdev;
+	int ret;
+
+	if (!c->trace)
+		return -EINVAL;
+	pdev = platform_device_register_simple("dti_test_dev", 3, NULL, 0);
+	if (IS_ERR(pdev))
+		return PTR_ERR(pdev);
+	ret = __dev_dti_printk(c->trace, level, &pdev->dev, "probed %d\n", 7);
+	platform_device_unregister(pdev);
+	return ret;
+}
+
 static int dtt_cmd_haltin(struct dtt_channel *c, int level)
 {
 	struct kprobe kp = {
@@ -3120,6 +3170,14 @@ static int dtt_execute(char **argv, int argc)
 		return dti_set_level(c->trace, level);
 	if (!strcmp(argv[0], "haltin") && argc == 3)
 		return dtt_cmd_haltin(c, level);
+	if ((!strcmp(argv[0], "ratelimited") || !strcmp(argv[0], "ratelimit_rs")) &&
+	    argc == 4) {
+		ret = kstrtouint(argv[3], 0, &count);
+		return ret ? ret : dtt_cmd_ratelimited(c, level, count,
+						       !strcmp(argv[0], "ratelimit_rs"));
+	}
+	if (!strcmp(argv[0], "devprintk") && argc == 3)
+		return dtt_cmd_devprintk(c, level);
 	if (!strcmp(argv[0], "s390_level") && argc == 3) {
 		debug_set_level(c->trace, level);
 		return 0;

@@ -20,8 +20,10 @@
 #ifndef _LINUX_DTI_H
 #define _LINUX_DTI_H
 
+#include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/compiler.h>
+#include <linux/jiffies.h>
 #include <linux/jump_label.h>
 #include <linux/llist.h>
 #include <linux/percpu.h>
@@ -406,6 +408,111 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 })
 
 /**
+ * struct dti_ratelimit - how often a logging call site may store
+ * @begin:	jiffies at which the current window began, 0 before the first
+ * @left:	records the current window still lets through
+ * @missed:	records refused since the last one let through
+ * @interval:	length of a window, in jiffies
+ * @burst:	records a window lets through
+ *
+ * One per call site of dti_printk_ratelimited() (DEFINE_DTI_RATELIMIT()
+ * for a state of one's own), changed with atomic operations only, so
+ * that a rate-limited call may come from any context, NMI included.
+ */
+struct dti_ratelimit {
+	atomic_long_t begin;
+	atomic_t left;
+	atomic_t missed;
+	unsigned int interval;
+	unsigned int burst;
+};
+
+/* As printk_ratelimited()'s defaults: 10 records each 5 seconds */
+#define DTI_RATELIMIT_INTERVAL	(5 * HZ)
+#define DTI_RATELIMIT_BURST	10
+
+/* The first call begins the first window (@begin 0), filling @left. */
+#define DTI_RATELIMIT_INIT(interval_jiffies, nr_burst) {		\
+	.begin = ATOMIC_LONG_INIT(0),					\
+	.left = ATOMIC_INIT(0),						\
+	.missed = ATOMIC_INIT(0),					\
+	.interval = (interval_jiffies),					\
+	.burst = (nr_burst),						\
+}
+
+/**
+ * DEFINE_DTI_RATELIMIT - define a rate limit for dti_printk_rs()
+ * @name: variable name
+ * @interval_jiffies: length of a window, in jiffies
+ * @nr_burst: records stored in each window
+ */
+#define DEFINE_DTI_RATELIMIT(name, interval_jiffies, nr_burst)		\
+	struct dti_ratelimit name = DTI_RATELIMIT_INIT(interval_jiffies, nr_burst)
+
+bool dti_ratelimit(struct dti_ratelimit *rs, int *missed);
+
+/**
+ * __dti_printk_rs - log a text record unless @rs refuses it
+ * @trace: channel
+ * @rs: rate limit (struct dti_ratelimit)
+ * @level: record level
+ * @fmt: printf format; the arguments are evaluated only if stored
+ *
+ * The rate limit is consulted only for a record the level lets through,
+ * so a filtered call costs what __dti_printk() costs.  The first record
+ * a window lets through after others were refused is preceded by a
+ * record, at the same level, that says how many were
+ * ("dti: N records suppressed by a rate limit").
+ *
+ * Return: as __dti_printk(); 0 for a record the rate limit refused.
+ */
+#define __dti_printk_rs(trace, rs, level, fmt, ...)			\
+({									\
+	struct dti_info *__dti_rt = (trace);				\
+	int __dti_rl = (level), __dti_missed = 0, __dti_ret = 0;	\
+	if (dti_enabled(__dti_rt, __dti_rl) &&				\
+	    dti_ratelimit((rs), &__dti_missed)) {			\
+		if (unlikely(__dti_missed))				\
+			dti_printk_raw(__dti_rt, __dti_rl,		\
+				       "dti: %d records suppressed by a rate limit\n", \
+				       __dti_missed);			\
+		__dti_ret = __dti_call(dti_printk_raw(__dti_rt, __dti_rl, \
+						      fmt, ##__VA_ARGS__)); \
+	}								\
+	__dti_ret;							\
+})
+
+/**
+ * __dti_printk_ratelimited - __dti_printk(), at most DTI_RATELIMIT_BURST
+ *	records each DTI_RATELIMIT_INTERVAL from this call site
+ * @trace: channel
+ * @level: record level
+ * @fmt: printf format
+ *
+ * As printk_ratelimited(), with a rate limit of the call site's own; see
+ * __dti_printk_rs().  Context: any, NMI included.
+ */
+#define __dti_printk_ratelimited(trace, level, fmt, ...)		\
+({									\
+	static struct dti_ratelimit __dti_rs =				\
+		DTI_RATELIMIT_INIT(DTI_RATELIMIT_INTERVAL, DTI_RATELIMIT_BURST); \
+	__dti_printk_rs(trace, &__dti_rs, level, fmt, ##__VA_ARGS__);	\
+})
+
+/*
+ * Records that name a device first, as dev_printk() does ("DRIVER
+ * DEVICE: "): dev_driver_string() and dev_name() are evaluated only if
+ * the record is stored.  <linux/device.h> is the caller's.
+ */
+#define __dev_dti_printk(trace, level, dev, fmt, ...)			\
+({									\
+	const struct device *__dti_dev = (dev);				\
+	__dti_printk(trace, level, "%s %s: " fmt,			\
+		     dev_driver_string(__dti_dev), dev_name(__dti_dev),	\
+		     ##__VA_ARGS__);					\
+})
+
+/**
  * __dti_event - log a binary record
  * @trace: channel
  * @level: record level
@@ -622,6 +729,20 @@ static __always_inline bool dti_enabled(struct dti_info *trace, int level)
 	__dti_commit(&(handle).info, data)
 #define dti_log_event(handle, level, ev, ...) \
 	__dti_log_event(&(handle).info, level, ev, ##__VA_ARGS__)
+#define dti_printk_ratelimited(handle, level, fmt, ...) \
+	__dti_printk_ratelimited(&(handle).info, level, fmt, ##__VA_ARGS__)
+#define dti_printk_rs(handle, rs, level, fmt, ...) \
+	__dti_printk_rs(&(handle).info, rs, level, fmt, ##__VA_ARGS__)
+#define dev_dti_printk(handle, level, dev, fmt, ...) \
+	__dev_dti_printk(&(handle).info, level, dev, fmt, ##__VA_ARGS__)
+#define dev_dti_err(handle, dev, fmt, ...) \
+	dev_dti_printk(handle, DTI_LEVEL_ERR, dev, fmt, ##__VA_ARGS__)
+#define dev_dti_warn(handle, dev, fmt, ...) \
+	dev_dti_printk(handle, DTI_LEVEL_WARNING, dev, fmt, ##__VA_ARGS__)
+#define dev_dti_info(handle, dev, fmt, ...) \
+	dev_dti_printk(handle, DTI_LEVEL_INFO, dev, fmt, ##__VA_ARGS__)
+#define dev_dti_dbg(handle, dev, fmt, ...) \
+	dev_dti_printk(handle, DTI_LEVEL_DEBUG, dev, fmt, ##__VA_ARGS__)
 #define dti_exception(handle, level, fmt, ...) \
 	__dti_exception(&(handle).info, level, fmt, ##__VA_ARGS__)
 #define dti_exception_all(handle, level, fmt, ...) \
