@@ -218,10 +218,6 @@ def stap(kernel, build_dir, modules):
     from harness.stap import Stap, stap_unusable
     if not shutil.which("stap"):
         pytest.skip("stap not installed: apt-get install systemtap")
-    if kernel.foreign:
-        pytest.skip(f"SystemTap on {kernel.arch} guests is not there yet: its modules "
-                    f"need stap -a {kernel.arch} cross-built and the guest its staprun "
-                    "(issue 54)")
     dti_ko = next((m for m in modules if m.name == "dti.ko"), None)
     s = Stap(kernel, build_dir, dti_ko)
     why = stap_unusable(s)

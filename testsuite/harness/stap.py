@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Iterable
 
 from . import initramfs
-from .kernel import Kernel
+from .kernel import CROSS, Kernel
 
 REPO = Path(__file__).resolve().parent.parent.parent
 DTI_STAP = REPO / "scripts" / "dti-stap"
@@ -174,6 +174,9 @@ class Stap:
 
     def command(self, *args: str) -> list[str]:
         kbuild = [f"-B{v}" for v in self.kernel.kbuild_vars]
+        if self.kernel.foreign:
+            # cross-compiled: stap's own -a, and Kbuild's ARCH and CROSS_COMPILE
+            kbuild = ["-a", CROSS[self.kernel.arch][1], *kbuild]
         return [str(DTI_STAP), "-r", self.kernel.stap_target, *kbuild, *args]
 
     def elaborate(self, script: str | os.PathLike, *opts: str,
@@ -245,7 +248,11 @@ class Stap:
 
     def guest_files(self, *mods: Compiled) -> dict[str, str]:
         """extra_files for Guest.run(): staprun, stapio and the modules in /stap/."""
-        files: dict[str, str] = dict(initramfs.systemtap_runtime_files())
+        if self.kernel.foreign:
+            from . import userland
+            files: dict[str, str] = userland.systemtap_runtime_files(self.kernel.arch)
+        else:
+            files = dict(initramfs.systemtap_runtime_files())
         for m in mods:
             files[str(m.ko)] = m.guest_path
         return files

@@ -43,20 +43,29 @@ SYSROOT_PACKAGES = ("libdw-dev", "libdw1", "libelf-dev", "libelf1", "libkdumpfil
                     "liblzo2-2", "libsnappy1v5")
 
 
+# SystemTap's runtime for the guest (staprun and stapio, which the guest
+# runs a compiled script's module with) and the libraries staprun links,
+# the C++ ones included, as the arm64 packages of Debian 12 have them
+STAP_PACKAGES = ("systemtap-runtime", "libnss3", "libnspr4", "libsqlite3-0", "libstdc++6",
+                 "libgcc-s1", "libelf1", "zlib1g")
+
+
 class UserlandError(RuntimeError):
     """The foreign user space cannot be made."""
 
 
-def sysroot(arch: str) -> Path:
-    """The sysroot of SYSROOT_PACKAGES for `arch`, unpacked once."""
-    root = cache_dir("DTI_KERNELS_CACHE", "kernels") / f"userland-{arch}-sysroot"
+def sysroot(arch: str, name: str = "sysroot",
+            packages: tuple[str, ...] = SYSROOT_PACKAGES) -> Path:
+    """The sysroot of `packages` (SYSROOT_PACKAGES) for `arch`, unpacked
+    once into userland-ARCH-NAME/."""
+    root = cache_dir("DTI_KERNELS_CACHE", "kernels") / f"userland-{arch}-{name}"
     stamp = root / ".dti-ready"
-    if stamp.is_file():
+    if stamp.is_file() and stamp.read_text() == " ".join(packages) + "\n":
         return root
     shutil.rmtree(root, ignore_errors=True)
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
-        pkgs = [f"{p}:{arch}" for p in SYSROOT_PACKAGES]
+        pkgs = [f"{p}:{arch}" for p in packages]
         r = subprocess.run(["apt-get", "download", "-q", *pkgs], cwd=tmp,
                            capture_output=True, text=True)
         if r.returncode != 0:
@@ -64,14 +73,20 @@ def sysroot(arch: str) -> Path:
                                 f"--add-architecture {arch}? apt-get update?):\n{r.stderr}")
         for deb in sorted(Path(tmp).glob("*.deb")):
             subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
-    stamp.write_text(" ".join(SYSROOT_PACKAGES) + "\n")
+    stamp.write_text(" ".join(packages) + "\n")
     return root
 
 
-def _lib_dirs(arch: str) -> list[Path]:
+def _lib_dirs(arch: str, extra: Path | None = None) -> list[Path]:
     triplet, _, libc, _ = CROSS_USERLAND[arch]
     root = sysroot(arch)
-    return [root / "usr/lib" / triplet, root / "lib" / triplet, libc]
+    dirs = [root / "usr/lib" / triplet, root / "lib" / triplet]
+    stap = cache_dir("DTI_KERNELS_CACHE", "kernels") / f"userland-{arch}-stap"
+    if extra is None and (stap / ".dti-ready").is_file():
+        extra = stap            # systemtap_runtime_files()'s, once unpacked
+    if extra is not None:
+        dirs += [extra / "usr/lib" / triplet, extra / "lib" / triplet]
+    return dirs + [libc]
 
 
 def build_dti(arch: str) -> Path:
@@ -106,9 +121,10 @@ def _needed(path: Path) -> list[str]:
 
 
 @functools.lru_cache(maxsize=None)
-def _guest_libs(arch: str, path: str, size: int, mtime: int) -> tuple[tuple[str, str], ...]:
+def _guest_libs(arch: str, path: str, size: int, mtime: int,
+                extra: str | None = None) -> tuple[tuple[str, str], ...]:
     triplet, _, _, loader = CROSS_USERLAND[arch]
-    dirs = _lib_dirs(arch)
+    dirs = _lib_dirs(arch, Path(extra) if extra else None)
     found: dict[str, str] = {}
     todo = [Path(path)]
     while todo:
@@ -127,11 +143,30 @@ def _guest_libs(arch: str, path: str, size: int, mtime: int) -> tuple[tuple[str,
     return tuple(pairs)
 
 
-def guest_libs(arch: str, path: str | os.PathLike) -> list[tuple[str, str]]:
+def guest_libs(arch: str, path: str | os.PathLike,
+               extra: Path | None = None) -> list[tuple[str, str]]:
     """(host path, guest path) of the libraries and the loader that `arch`
-    ELF file `path` needs."""
+    ELF file `path` needs, looked for in the sysroot, then in the unpacked
+    packages `extra`, then in the cross C library."""
     st = Path(path).stat()
-    return list(_guest_libs(arch, str(path), st.st_size, st.st_mtime_ns))
+    return list(_guest_libs(arch, str(path), st.st_size, st.st_mtime_ns,
+                            str(extra) if extra else None))
+
+
+def systemtap_runtime_files(arch: str) -> dict[str, str]:
+    """{host: guest} for an `arch` guest's staprun and stapio (where
+    staprun execs it): Debian's systemtap-runtime of that architecture,
+    unpacked with the libraries they need as the sysroot is, where
+    guest_libs() finds those (the initramfs adds them)."""
+    root = sysroot(arch, "stap", STAP_PACKAGES)
+    files: dict[str, str] = {}
+    for guest in ("/usr/bin/staprun", "/usr/lib/systemtap/stapio"):
+        host = root / guest.lstrip("/")
+        if not host.is_file():
+            raise UserlandError(f"{host}: not in {arch}'s systemtap-runtime")
+        files[str(host)] = guest
+        guest_libs(arch, host, root)    # all there, or UserlandError now
+    return files
 
 
 def static_helper(src: Path, out_dir: Path, arch: str, include: Path | None = None,
