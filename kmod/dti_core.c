@@ -577,6 +577,72 @@ out_unlock:
 }
 
 /**
+ * dti_resize - give a channel's buffers another size
+ * @ch: channel, not a persistent one
+ * @size: bytes of buffer per CPU, split into the channel's number of
+ *	  sub-buffers (each rounded down to a multiple of DTI_RECORD_ALIGN)
+ *
+ * The channel's buffers are replaced by buffers of the new size, made
+ * at once if it had buffers, else when it gets some.  The records the
+ * old buffers held are discarded and counted so, as a destroy counts
+ * them (written - overwritten - discarded stays what a reader can see);
+ * a record logged while the channel has none goes where records go
+ * then: into a handle's pending store, or lost as unavailable.  The
+ * size changes while no writer can reach any buffer (after the grace
+ * period dti_destroy_buffers() waits for), and a writer takes its
+ * payload limit from the buffers it found (dti_write()), never from a
+ * size that may be newer than they are.  A trace file held open across
+ * it fails its reads with -EIO, as after a destroy.  The formats of
+ * the channel's event types must fit the new sub-buffers' share.
+ *
+ * Context: process context; may sleep.
+ * Return: 0; -EINVAL for a size out of range (dti_check_geometry());
+ * -EOPNOTSUPP for a persistent channel, whose rings are laid out in
+ * the region; -ENOSPC if its event formats would not fit; -ENODEV if it
+ * is being unregistered; -ENOMEM if the new buffers could not be made:
+ * the size is then the old one again, with buffers of it if those could
+ * be made again (else they are made when the level is next set).
+ */
+int dti_resize(struct dti_channel *ch, size_t size)
+{
+	size_t subbuf = round_down(size / ch->n_subbufs, DTI_RECORD_ALIGN);
+	size_t old;
+	bool had;
+	int ret;
+
+	ret = dti_check_geometry(subbuf, ch->n_subbufs);
+	if (ret)
+		return ret;
+	if (ch->flags & DTI_F_PERSIST)
+		return -EOPNOTSUPP;
+	ret = dti_event_resize_begin(ch, subbuf);
+	if (ret)
+		return ret;
+	mutex_lock(&ch->ctl_lock);
+	old = ch->subbuf_size;
+	if (ch->dying)
+		ret = -ENODEV;
+	if (ret || subbuf == old)
+		goto out_unlock;
+	had = rcu_access_pointer(ch->rchan);
+	dti_destroy_buffers(ch);
+	/* No writer holds the old buffers: dti_destroy_buffers() waited. */
+	WRITE_ONCE(ch->subbuf_size, subbuf);
+	if (!had)
+		goto out_unlock;
+	ret = dti_create_buffers(ch);
+	if (ret) {
+		WRITE_ONCE(ch->subbuf_size, old);
+		if (dti_create_buffers(ch))
+			pr_warn("%s: no buffers after a failed resize\n", ch->name);
+	}
+out_unlock:
+	mutex_unlock(&ch->ctl_lock);
+	dti_event_resize_end();
+	return ret;
+}
+
+/**
  * dti_probe_level - probe point: a channel's level changed
  * @ch: channel
  * @old_level: level before

@@ -19,9 +19,11 @@
  * dti_event_show(), with the formats found in the snapshot), a dump, a
  * previous boot.
  *
- * Lock order: dti_event_mutex is taken alone, in process context, by
+ * Lock order: dti_event_mutex is taken in process context by
  * registration, the formats file and the release of a channel that has
- * types; writers take no lock (RCU-sched, interrupts off).
+ * types, alone, and by a resize (dti_resize()), which takes the
+ * channel's ctl_lock inside it; writers take no lock (RCU-sched,
+ * interrupts off).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -372,6 +374,38 @@ out:
 	return ret;
 }
 EXPORT_SYMBOL_GPL(dti_event_register);
+
+/**
+ * dti_event_resize_begin - keep a channel's event types as they are
+ * @ch: channel about to get sub-buffers of @subbuf_size bytes
+ * @subbuf_size: their size
+ *
+ * Takes dti_event_mutex, so that no type is registered while the
+ * sub-buffers change size: their formats must fit the share of every
+ * sub-buffer that registration checked them against.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, the mutex held until dti_event_resize_end(); -ENOSPC, not
+ * held, if the formats of the channel's types would not fit.
+ */
+int dti_event_resize_begin(struct dti_channel *ch, size_t subbuf_size)
+{
+	struct dti_event_table *t;
+
+	mutex_lock(&dti_event_mutex);
+	t = rcu_dereference_protected(ch->events, lockdep_is_held(&dti_event_mutex));
+	if (t && t->bytes > subbuf_size / DTI_EVENT_FRAME_SHARE) {
+		mutex_unlock(&dti_event_mutex);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* Let event types be registered again after dti_event_resize_begin(). */
+void dti_event_resize_end(void)
+{
+	mutex_unlock(&dti_event_mutex);
+}
 
 /**
  * dti_event_release - forget a channel's event types

@@ -33,6 +33,8 @@
 #define DTI_CTL_WRITE_MAX	15
 /* Longest text the stop_on file takes: "oops,warn,panic\n" and room to spare */
 #define DTI_STOP_ON_WRITE_MAX	31
+/* Longest text the size file takes: 20 digits and a suffix, or "0x..." */
+#define DTI_SIZE_WRITE_MAX	23
 
 static struct dentry *dti_root;
 
@@ -157,7 +159,7 @@ static bool dti_reset_oldest_held(const struct dti_channel *ch,
 				  const struct rchan_buf *buf, size_t produced)
 {
 	if (ch->flags & DTI_F_NO_OVERWRITE)
-		return produced - buf->subbufs_consumed >= ch->n_subbufs;
+		return produced - buf->subbufs_consumed >= buf->chan->n_subbufs;
 	return READ_ONCE(buf->offset) > buf->chan->subbuf_size;
 }
 
@@ -174,8 +176,8 @@ static void dti_reset_consumed_buf(const struct dti_channel *ch,
 
 	inode_lock(inode);
 	produced = READ_ONCE(buf->subbufs_produced);
-	if (produced >= ch->n_subbufs)
-		oldest = produced - ch->n_subbufs +
+	if (produced >= buf->chan->n_subbufs)
+		oldest = produced - buf->chan->n_subbufs +
 			 !dti_reset_oldest_held(ch, buf, produced);
 	buf->subbufs_consumed = oldest;
 	buf->bytes_consumed = 0;
@@ -379,6 +381,45 @@ static ssize_t dti_stop_on_write(struct file *file, const char __user *ubuf,
 	return count;
 }
 
+static ssize_t dti_size_read(struct file *file, char __user *ubuf,
+			     size_t count, loff_t *ppos)
+{
+	struct dti_channel *ch = file->private_data;
+	char kbuf[DTI_SIZE_WRITE_MAX + 2];
+	int len;
+
+	len = scnprintf(kbuf, sizeof(kbuf), "%zu\n",
+			READ_ONCE(ch->subbuf_size) * ch->n_subbufs);
+	return simple_read_from_buffer(ubuf, count, ppos, kbuf, len);
+}
+
+/* The bytes per CPU, as memparse() reads them ("1M", "262144"). */
+static ssize_t dti_size_write(struct file *file, const char __user *ubuf,
+			      size_t count, loff_t *ppos)
+{
+	struct dti_channel *ch = file->private_data;
+	char kbuf[DTI_SIZE_WRITE_MAX + 1], *end;
+	unsigned long long size;
+	int ret;
+
+	ret = __dti_ctl_copy(kbuf, DTI_SIZE_WRITE_MAX, ubuf, count, ppos);
+	if (ret)
+		return ret;
+	size = memparse(kbuf, &end);
+	if (end == kbuf || (*end && !(*end == '\n' && !end[1])) || size > SIZE_MAX)
+		return -EINVAL;
+	ret = dti_resize(ch, size);
+	return ret ? ret : count;
+}
+
+static const struct file_operations dti_size_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= dti_size_read,
+	.write	= dti_size_write,
+	.llseek	= default_llseek,
+};
+
 static const struct file_operations dti_stop_on_fops = {
 	.owner		= THIS_MODULE,
 	.open		= dti_stop_on_open,
@@ -412,6 +453,7 @@ static const struct {
 	{ "formats",		0444, &dti_formats_fops },
 	{ "marker_level",	0600, &dti_mark_level_fops },
 	{ "stop_on",		0600, &dti_stop_on_fops },
+	{ "size",		0600, &dti_size_fops },
 };
 
 /**

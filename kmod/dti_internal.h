@@ -664,6 +664,9 @@ void dti_boot_channels_exit(void);
 struct dti_event_table;
 int dti_event_parse(const char *fmt, size_t len, char *layout);
 void dti_event_release(struct dti_channel *ch);
+int dti_event_resize_begin(struct dti_channel *ch, size_t subbuf_size);
+void dti_event_resize_end(void);
+int dti_resize(struct dti_channel *ch, size_t size);
 unsigned int dti_event_frame(struct dti_channel *ch, struct rchan_buf *buf,
 			     void *at, size_t *bytes);
 bool dti_event_stale(struct dti_channel *ch, unsigned int cpu);
@@ -734,6 +737,20 @@ void dti_pending_unlock(struct dti_info *info, unsigned long flags)
 int dti_write_record(struct dti_info *info, int level, u8 flags,
 		     const void *buf, size_t len, unsigned long caller);
 size_t dti_max_payload(const struct dti_channel *ch);
+
+/*
+ * The largest payload in sub-buffers of @subbuf_size bytes of @ch: what
+ * fits after the sub-buffer's header, and after the most that the
+ * formats of event types can take once it has any.
+ */
+static inline size_t __dti_max_payload(const struct dti_channel *ch,
+				       size_t subbuf_size)
+{
+	size_t formats = rcu_access_pointer(ch->events) ?
+			 subbuf_size / DTI_EVENT_FRAME_SHARE : 0;
+
+	return subbuf_size - DTI_SUBBUF_HEADER_SIZE - formats - DTI_CREC_HDR_MAX;
+}
 void dti_halt_fire(struct dti_channel *ch, u32 gen);
 
 /* dti_ctl.c */

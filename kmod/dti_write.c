@@ -151,8 +151,8 @@ static void dti_write_subbuf_header(struct dti_channel *ch, struct rchan_buf *bu
 	dti_fill_record(hdr, &meta, buf->cpu, sizeof(*info), DTI_SUBBUF_UNNUMBERED);
 	hdr->version = DTI_RECORD_VERSION;
 	memset(info, 0, sizeof(*info));
-	info->subbuf_size = ch->subbuf_size;
-	info->n_subbufs = ch->n_subbufs;
+	info->subbuf_size = buf->chan->subbuf_size;
+	info->n_subbufs = buf->chan->n_subbufs;
 	info->state = DTI_SUBBUF_OPEN;
 	info->generation = ch->dump.generation;
 	strscpy(info->name, ch->name, sizeof(info->name));
@@ -200,7 +200,7 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subb
 	/* A full no-overwrite ring keeps its unread sub-buffers: drop. */
 	if ((ch->flags & DTI_F_NO_OVERWRITE) && relay_buf_full(buf))
 		return 0;
-	if (buf->subbufs_produced >= ch->n_subbufs) {
+	if (buf->subbufs_produced >= buf->chan->n_subbufs) {
 		/*
 		 * The ring wrapped: this sub-buffer holds the oldest records
 		 * (in a no-overwrite ring, read ones), which it writes over.
@@ -209,7 +209,7 @@ static int dti_subbuf_start(struct rchan_buf *buf, void *subbuf, void *prev_subb
 		 */
 		info = dti_subbuf_info(subbuf);
 		per_cpu_ptr(ch->info->stats, buf->cpu)->overwritten +=
-			info->records - dti_event_formats(subbuf, ch->subbuf_size,
+			info->records - dti_event_formats(subbuf, buf->chan->subbuf_size,
 							  info->records);
 	}
 
@@ -556,10 +556,7 @@ EXPORT_SYMBOL_GPL(dti_probe_filtered);
  */
 size_t dti_max_payload(const struct dti_channel *ch)
 {
-	size_t formats = rcu_access_pointer(ch->events) ?
-			 ch->subbuf_size / DTI_EVENT_FRAME_SHARE : 0;
-
-	return ch->subbuf_size - DTI_SUBBUF_HEADER_SIZE - formats - DTI_CREC_HDR_MAX;
+	return __dti_max_payload(ch, READ_ONCE(ch->subbuf_size));
 }
 
 /*
@@ -1403,7 +1400,13 @@ static __always_inline void *dti_write(struct dti_info *info,
 		 */
 		if (unlikely(ch && READ_ONCE(ch->stop_reason)))
 			data = dti_lose(info, ch, meta, len, DTI_LOSS_STOPPED);
-		else if (likely(rchan && len <= dti_max_payload(ch)))
+		/*
+		 * The size from the buffers in hand, read through their
+		 * pointer: a resize (dti_resize()) publishes new buffers of
+		 * another size, and this writer may see those before the
+		 * channel's new size.
+		 */
+		else if (likely(rchan && len <= __dti_max_payload(ch, rchan->subbuf_size)))
 			data = dti_store(ch, rchan, meta, payload, len);
 		else
 			data = dti_write_slow(info, meta, payload, len);
@@ -1516,7 +1519,7 @@ static u64 dti_replay(struct dti_channel *ch, struct rchan *rchan,
 		meta.cpu = rec->log_cpu;
 		meta.level = rec->level;
 		meta.flags = (rec->flags & ~DTI_REC_PENDING) | DTI_REC_REPLAYED;
-		if (rec->len > dti_max_payload(ch)) {
+		if (rec->len > __dti_max_payload(ch, rchan->subbuf_size)) {
 			dti_lose(ch->info, ch, &meta, rec->len,
 				 DTI_LOSS_TOO_BIG);
 			continue;
