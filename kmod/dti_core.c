@@ -994,7 +994,9 @@ struct dti_channel *dti_alloc_channel(const char *name, size_t subbuf_size,
  */
 void dti_free_channel(struct dti_channel *ch)
 {
+	dti_context_release(ch);
 	dti_event_release(ch);
+	dti_context_free(ch);
 	dti_dump_wipe(ch);
 	free_percpu(ch->own_info.stats);
 	free_percpu(ch->read_pos);
@@ -1494,6 +1496,7 @@ static int __init dti_init(void)
 
 	dti_boot_levels_init();
 	dti_dump_setup();
+	dti_context_init();
 	dti_wq = alloc_ordered_workqueue("dti", 0);
 	if (!dti_wq)
 		return -ENOMEM;

@@ -296,9 +296,28 @@ static struct dti_channel *dti_event_channel(struct dti_info *trace)
  * DTI_EVENT_ARGS_MAX values, -ENAMETOOLONG for a template over
  * DTI_EVENT_FMT_MAX bytes, -ENOSPC if the channel has DTI_EVENT_TYPES_MAX
  * types or the formats would take more than a quarter of a sub-buffer,
- * -ENOMEM.
+ * -ENOMEM.  Ids from DTI_EVENT_ID_DTI up are dti.ko's (context records,
+ * blobs): -EINVAL.
  */
 int dti_event_register(struct dti_info *trace, struct dti_event_type *type)
+{
+	return __dti_event_register(trace, type, false);
+}
+EXPORT_SYMBOL_GPL(dti_event_register);
+
+/**
+ * __dti_event_register - register an event type, dti.ko's own included
+ * @trace: the channel
+ * @type: the type
+ * @own: @type is one of dti.ko's, whose ids are DTI_EVENT_ID_DTI and up
+ *
+ * Context: process context; sleeps.  Must not race with the channel's
+ * unregistration.
+ * Return: as dti_event_register(); -EINVAL also for an id of dti.ko's
+ * given by anyone else.
+ */
+int __dti_event_register(struct dti_info *trace, struct dti_event_type *type,
+			 bool own)
 {
 	struct dti_event_table *old, *new;
 	char layout[DTI_EVENT_ARGS_MAX];
@@ -308,7 +327,8 @@ int dti_event_register(struct dti_info *trace, struct dti_event_type *type)
 	int n, ret;
 
 	if (IS_ERR_OR_NULL(trace) || !type || !type->name ||
-	    dti_check_name(type->name) || !type->fmt)
+	    dti_check_name(type->name) || !type->fmt ||
+	    (type->id >= DTI_EVENT_ID_DTI) != own)
 		return -EINVAL;
 	name_len = strlen(type->name);
 	fmt_len = strnlen(type->fmt, DTI_EVENT_FMT_MAX + 1);
@@ -373,7 +393,6 @@ out:
 	mutex_unlock(&dti_event_mutex);
 	return ret;
 }
-EXPORT_SYMBOL_GPL(dti_event_register);
 
 /**
  * dti_event_resize_begin - keep a channel's event types as they are

@@ -8,6 +8,7 @@
  *   info            buffer geometry, mode and record format
  *   dump_on_panic   newest records per CPU printed at panic (0: none)
  *   stop_on         what stops the channel: "none", or oops,warn,panic
+ *   context         system events stored: "none", or sched,irq (dti_context.c)
  *   marker          write: one text record per write(2) (dti_usermark.c)
  *   marker_raw      write: one binary record per write(2)
  *   marker_level    level of markers that give none: 0..7
@@ -31,8 +32,11 @@
 #define DTI_ROOT_DIR		"dti"
 /* Longest text accepted by a control file ("destroy\n" and room to spare). */
 #define DTI_CTL_WRITE_MAX	15
-/* Longest text the stop_on file takes: "oops,warn,panic\n" and room to spare */
-#define DTI_STOP_ON_WRITE_MAX	31
+/*
+ * Longest text the stop_on and context files take: "oops,warn,panic\n"
+ * and room to spare
+ */
+#define DTI_WORDS_WRITE_MAX	31
 /* Longest text the size file takes: 20 digits and a suffix, or "0x..." */
 #define DTI_SIZE_WRITE_MAX	23
 
@@ -325,7 +329,9 @@ static int dti_info_show(struct seq_file *m, void *unused)
 	seq_printf(m, "buffers: %s\n", buffers ? "allocated" : "none");
 	seq_printf(m, "record_version: %u\n", DTI_RECORD_VERSION);
 	seq_printf(m, "on_demand: %d\n", !!(ch->flags & DTI_F_ON_DEMAND));
-	seq_puts(m, "stop_on: ");
+	seq_puts(m, "context: ");
+	dti_context_show(m, ch);
+	seq_puts(m, "\nstop_on: ");
 	dti_stop_on_show(m, READ_ONCE(ch->stop_on));
 	reason = READ_ONCE(ch->stop_reason);
 	seq_printf(m, "\nstopped: %s\n", dti_stop_reason_name(reason));
@@ -368,17 +374,46 @@ static ssize_t dti_stop_on_write(struct file *file, const char __user *ubuf,
 {
 	struct seq_file *m = file->private_data;
 	struct dti_channel *ch = m->private;
-	char kbuf[DTI_STOP_ON_WRITE_MAX + 1];
+	char kbuf[DTI_WORDS_WRITE_MAX + 1];
 	unsigned int mask;
 	int ret;
 
-	ret = __dti_ctl_copy(kbuf, DTI_STOP_ON_WRITE_MAX, ubuf, count, ppos);
+	ret = __dti_ctl_copy(kbuf, DTI_WORDS_WRITE_MAX, ubuf, count, ppos);
 	if (!ret)
 		ret = dti_stop_on_parse(kbuf, &mask);
 	if (ret)
 		return ret;
 	WRITE_ONCE(ch->stop_on, mask);
 	return count;
+}
+
+static int dti_context_show_file(struct seq_file *m, void *unused)
+{
+	dti_context_show(m, m->private);
+	seq_putc(m, '\n');
+	return 0;
+}
+
+static int dti_context_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, dti_context_show_file, inode->i_private);
+}
+
+/* "none" or words of sched and irq joined by commas */
+static ssize_t dti_context_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	struct seq_file *m = file->private_data;
+	char kbuf[DTI_WORDS_WRITE_MAX + 1];
+	unsigned int mask;
+	int ret;
+
+	ret = __dti_ctl_copy(kbuf, DTI_WORDS_WRITE_MAX, ubuf, count, ppos);
+	if (!ret)
+		ret = dti_context_parse(kbuf, &mask);
+	if (!ret)
+		ret = dti_context_set(m->private, mask);
+	return ret ? ret : count;
 }
 
 static ssize_t dti_size_read(struct file *file, char __user *ubuf,
@@ -429,6 +464,15 @@ static const struct file_operations dti_stop_on_fops = {
 	.release	= single_release,
 };
 
+static const struct file_operations dti_context_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dti_context_open,
+	.read		= seq_read,
+	.write		= dti_context_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
 static int dti_formats_show(struct seq_file *m, void *unused)
 {
 	dti_event_formats_show(m, m->private);
@@ -454,6 +498,7 @@ static const struct {
 	{ "marker_level",	0600, &dti_mark_level_fops },
 	{ "stop_on",		0600, &dti_stop_on_fops },
 	{ "size",		0600, &dti_size_fops },
+	{ "context",		0600, &dti_context_fops },
 };
 
 /**

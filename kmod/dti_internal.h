@@ -332,6 +332,8 @@ struct dti_read_pos {
  * @stop_ns:	when it was stopped, in the records' clock, taken after
  *		@stop_reason was set
  * @events:	its event types (dti_event.c), or NULL
+ * @context:	its context record types and the probes on (dti_context.c),
+ *		or NULL before it first stored any
  */
 struct dti_channel {
 	struct dti_info own_info;
@@ -371,6 +373,7 @@ struct dti_channel {
 	int stop_reason;
 	u64 stop_ns;
 	struct dti_event_table __rcu *events;
+	struct dti_context *context;
 };
 
 /**
@@ -664,6 +667,8 @@ void dti_boot_channels_exit(void);
 struct dti_event_table;
 int dti_event_parse(const char *fmt, size_t len, char *layout);
 void dti_event_release(struct dti_channel *ch);
+int __dti_event_register(struct dti_info *trace, struct dti_event_type *type,
+			 bool own);
 int dti_event_resize_begin(struct dti_channel *ch, size_t subbuf_size);
 void dti_event_resize_end(void);
 int dti_resize(struct dti_channel *ch, size_t size);
@@ -784,8 +789,32 @@ int __init dti_panic_init(void);
 void dti_panic_exit(void);
 unsigned int dti_panic_default_records(void);
 
-/* dti_stop.c */
+/* dti_context.c */
 struct seq_file;
+void __init dti_context_init(void);
+int dti_context_set(struct dti_channel *ch, unsigned int mask);
+unsigned int dti_context_get(struct dti_channel *ch);
+int dti_context_parse(const char *buf, unsigned int *mask);
+void dti_context_show(struct seq_file *m, struct dti_channel *ch);
+void dti_context_release(struct dti_channel *ch);
+void dti_context_free(struct dti_channel *ch);
+
+/* dti_stop.c */
+
+/**
+ * struct dti_word - a word of a control file that takes a set of words
+ * @name:	the word
+ * @bit:	its bit in the set
+ */
+struct dti_word {
+	const char *name;
+	unsigned int bit;
+};
+
+int dti_words_parse(const char *buf, const struct dti_word *words, size_t n,
+		    unsigned int *mask);
+size_t dti_words_format(char *buf, size_t size, const struct dti_word *words,
+			size_t n, unsigned int mask);
 int __init dti_stop_init(void);
 void dti_stop_exit(void);
 unsigned int dti_stop_on_default(void);

@@ -508,13 +508,47 @@ static bool dti_show_event(struct seq_file *m, const struct dti_view *v,
 	return false;
 }
 
+/* @len bytes at @data as hex, a space between bytes, and a newline */
+static void dti_show_hex(struct seq_file *m, const u8 *data, size_t len)
+{
+	size_t pos, chunk;
+
+	for (pos = 0; pos < len; pos += chunk) {
+		chunk = min_t(size_t, len - pos, DTI_HEX_CHUNK);
+		seq_printf(m, "%s%*ph", pos ? " " : "", (int)chunk, data + pos);
+	}
+	seq_putc(m, '\n');
+}
+
+/*
+ * A blob (DTI_EVENT_ID_BLOB) as "blob TYPE LEN: HEX"; false if @rec is
+ * none, or one whose media type runs past its payload.
+ */
+static bool dti_show_blob(struct seq_file *m, const struct dti_rview *rec)
+{
+	const u8 *data = rec->payload;
+	size_t type_len;
+
+	if (rec->len < DTI_BLOB_HDR_SIZE || dti_rec_event_id(rec) != DTI_EVENT_ID_BLOB)
+		return false;
+	type_len = data[sizeof(u16)];
+	if (DTI_BLOB_HDR_SIZE + type_len > rec->len)
+		return false;
+	seq_printf(m, "blob %.*s %zu:%s", (int)type_len, data + DTI_BLOB_HDR_SIZE,
+		   rec->len - DTI_BLOB_HDR_SIZE - type_len,
+		   rec->len > DTI_BLOB_HDR_SIZE + type_len ? " " : "");
+	dti_show_hex(m, data + DTI_BLOB_HDR_SIZE + type_len,
+		     rec->len - DTI_BLOB_HDR_SIZE - type_len);
+	return true;
+}
+
 static void dti_show_payload(struct seq_file *m, const struct dti_view *v,
 			     const struct dti_rview *rec)
 {
 	const u8 *data = rec->payload;
-	size_t pos, chunk;
 
-	if ((rec->flags & DTI_REC_TYPED) && dti_show_event(m, v, rec))
+	if ((rec->flags & DTI_REC_TYPED) &&
+	    (dti_show_blob(m, rec) || dti_show_event(m, v, rec)))
 		return;
 	if (rec->flags & DTI_REC_TEXT) {
 		seq_write(m, data, rec->len);
@@ -522,11 +556,7 @@ static void dti_show_payload(struct seq_file *m, const struct dti_view *v,
 			seq_putc(m, '\n');
 		return;
 	}
-	for (pos = 0; pos < rec->len; pos += chunk) {
-		chunk = min_t(size_t, rec->len - pos, DTI_HEX_CHUNK);
-		seq_printf(m, "%s%*ph", pos ? " " : "", (int)chunk, data + pos);
-	}
-	seq_putc(m, '\n');
+	dti_show_hex(m, data, rec->len);
 }
 
 static int dti_merged_show(struct seq_file *m, void *p)

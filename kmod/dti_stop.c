@@ -70,19 +70,86 @@
 #include "dti_internal.h"
 
 /* The words of stop_on, in the order they print */
-static const struct {
-	const char *name;
-	unsigned int bit;
-} dti_stop_words[] = {
+static const struct dti_word dti_stop_words[] = {
 	{ "oops",	DTI_F_STOP_ON_OOPS },
 	{ "warn",	DTI_F_STOP_ON_WARN },
 	{ "panic",	DTI_F_STOP_ON_PANIC },
 };
 
-/* What stop_on says when nothing stops the channel */
-#define DTI_STOP_ON_NONE	"none"
+/* What a word list says when no word is set */
+#define DTI_WORDS_NONE		"none"
 /* Longest stop_on text: every word, with commas */
 #define DTI_STOP_ON_MAX		sizeof("oops,warn,panic")
+
+/**
+ * dti_words_parse - parse a set of words, as stop_on and context take it
+ * @buf: NUL-terminated text: "none", or words of @words joined by
+ *	 commas, with at most one trailing newline
+ * @words: the words and their bits
+ * @n: entries in @words
+ * @mask: where to store the bits of the words named
+ *
+ * Context: any but NMI.
+ * Return: 0, or -EINVAL if @buf is none of these (*@mask unchanged).
+ */
+int dti_words_parse(const char *buf, const struct dti_word *words, size_t n,
+		    unsigned int *mask)
+{
+	size_t len = strlen(buf), w, i;
+	const char *p = buf, *end;
+	unsigned int m = 0;
+
+	if (len && buf[len - 1] == '\n')
+		len--;
+	end = buf + len;
+	if (len == strlen(DTI_WORDS_NONE) && !strncmp(buf, DTI_WORDS_NONE, len)) {
+		*mask = 0;
+		return 0;
+	}
+	while (p < end) {
+		/* the word up to the next comma, or to the end */
+		w = min_t(size_t, strcspn(p, ","), end - p);
+		for (i = 0; i < n; i++)
+			if (w == strlen(words[i].name) && !strncmp(p, words[i].name, w))
+				break;
+		if (i == n)
+			return -EINVAL;
+		m |= words[i].bit;
+		p += w;
+		/* at a comma, which must have a word after it */
+		if (p < end && ++p == end)
+			return -EINVAL;
+	}
+	if (!m)
+		return -EINVAL;
+	*mask = m;
+	return 0;
+}
+
+/**
+ * dti_words_format - a set of words as dti_words_parse() takes it
+ * @buf: where to write it
+ * @size: bytes of @buf
+ * @words: the words and their bits, in the order they print
+ * @n: entries in @words
+ * @mask: the bits
+ *
+ * Context: any.
+ * Return: the length written, without the NUL.
+ */
+size_t dti_words_format(char *buf, size_t size, const struct dti_word *words,
+			size_t n, unsigned int mask)
+{
+	size_t at = 0, i;
+
+	for (i = 0; i < n; i++)
+		if (mask & words[i].bit)
+			at += scnprintf(buf + at, size - at, "%s%s", at ? "," : "",
+					words[i].name);
+	if (!at)
+		at = scnprintf(buf, size, "%s", DTI_WORDS_NONE);
+	return at;
+}
 
 /**
  * dti_stop_on_parse - parse a stop_on value
@@ -95,50 +162,14 @@ static const struct {
  */
 int dti_stop_on_parse(const char *buf, unsigned int *mask)
 {
-	size_t len = strlen(buf), n, i;
-	const char *p = buf, *end;
-	unsigned int m = 0;
-
-	if (len && buf[len - 1] == '\n')
-		len--;
-	end = buf + len;
-	if (len == strlen(DTI_STOP_ON_NONE) && !strncmp(buf, DTI_STOP_ON_NONE, len)) {
-		*mask = 0;
-		return 0;
-	}
-	while (p < end) {
-		/* the word up to the next comma, or to the end */
-		n = min_t(size_t, strcspn(p, ","), end - p);
-		for (i = 0; i < ARRAY_SIZE(dti_stop_words); i++)
-			if (n == strlen(dti_stop_words[i].name) &&
-			    !strncmp(p, dti_stop_words[i].name, n))
-				break;
-		if (i == ARRAY_SIZE(dti_stop_words))
-			return -EINVAL;
-		m |= dti_stop_words[i].bit;
-		p += n;
-		/* at a comma, which must have a word after it */
-		if (p < end && ++p == end)
-			return -EINVAL;
-	}
-	if (!m)
-		return -EINVAL;
-	*mask = m;
-	return 0;
+	return dti_words_parse(buf, dti_stop_words, ARRAY_SIZE(dti_stop_words), mask);
 }
 
 /* @mask as stop_on prints it, in @buf of @size bytes; its length */
 static size_t dti_stop_on_format(char *buf, size_t size, unsigned int mask)
 {
-	size_t at = 0, i;
-
-	for (i = 0; i < ARRAY_SIZE(dti_stop_words); i++)
-		if (mask & dti_stop_words[i].bit)
-			at += scnprintf(buf + at, size - at, "%s%s", at ? "," : "",
-					dti_stop_words[i].name);
-	if (!at)
-		at = scnprintf(buf, size, "%s", DTI_STOP_ON_NONE);
-	return at;
+	return dti_words_format(buf, size, dti_stop_words, ARRAY_SIZE(dti_stop_words),
+				mask);
 }
 
 /**

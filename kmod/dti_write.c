@@ -1887,6 +1887,58 @@ void *dti_reserve_raw(struct dti_info *trace, int level, size_t len)
 EXPORT_SYMBOL_GPL(dti_reserve_raw);
 
 /**
+ * dti_blob_raw - store a blob: bytes of any length with a media type
+ * @trace: channel
+ * @level: record level, 0..DTI_LEVEL_MAX
+ * @media_type: the bytes' media type, at most DTI_BLOB_TYPE_MAX bytes
+ * @buf: the bytes
+ * @len: how many; with the media type, at most the sub-buffer size less
+ *	 the headers
+ *
+ * Stores a DTI_REC_TYPED record of id DTI_EVENT_ID_BLOB (see
+ * dti_record.h), copied straight into the channel's buffer, whatever its
+ * length: the record is reserved, filled in and committed with
+ * interrupts disabled.  Usually called through __dti_blob() or
+ * dti_blob(), which check the level inline first.  A handle's channel
+ * whose buffers do not exist yet keeps no blob (counted as lost), as it
+ * keeps no reservation.
+ *
+ * Context: any, NMI included.
+ * Return: as dti_event_raw(); -EINVAL also for a NULL or too long
+ * @media_type.
+ */
+int dti_blob_raw(struct dti_info *trace, int level, const char *media_type,
+		 const void *buf, size_t len)
+{
+	struct dti_meta meta;
+	unsigned long flags;
+	size_t type_len;
+	u16 id = DTI_EVENT_ID_BLOB;
+	u8 *p;
+
+	if (IS_ERR_OR_NULL(trace) || !media_type || (!buf && len))
+		return -EINVAL;
+	type_len = strnlen(media_type, DTI_BLOB_TYPE_MAX + 1);
+	if (type_len > DTI_BLOB_TYPE_MAX)
+		return -EINVAL;
+	/* a length past any payload is refused as too big, counted */
+	len = min_t(size_t, len, DTI_PAYLOAD_MAX + 1);
+	local_irq_save(flags);
+	dti_meta_init(&meta, level, DTI_REC_TYPED, _RET_IP_);
+	p = dti_write(trace, &meta, NULL, DTI_BLOB_HDR_SIZE + type_len + len);
+	if (!IS_ERR(p)) {
+		memcpy(p, &id, sizeof(id));
+		p[sizeof(id)] = type_len;
+		memcpy(p + DTI_BLOB_HDR_SIZE, media_type, type_len);
+		memcpy(p + DTI_BLOB_HDR_SIZE + type_len, buf, len);
+		dti_commit_raw(trace, p);
+	}
+	local_irq_restore(flags);
+	return dti_write_result(p);
+}
+EXPORT_SYMBOL_GPL(dti_blob_raw);
+
+/**
  * dti_commit_raw - publish a record dti_reserve_raw() reserved
  * @trace: the channel it was reserved on
  * @data: what dti_reserve_raw() returned; NULL does nothing

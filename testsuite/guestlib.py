@@ -38,7 +38,7 @@ def self_nmi_unsupported(kernel) -> str | None:
 # also VIEW_FILES and the per-CPU trace files.
 CONTROL_FILES = frozenset({"level", "reset_consumed", "stats", "info", "dump_on_panic",
                            "marker", "marker_raw", "marker_level",
-                           "formats", "stop_on", "size"})
+                           "formats", "stop_on", "size", "context"})
 VIEW_FILES = frozenset({"merged", "merged-ts"})
 
 # PRELUDE's shell functions, with nothing loaded.

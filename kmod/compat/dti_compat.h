@@ -53,6 +53,10 @@
  *				gfp) before
  *  conf/sysrq_handler_u8.c	a sysrq key's handler takes a u8 (6.7); an
  *				int before
+ *  conf/sched_switch_prev_state.c
+ *				the sched_switch tracepoint passes the
+ *				previous task's state (5.18); the probe reads
+ *				it from the task before
  *
  * and the macros tested by #ifdef:
  *
@@ -128,6 +132,24 @@ static inline struct dti_mod_block dti_module_rodata(const struct module *mod)
 	return (struct dti_mod_block){ (const u8 *)l->base + l->text_size,
 				       l->ro_size - l->text_size };
 }
+#endif
+
+/*
+ * DTI_SCHED_SWITCH_PROTO: the parameters of a sched_switch probe, with
+ * @data, @preempt, @prev and @next; DTI_SCHED_SWITCH_STATE(prev): the
+ * index of the state @prev left the CPU in (task_index_to_char() prints
+ * it), from what the tracepoint passes where it passes it.
+ */
+#ifdef DTI_HAVE_SCHED_SWITCH_PREV_STATE
+#define DTI_SCHED_SWITCH_PROTO						\
+	void *data, bool preempt, struct task_struct *prev,		\
+	struct task_struct *next, unsigned int prev_state
+#define DTI_SCHED_SWITCH_STATE(prev) __task_state_index(prev_state, (prev)->exit_state)
+#else
+#define DTI_SCHED_SWITCH_PROTO						\
+	void *data, bool preempt, struct task_struct *prev,		\
+	struct task_struct *next
+#define DTI_SCHED_SWITCH_STATE(prev) task_state_index(prev)
 #endif
 
 /*

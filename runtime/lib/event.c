@@ -319,6 +319,34 @@ void dti_events_free(struct dti_events *ev)
 	memset(ev, 0, sizeof(*ev));
 }
 
+int dti_blob_info(const struct dti_rec *rec, const char **media_type, size_t *type_len,
+		  const void **data, size_t *len)
+{
+	const unsigned char *p = rec->payload;
+	uint16_t id;
+	size_t n;
+
+	if (!(rec->flags & DTI_REC_TYPED) || rec->len < DTI_BLOB_HDR_SIZE) {
+		errno = ENOENT;
+		return -1;
+	}
+	memcpy(&id, p, sizeof(id));
+	if ((rec->swapped ? bswap_16(id) : id) != DTI_EVENT_ID_BLOB) {
+		errno = ENOENT;
+		return -1;
+	}
+	n = p[sizeof(id)];
+	if (DTI_BLOB_HDR_SIZE + n > rec->len) {
+		errno = EBADMSG;
+		return -1;
+	}
+	*media_type = (const char *)p + DTI_BLOB_HDR_SIZE;
+	*type_len = n;
+	*data = p + DTI_BLOB_HDR_SIZE + n;
+	*len = rec->len - DTI_BLOB_HDR_SIZE - n;
+	return 0;
+}
+
 const struct dti_evfmt *dti_events_find(const struct dti_events *ev,
 					const struct dti_rec *rec)
 {

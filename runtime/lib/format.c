@@ -32,6 +32,8 @@
 
 /* Longest "[sec.nsec] cpuN Llevel #seq caller: " prefix, caller included. */
 #define DTI_PREFIX_MAX	(100 + DTI_CALLER_MAX)
+/* Digits of the largest size_t */
+#define DTI_DEC_MAX	20
 /* Room a step of a formatting loop needs at least (a \u00XX escape). */
 #define DTI_STEP	16
 _Static_assert(DTI_STEP >= DTI_JSON_STEP, "dti_put_json_str() makes room for a step");
@@ -892,6 +894,22 @@ static char *dti_put_hex(struct dti_obuf *ob, char *p, const unsigned char *s,
 	return len && sep ? p - 1 : p;
 }
 
+/* A blob as the kernel's merged view prints it: "blob TYPE LEN: HEX" */
+static char *dti_put_blob(struct dti_obuf *ob, char *p, const char *type, size_t type_len,
+			  const void *data, size_t len)
+{
+	if (!(p = dti_ob_room(ob, p, sizeof("blob  : ") + type_len + DTI_DEC_MAX)))
+		return NULL;
+	p = (char *)memcpy(p, "blob ", 5) + 5;
+	p = (char *)memcpy(p, type, type_len) + type_len;
+	*p++ = ' ';
+	p = dti_put_dec(p, len, 0, 0);
+	*p++ = ':';
+	if (len)
+		*p++ = ' ';
+	return dti_put_hex(ob, p, data, len, true);
+}
+
 /* Length of the valid UTF-8 character at @s (@n bytes left), 0 if none. */
 static size_t dti_utf8_len(const unsigned char *s, size_t n)
 {
@@ -1025,9 +1043,10 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	const struct dti_caller *c = dti_caller(r, rec->caller, rec->ts_ns, &tmp);
 	const struct dti_evfmt *f = NULL;
 	char text[DTI_EVENT_TEXT_MAX];
+	const char *name, *type;
 	struct dti_values v;
-	const char *name;
-	size_t n;
+	size_t n, type_len, len;
+	const void *data;
 
 	/* 64-bit numbers as strings, as protobuf's JSON mapping has them: exact in jq */
 	p = (char *)memcpy(p, "{\"ts_ns\":\"", 10) + 10;
@@ -1066,8 +1085,19 @@ static char *dti_put_json(struct dti_reader *r, struct dti_obuf *ob, char *p,
 		p = (char *)memcpy(p, ",\"symbol\":", 10) + 10;
 		p = dti_put_json_str(ob, p, (const unsigned char *)c->p, c->len);
 	}
+	if (p && dti_blob_info(rec, &type, &type_len, &data, &len) == 0 &&
+	    (p = dti_ob_room(ob, p, 32))) {
+		/* a blob: its media type, and its bytes as a binary record's */
+		p = (char *)memcpy(p, ",\"event\":\"blob\",\"media_type\":", 29) + 29;
+		p = dti_put_json_str(ob, p, (const unsigned char *)type, type_len);
+		if (p && (p = dti_ob_room(ob, p, 16))) {
+			p = (char *)memcpy(p, ",\"data\":\"", 9) + 9;
+			p = dti_put_hex(ob, p, data, len, false);
+			if (p)
+				*p++ = '"';
+		}
 	/* an event's values are found once, for its fields and its text */
-	if (p && r && (f = dti_events_find(&r->events, rec)) &&
+	} else if (p && r && (f = dti_events_find(&r->events, rec)) &&
 	    dti_event_values(f, rec, &v) == 0 &&
 	    (p = dti_ob_room(ob, p, DTI_EVENT_JSON_MAX + sizeof(",\"text\":\"\"") +
 				 DTI_EVENT_TEXT_MAX))) {
@@ -1127,9 +1157,10 @@ static char *dti_put_export(struct dti_reader *r, struct dti_obuf *ob, char *p,
 	const struct dti_caller *c = dti_caller(r, rec->caller, rec->ts_ns, &tmp);
 	const struct dti_evfmt *f = NULL;
 	char text[DTI_EVENT_TEXT_MAX], addr[24], *sym_end;
-	const char *name = dti_rec_channel(r);
+	const char *name = dti_rec_channel(r), *type;
 	struct dti_values v;
-	size_t n;
+	size_t n, type_len, len;
+	const void *data;
 
 	/* the wall clock where the boot's is known, else the time since boot */
 	p = dti_exp_num(ob, p, "__REALTIME_TIMESTAMP",
@@ -1163,6 +1194,19 @@ static char *dti_put_export(struct dti_reader *r, struct dti_obuf *ob, char *p,
 		p += dti_event_export(f, &v, p);
 		n = dti_event_print(f, &v, text);
 		p = dti_exp_put(ob, p, "MESSAGE", text, n && text[n - 1] == '\n' ? n - 1 : n);
+	} else if (p && dti_blob_info(rec, &type, &type_len, &data, &len) == 0) {
+		/* a blob: its line as MESSAGE, its media type and its bytes */
+		p = dti_exp_put(ob, p, "DTI_MEDIA_TYPE", type, type_len);
+		if (p && (p = dti_ob_room(ob, p, 16))) {
+			p = (char *)memcpy(p, "MESSAGE=", 8) + 8;
+			p = dti_put_blob(ob, p, type, type_len, data, len);
+		}
+		if (p && (p = dti_ob_room(ob, p, 16))) {
+			p = (char *)memcpy(p, "\nDTI_DATA=", 10) + 10;
+			if ((p = dti_put_hex(ob, p, data, len, false)) &&
+			    (p = dti_ob_room(ob, p, 1)))
+				*p++ = '\n';
+		}
 	} else if (p && rec->flags & DTI_REC_TEXT) {
 		/* a line's newline is no part of a journal's message (nor an event's) */
 		n = rec->len && ((const char *)rec->payload)[rec->len - 1] == '\n' ?
@@ -1231,7 +1275,17 @@ static char *dti_put_event(struct dti_reader *r, struct dti_obuf *ob, char *p,
 {
 	const struct dti_evfmt *f = dti_events_find(&r->events, rec);
 	struct dti_values v;
+	const char *type;
+	const void *data;
+	size_t type_len, len;
 
+	if (dti_blob_info(rec, &type, &type_len, &data, &len) == 0) {
+		*done = true;
+		if ((p = dti_put_blob(ob, p, type, type_len, data, len)) &&
+		    (p = dti_ob_room(ob, p, 1)))
+			*p++ = '\n';
+		return p;
+	}
 	if (!f || dti_event_values(f, rec, &v) < 0 ||
 	    !(p = dti_ob_room(ob, p, DTI_EVENT_TEXT_MAX + 1)))
 		return p;

@@ -1039,6 +1039,22 @@ static inline bool dti_before(const struct dti_hdr *a, uint64_t ts,
 }
 
 /*
+ * Whether head @a goes before head @b.  An event format has no time of
+ * its own (it takes its sub-buffer header's, which may be later than the
+ * first records of the sub-buffer: the header is written after the time
+ * of the record that started the sub-buffer was taken), and is only
+ * learnt: it goes before every record.
+ */
+static inline bool dti_head_before(const struct dti_hdr *a, const struct dti_hdr *b)
+{
+	bool fa = a->flags & DTI_REC_FORMAT, fb = b->flags & DTI_REC_FORMAT;
+
+	if (fa != fb)
+		return fa;
+	return dti_before(a, b->ts_ns, b->cpu);
+}
+
+/*
  * The stream with the first head, after peeking every stream that has
  * none; r->run and the bound say what dti_next_std() may skip next time.
  * NULL at the end, or on an error (*@err = -1).
@@ -1060,18 +1076,19 @@ static struct dti_stream *dti_first(struct dti_reader *r, int *err)
 		}
 		if (!ret) {
 			run &= s->dead;	/* else it is peeked again next time */
-		} else if (!best || dti_before(&s->head, best->head.ts_ns,
-					       best->head.cpu)) {
+		} else if (!best || dti_head_before(&s->head, &best->head)) {
 			second = best;
 			best = s;
-		} else if (!second || dti_before(&s->head, second->head.ts_ns,
-						 second->head.cpu)) {
+		} else if (!second || dti_head_before(&s->head, &second->head)) {
 			second = s;
 		}
 	}
 	r->run = run;
-	r->bound_ts = second ? second->head.ts_ns : UINT64_MAX;
-	r->bound_cpu = second ? second->head.cpu : UINT_MAX;
+	/* a format waiting: no record goes before it without a look */
+	r->bound_ts = !second ? UINT64_MAX :
+		      second->head.flags & DTI_REC_FORMAT ? 0 : second->head.ts_ns;
+	r->bound_cpu = !second ? UINT_MAX :
+		       second->head.flags & DTI_REC_FORMAT ? 0 : second->head.cpu;
 	return best;
 }
 

@@ -137,6 +137,9 @@ def _library(path: str | None = None) -> ctypes.CDLL:
         "dti_event_info": (i, [vp, ctypes.POINTER(_Rec), ctypes.POINTER(cp),
                                ctypes.POINTER(u)]),
         "dti_event_field": (i, [vp, ctypes.POINTER(_Rec), u, ctypes.POINTER(_Field)]),
+        "dti_blob_info": (i, [ctypes.POINTER(_Rec), ctypes.POINTER(vp),
+                              ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(vp),
+                              ctypes.POINTER(ctypes.c_size_t)]),
         "dti_damage_count": (ctypes.c_ulong, [vp]),
         "dti_set_notice_handler": (i, [vp, _NOTICE_FN, vp]),
         "dti_merge_new": (vp, []),
@@ -327,13 +330,24 @@ class Reader:
             name = self._lib.dti_merge_name(self._r, self._lib.dti_merge_last(self._r))
             d["channel"] = name.decode(errors="replace") if name else None
         payload = ctypes.string_at(rec.payload, rec.len) if rec.len else b""
-        if rec.flags & REC_TYPED and self._event(rec, d):
+        if rec.flags & REC_TYPED and (self._blob(rec, d) or self._event(rec, d)):
             return d
         if rec.flags & REC_TEXT:
             d["text"] = payload.decode(errors="replace")
         else:
             d["data"] = payload
         return d
+
+    def _blob(self, rec: _Rec, d: dict) -> bool:
+        """A blob's media type and bytes into @d; False if @rec is no blob."""
+        mt, mt_len = ctypes.c_void_p(), ctypes.c_size_t()
+        data, n = ctypes.c_void_p(), ctypes.c_size_t()
+        if self._lib.dti_blob_info(ctypes.byref(rec), ctypes.byref(mt), ctypes.byref(mt_len),
+                                   ctypes.byref(data), ctypes.byref(n)) < 0:
+            return False
+        d.update(event="blob", media_type=ctypes.string_at(mt, mt_len.value).decode(
+            errors="replace"), data=ctypes.string_at(data, n.value) if n.value else b"")
+        return True
 
     def _event(self, rec: _Rec, d: dict) -> bool:
         """The event's type and fields into @d; False if no format decodes it."""

@@ -2811,6 +2811,8 @@ static void test_cli_decode(void)
 /* ---- event types ---- */
 
 /* A DTI_REC_FORMAT record of type @id "@name" with @layout, @fields and @fmt */
+static uint64_t format_ts = 1;	/* time of the next wb_format() records */
+
 static void wb_format(struct wbuf *b, unsigned int cpu, uint16_t id, const char *name,
 		      const char *layout, const char *fields, const char *fmt)
 {
@@ -2831,7 +2833,7 @@ static void wb_format(struct wbuf *b, unsigned int cpu, uint16_t id, const char 
 	n += f.fields_len;
 	memcpy(p + n, fmt, f.fmt_len);
 	n += f.fmt_len;
-	wb_rec(b, cpu, DTI_REC_FORMAT, 0, 0, 1, p, n);
+	wb_rec(b, cpu, DTI_REC_FORMAT, 0, 0, format_ts, p, n);
 }
 
 #define EV_FMT	"v %hhd/%hu x %#x s '%-4s' h %*phC p %px %lld%% n %u\n"
@@ -2942,6 +2944,124 @@ static void test_events(void)
 	CHECK(strstr(s.notices, "/ev1: event format at offset 96 does not hold together (its template, layout and field names disagree): events of its type print as hex\n"));
 	free(a.p);
 	free(raw.p);
+}
+
+/*
+ * A format takes its sub-buffer header's time, which can be later than
+ * the first records after it (dti.ko writes the header after it took the
+ * time of the record that started the sub-buffer): the merge takes it
+ * first and orders the records by their own times, on every CPU.
+ */
+static void test_formats_take_no_time(void)
+{
+	struct wbuf a = {0}, b = {0};
+	unsigned char p[8];
+	uint16_t id = 7;
+	struct seen s;
+
+	memcpy(p, &id, sizeof(id));
+	format_ts = 100;
+	for (unsigned int cpu = 0; cpu < 2; cpu++) {
+		struct wbuf *w = cpu ? &b : &a;
+
+		wb_sub(w, cpu, 0, 4096, 4, 0, 4, DTI_SUBBUF_OPEN);
+		wb_format(w, cpu, 7, "ev", "", "", "ev on cpu");
+		p[2] = '0' + cpu;
+		/* cpu1's records come first: 10, 20 (cpu0), 30, 40 (cpu0) */
+		wb_rec(w, cpu, DTI_REC_TYPED, 6, 0, cpu ? 10 : 20, p, 2);
+		wb_rec(w, cpu, DTI_REC_TYPED, 6, 1, cpu ? 30 : 40, p, 2);
+		wb_text(w, cpu, 2, cpu ? 50 : 60, cpu ? "t1" : "t0");
+	}
+	format_ts = 1;
+	wb_save(&a, "fmt0");
+	wb_save(&b, "fmt1");
+	CHECK(read_files(&s, DTI_FMT_JSON, 2, "fmt0", "fmt1") == 0);
+	CHECK(s.n == 6);
+	{
+		const char *at = s.out;
+		static const char *const want[] = {
+			"\"ts_ns\":\"10\",\"channel\":\"test\",\"cpu\":1", "\"ts_ns\":\"20\",\"channel\":\"test\",\"cpu\":0",
+			"\"ts_ns\":\"30\",\"channel\":\"test\",\"cpu\":1", "\"ts_ns\":\"40\",\"channel\":\"test\",\"cpu\":0",
+			"\"ts_ns\":\"50\",\"channel\":\"test\",\"cpu\":1", "\"ts_ns\":\"60\",\"channel\":\"test\",\"cpu\":0",
+		};
+
+		for (unsigned int i = 0; i < 6 && at; i++)
+			at = strstr(at, want[i]);
+		CHECK(at != NULL);
+	}
+	CHECK_STR(s.notices, "");
+	free(a.p);
+	free(b.p);
+}
+
+/* A blob's payload (DTI_EVENT_ID_BLOB) of @len bytes i * 3 with @type */
+static size_t blob_pack(unsigned char *p, const char *type, size_t len)
+{
+	uint16_t id = DTI_EVENT_ID_BLOB;
+	size_t n = strlen(type);
+
+	memcpy(p, &id, sizeof(id));
+	p[2] = n;
+	memcpy(p + DTI_BLOB_HDR_SIZE, type, n);
+	for (size_t i = 0; i < len; i++)
+		p[DTI_BLOB_HDR_SIZE + n + i] = i * 3;
+	return DTI_BLOB_HDR_SIZE + n + len;
+}
+
+/*
+ * Blobs print as "blob TYPE LEN: HEX" (the kernel's merged view's line),
+ * in JSON with their media type and bytes, in the journal export with
+ * DTI_MEDIA_TYPE; dti_blob_info() gives the parts; one whose media type
+ * runs past its payload, or of another id, is no blob.
+ */
+static void test_blobs(void)
+{
+	unsigned char p[300];
+	struct wbuf a = {0};
+	struct seen s;
+	size_t n;
+
+	wb_sub(&a, 0, 0, 4096, 4, 0, 4, DTI_SUBBUF_OPEN);
+	n = blob_pack(p, "image/png", 4);
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 0, 10, p, n);
+	n = blob_pack(p, "", 0);
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 1, 20, p, n);
+	n = blob_pack(p, "x/y", 2);
+	p[2] = 200;	/* a media type past the payload */
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 2, 30, p, n);
+	n = blob_pack(p, "a", 1);
+	wb_rec(&a, 0, DTI_REC_TYPED, 6, 3, 40, p, n);
+	wb_save(&a, "blob0");
+	CHECK(read_files(&s, DTI_FMT_TEXT, 1, "blob0") == 0);
+	CHECK_STR(s.out, "blob image/png 4: 00 03 06 09\nblob  0:\n"
+		  "ff ff c8 78 2f 79 00 03\nblob a 1: 00\n");
+	CHECK(read_files(&s, DTI_FMT_JSON, 1, "blob0") == 0);
+	CHECK(strstr(s.out, ",\"event\":\"blob\",\"media_type\":\"image/png\",\"data\":\"00030609\"}\n"));
+	CHECK(strstr(s.out, ",\"event\":\"blob\",\"media_type\":\"\",\"data\":\"\"}\n"));
+	CHECK(strstr(s.out, ",\"data\":\"ffffc8782f790003\"}\n"));
+	CHECK(read_files(&s, DTI_FMT_EXPORT, 1, "blob0") == 0);
+	CHECK(strstr(s.out, "DTI_MEDIA_TYPE=image/png\nMESSAGE=blob image/png 4: 00 03 06 09\n"
+		     "DTI_DATA=00030609\n"));
+	{
+		struct dti_rec rec = { .flags = DTI_REC_TYPED, .payload = p };
+		const char *type;
+		const void *data;
+		size_t tl, len;
+
+		rec.len = blob_pack(p, "text/plain", 3);
+		CHECK(dti_blob_info(&rec, &type, &tl, &data, &len) == 0);
+		CHECK(tl == 10 && !memcmp(type, "text/plain", 10) && len == 3 &&
+		      data == p + DTI_BLOB_HDR_SIZE + 10);
+		p[2] = 14;	/* 3 + 14 bytes: one past the payload */
+		errno = 0;
+		CHECK(dti_blob_info(&rec, &type, &tl, &data, &len) == -1 && errno == EBADMSG);
+		p[0] = 7;
+		CHECK(dti_blob_info(&rec, &type, &tl, &data, &len) == -1 && errno == ENOENT);
+		rec.flags = 0;
+		p[0] = 0xff;
+		CHECK(dti_blob_info(&rec, &type, &tl, &data, &len) == -1 && errno == ENOENT);
+	}
+	free(a.p);
 }
 
 /*
@@ -3530,6 +3650,8 @@ static const struct unit_test tests[] = {
 	{ "merge of two CPUs by timestamp", test_merge_two_cpus },
 	{ "event types: formats learnt, events printed through them", test_events },
 	{ "event types: events in a run, damaged ones in it", test_events_run },
+	{ "event types: a format goes first, records by their own times", test_formats_take_no_time },
+	{ "blobs: text, JSON, export, dti_blob_info()", test_blobs },
 	{ "event types: numbers as C's printf prints them, every flag", test_events_printf },
 	{ "filters: levels, CPU lists, times, grep, fields; field access", test_filters },
 	{ "an event's string escaped in JSON as a payload is", test_event_json_utf8 },

@@ -51,6 +51,10 @@
  *                                         with a limit of 10 a second
  *   devprintk NAME LEVEL                  "probed 7" by __dev_dti_printk()
  *                                         for platform device dti_test_dev.3
+ *   context NAME MASK                     dti_set_context() -> "ret=R"
+ *   blob NAME LEVEL LEN TYPE              one blob of LEN bytes, byte i
+ *                                         (i * 131 + LEN) & 0xff, of media
+ *                                         type TYPE ("-": none) -> "ret=R"
  *   ctl_halt_ns NAME NS                   dti_ctl_halt_after_ns() -> "ret=R
  *                                         before=T" (T: the channel's clock
  *                                         just before the call)
@@ -2177,6 +2181,29 @@ out:
 	return 0;
 }
 
+/* blob NAME LEVEL LEN TYPE: one blob of LEN pattern bytes */
+static int dtt_cmd_blob(struct dtt_channel *c, char **argv)
+{
+	unsigned int level, len, i;
+	u8 *buf;
+	int ret;
+
+	ret = kstrtouint(argv[2], 0, &level);
+	if (!ret)
+		ret = kstrtouint(argv[3], 0, &len);
+	if (ret)
+		return ret;
+	buf = kvmalloc(len ? len : 1, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < len; i++)
+		buf[i] = (i * 131 + len) & 0xff;
+	ret = __dti_blob(c->trace, level, strcmp(argv[4], "-") ? argv[4] : "", buf, len);
+	kvfree(buf);
+	scnprintf(dtt_result, sizeof(dtt_result), "ret=%d\n", ret);
+	return 0;
+}
+
 static int dtt_cmd_evrace(struct dtt_channel *c)
 {
 	struct perf_event * __percpu *bp;
@@ -3126,6 +3153,16 @@ static int dtt_execute(char **argv, int argc)
 	}
 	if (!strcmp(argv[0], "evrace") && argc == 2)
 		return dtt_cmd_evrace(c);
+	if (!strcmp(argv[0], "blob") && argc == 5)
+		return dtt_cmd_blob(c, argv);
+	if (!strcmp(argv[0], "context") && argc == 3) {
+		ret = kstrtouint(argv[2], 0, &count);
+		if (ret)
+			return ret;
+		ret = dti_set_context(c->trace, count);
+		scnprintf(dtt_result, sizeof(dtt_result), "ret=%d\n", ret);
+		return 0;
+	}
 	if (!strcmp(argv[0], "floodctx") && argc == 3) {
 		ret = kstrtouint(argv[2], 0, &count);
 		return ret ? ret : dtt_cmd_floodctx(c, count);

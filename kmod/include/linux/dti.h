@@ -287,6 +287,8 @@ int dti_printk_raw(struct dti_info *trace, int level, const char *fmt, ...);
 int dti_event_raw(struct dti_info *trace, int level, const void *buf,
 		  size_t len);
 void *dti_reserve_raw(struct dti_info *trace, int level, size_t len);
+int dti_blob_raw(struct dti_info *trace, int level, const char *media_type,
+		 const void *buf, size_t len);
 void dti_commit_raw(struct dti_info *trace, void *data);
 
 /**
@@ -332,6 +334,12 @@ struct dti_event_type {
 	}
 
 int dti_event_register(struct dti_info *trace, struct dti_event_type *type);
+
+/* dti_set_context() bits: the system events a channel stores */
+#define DTI_CONTEXT_SCHED	0x1	/* every CPU's context switches */
+#define DTI_CONTEXT_IRQ		0x2	/* every interrupt handler's entry */
+#define DTI_CONTEXT_ALL		(DTI_CONTEXT_SCHED | DTI_CONTEXT_IRQ)
+int dti_set_context(struct dti_info *trace, unsigned int mask);
 int dti_event_log_raw(struct dti_info *trace, int level,
 		      const struct dti_event_type *type, ...);
 
@@ -530,6 +538,25 @@ bool dti_ratelimit(struct dti_ratelimit *rs, int *missed);
 })
 
 /**
+ * __dti_blob - log a blob: bytes of any length with a media type
+ * @trace: channel
+ * @level: record level
+ * @media_type: its media type, a string ("application/octet-stream")
+ * @buf: bytes to copy into the record
+ * @len: number of bytes, up to the largest payload less the media type
+ *
+ * Return: as dti_blob_raw(); 0 if filtered.
+ */
+#define __dti_blob(trace, level, media_type, buf, len)			\
+({									\
+	struct dti_info *__dti_t = (trace);				\
+	int __dti_l = (level);						\
+	dti_enabled(__dti_t, __dti_l) ?					\
+		__dti_call(dti_blob_raw(__dti_t, __dti_l, media_type,	\
+					buf, len)) : 0;			\
+})
+
+/**
  * __dti_reserve - reserve space for a binary record the caller fills in
  * @trace: channel
  * @level: record level
@@ -723,6 +750,8 @@ bool dti_ratelimit(struct dti_ratelimit *rs, int *missed);
 	__dti_printk(&(handle).info, level, fmt, ##__VA_ARGS__)
 #define dti_event(handle, level, buf, len) \
 	__dti_event(&(handle).info, level, buf, len)
+#define dti_blob(handle, level, media_type, buf, len) \
+	__dti_blob(&(handle).info, level, media_type, buf, len)
 #define dti_reserve(handle, level, len) \
 	__dti_reserve(&(handle).info, level, len)
 #define dti_commit(handle, data) \

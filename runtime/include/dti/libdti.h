@@ -577,6 +577,15 @@ struct dti_field {
 };
 
 /*
+ * The parts of blob @rec (a DTI_REC_TYPED record of id DTI_EVENT_ID_BLOB,
+ * from dti_blob() in the kernel): its media type into *@media_type and
+ * *@type_len (not NUL-terminated), its bytes into *@data and *@len,
+ * pointing into @rec's payload.  Returns 0, or -1: ENOENT (not a blob),
+ * EBADMSG (its media type runs past its payload: it prints as hex).
+ */
+int dti_blob_info(const struct dti_rec *rec, const char **media_type, size_t *type_len,
+		  const void **data, size_t *len);
+/*
  * The event type of typed record @rec (DTI_REC_TYPED) just returned by
  * dti_next() on @r: its name into *@name (valid while @r is open) and
  * its number of fields into *@nfields (either may be NULL).  Returns the

@@ -287,6 +287,34 @@ struct dti_subbuf_info {
 #define DTI_EVENT_HEX_MAX	64	/* bytes of a %*ph value kept */
 #define DTI_EVENT_WIDTH_MAX	255	/* largest width or precision */
 
+/*
+ * Event ids from DTI_EVENT_ID_DTI up are dti.ko's own; a driver's types
+ * take the ids below.  The context records (a channel's context file)
+ * are events of types dti.ko registers, so their formats travel as a
+ * driver's do:
+ *
+ *   sched_switch	 prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s
+ *			 ==> next_comm=%s next_pid=%d next_prio=%d
+ *   irq_handler_entry	 irq=%d name=%s
+ */
+#define DTI_EVENT_ID_DTI		0xff00
+#define DTI_EVENT_ID_SCHED_SWITCH	0xff00	/* a context switch */
+#define DTI_EVENT_ID_IRQ_ENTRY		0xff01	/* an interrupt handler's entry */
+
+/*
+ * A blob (dti_blob()): bytes of any length up to the largest payload,
+ * with a media type (RFC 6838: "application/octet-stream",
+ * "application/vnd.tcpdump.pcap", "image/png"), printed as hex and
+ * written whole by the records-alone stream.  It is a DTI_REC_TYPED
+ * record of id DTI_EVENT_ID_BLOB, with no format: its payload is the
+ * id, a __u8 length of the media type, the media type (no NUL, at most
+ * DTI_BLOB_TYPE_MAX bytes) and the bytes, to the payload's end.
+ */
+#define DTI_EVENT_ID_BLOB		0xffff
+#define DTI_BLOB_TYPE_MAX		127
+/* Bytes of a blob's payload before its media type: the id and the length */
+#define DTI_BLOB_HDR_SIZE		3
+
 /* Characters of struct dti_event_format's layout: one per value */
 #define DTI_ARG_S8		'b'
 #define DTI_ARG_U8		'B'
