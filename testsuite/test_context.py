@@ -244,3 +244,93 @@ def test_blobs_of_every_size_through_every_reader(dti_guest, dti_tool):
     assert max(len(bytes.fromhex(o["data"])) for o in jsonl(res, "raw.json")
                if o.get("event") == "blob") == 100000
     assert json.loads(out(res, "raw.json").splitlines()[0])["event"] == "blob"
+
+
+# Context records and blobs kept where the guest does not run any more:
+# a memory dump of the live guest (dti dump) and, in a persistent
+# channel, the next boot (dti read --previous).
+KEPT = [0, 1, 64, 65, 4096, 65536, 100000]
+
+
+def kept_writes(ch: str) -> str:
+    return "\n".join(f"ctl blob {ch} 6 {n} {MEDIA}\nctl printk {ch} 5 1 0 process after{n}"
+                     for n in KEPT)
+
+
+def check_kept(recs: list[dict], what: str) -> None:
+    """The blobs of KEPT in order, whole, and context switches, in `recs`
+    (JSON records of one channel)."""
+    blobs = [bytes.fromhex(o["data"]) for o in recs if o.get("event") == "blob"]
+    assert blobs == [blob_bytes(n) for n in KEPT], \
+        (what, [len(b) for b in blobs])
+    assert all(o["media_type"] == MEDIA for o in recs if o.get("event") == "blob"), what
+    texts = [o["text"].rstrip("\n") for o in recs if "text" in o and o.get("event") is None]
+    assert texts == [f"after{n} 0" for n in KEPT], (what, texts)
+    sw = [o for o in recs if o.get("event") == "sched_switch"]
+    assert sw and all(set(o["fields"]) >= {"prev_pid", "next_pid"} for o in sw), what
+
+
+DUMP_KEPT = PRELUDE + f"""
+ctl register_sub dk 1048576 4 7 0
+echo sched > $D/dk/context
+{kept_writes("dk")}
+echo none > $D/dk/context
+echo "@@COUNT $(wc -l < $D/dk/merged)"
+echo "@@READY"
+"""
+DTI_HOST = RUNTIME / "build" / "dti"
+
+
+def test_dump_keeps_context_records_and_blobs(request, modules, kernel, build_dir, dti_tool):
+    import subprocess
+
+    from harness import dump
+    failed = request.session.testsfailed
+    res = dump.qemu_dump(DUMP_KEPT, modules=modules, kernel=kernel, build_dir=build_dir,
+                         formats=("elf",), mem=1024)
+    count = re.search(r"^@@COUNT (\d+)$", res.stdout, re.M)
+    assert count and "@@READY" in res.stdout, res.stdout[-3000:]
+    vmcore = res.files["elf"]
+    r = subprocess.run([str(DTI_HOST), "dump", vmcore, "--channel", "dk", "-F", "json"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    recs = [json_record(x) for x in r.stdout.splitlines()]
+    assert len(recs) == int(count[1])
+    check_kept(recs, "dti dump")
+    if request.session.testsfailed == failed:
+        vmcore.unlink(missing_ok=True)
+
+
+PERSIST_REGION = "16M@0x30000000"
+PERSIST_MEMMAP = "memmap=16M$0x30000000"
+
+
+def test_previous_boot_keeps_context_records_and_blobs(modules, kernel, build_dir, dti_tool):
+    from guestlib import persist_prelude
+    from harness import vm
+    from harness.initramfs import DRAIN_OUTPUT
+    script = persist_prelude(PERSIST_REGION, "$D/.persist") + f"""
+if [ "$BOOTNO" = 1 ]; then
+    ctl register_sub pk 262144 4 7 2
+    echo sched > $D/pk/context
+    {kept_writes("pk")}
+    echo none > $D/pk/context
+    say "SUM $(md5sum < $D/pk/merged | cut -c1-32) $(wc -l < $D/pk/merged)"
+    sync
+    """ + DRAIN_OUTPUT + """
+    echo b > /proc/sysrq-trigger
+    sleep 30
+fi
+say "PREV $(md5sum < $D/.previous/pk/merged | cut -c1-32) $(wc -l < $D/.previous/pk/merged)"
+dti read --previous -F json pk > /out/prev.json 2> /out/prev.err
+"""
+    res = vm.run(script, modules=modules, kernel=kernel, build_dir=build_dir, smp=2,
+                 mem=1024, append=PERSIST_MEMMAP, reboot=True, timeout=600,
+                 extra_files={str(dti_tool): "/bin/dti"}).check()
+    text = res.console + res.stdout
+    first = re.search(r"^@@SUM (\w+) (\d+)", text, re.M)
+    prev = re.search(r"^@@PREV (\w+) (\d+)", text, re.M)
+    assert first and prev, text[-3000:]
+    assert prev.groups() == first.groups()
+    assert out(res, "prev.err") == ""
+    check_kept(jsonl(res, "prev.json"), "dti read --previous")
