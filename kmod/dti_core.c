@@ -1528,6 +1528,8 @@ static int __init dti_init(void)
 	mutex_unlock(&dti_handle_lock);
 	/* After dti_up: a probe switch's parameter set later switches itself. */
 	dti_write_loaded();
+	/* BPF programs may call the kfuncs from here on. */
+	dti_bpf_init();
 	early = dti_early_adopt();
 	channels = dti_boot_channels_init();
 	pr_info("up: %u handle(s) used before registered, %u channel(s) from dti.channel=\n",

@@ -560,15 +560,59 @@ int dti_ctl_halt_after(const char *name, unsigned long count)
 	int ret;
 
 	BUILD_BUG_ON(DTI_HALT_COUNT_MAX != (1ULL << DTI_HALT_GEN_SHIFT) - 1);
-	if (!name || count > DTI_HALT_COUNT_MAX)
+	if (!name)
 		return -EINVAL;
 	rcu_read_lock();
 	ch = dti_find_visible(name);
-	ret = ch ? dti_halt_arm(ch, count, 0) : -ENOENT;
+	ret = ch ? __dti_halt_after(ch, count) : -ENOENT;
 	rcu_read_unlock();
 	return ret;
 }
 EXPORT_SYMBOL_GPL(dti_ctl_halt_after);
+
+/**
+ * __dti_halt_after - dti_ctl_halt_after() for a channel in hand
+ * @ch: the channel
+ * @count: records it still stores
+ *
+ * Context: any, NMI included.
+ * Return: as dti_ctl_halt_after().
+ */
+int __dti_halt_after(struct dti_channel *ch, u64 count)
+{
+	return count > DTI_HALT_COUNT_MAX ? -EINVAL : dti_halt_arm(ch, count, 0);
+}
+
+/**
+ * __dti_halt_after_ns - dti_ctl_halt_after_ns() for a channel in hand
+ * @ch: the channel
+ * @ns: how long it goes on storing
+ *
+ * Context: any, NMI included.
+ * Return: as dti_ctl_halt_after_ns().
+ */
+int __dti_halt_after_ns(struct dti_channel *ch, u64 ns)
+{
+	u64 now = ktime_get_mono_fast_ns();
+
+	if (ns > U64_MAX - now)
+		return -EINVAL;
+	return dti_halt_arm(ch, DTI_HALT_COUNT_MAX, now + ns);
+}
+
+/**
+ * __dti_trigger_left - dti_ctl_trigger_left() for a channel in hand
+ * @ch: the channel
+ *
+ * Context: any, NMI included.
+ * Return: as dti_ctl_trigger_left().
+ */
+long __dti_trigger_left(struct dti_channel *ch)
+{
+	if (dti_halt_state(atomic_read(&ch->halt_ctl)) != DTI_HALT_ARMED)
+		return -ENODATA;
+	return DTI_HALT_COUNT(atomic64_read(&ch->halt_pending));
+}
 
 /**
  * dti_ctl_halt_after_ns - switch a channel off @ns nanoseconds from now
@@ -602,14 +646,13 @@ EXPORT_SYMBOL_GPL(dti_ctl_halt_after);
 int dti_ctl_halt_after_ns(const char *name, u64 ns)
 {
 	struct dti_channel *ch;
-	u64 now = ktime_get_mono_fast_ns();
 	int ret;
 
-	if (!name || ns > U64_MAX - now)
+	if (!name)
 		return -EINVAL;
 	rcu_read_lock();
 	ch = dti_find_visible(name);
-	ret = ch ? dti_halt_arm(ch, DTI_HALT_COUNT_MAX, now + ns) : -ENOENT;
+	ret = ch ? __dti_halt_after_ns(ch, ns) : -ENOENT;
 	rcu_read_unlock();
 	return ret;
 }
@@ -720,12 +763,7 @@ long dti_ctl_trigger_left(const char *name)
 		return -EINVAL;
 	rcu_read_lock();
 	ch = dti_find_visible(name);
-	if (!ch)
-		ret = -ENOENT;
-	else if (dti_halt_state(atomic_read(&ch->halt_ctl)) != DTI_HALT_ARMED)
-		ret = -ENODATA;
-	else
-		ret = DTI_HALT_COUNT(atomic64_read(&ch->halt_pending));
+	ret = ch ? __dti_trigger_left(ch) : -ENOENT;
 	rcu_read_unlock();
 	return ret;
 }

@@ -789,6 +789,23 @@ int __init dti_panic_init(void);
 void dti_panic_exit(void);
 unsigned int dti_panic_default_records(void);
 
+/* dti_ctl.c: for a channel in hand */
+int __dti_halt_after(struct dti_channel *ch, u64 count);
+int __dti_halt_after_ns(struct dti_channel *ch, u64 ns);
+long __dti_trigger_left(struct dti_channel *ch);
+
+/* dti_bpf.c: the kfuncs, declared for the checkers (BPF programs call them) */
+void __init dti_bpf_init(void);
+struct dti_channel *dti_bpf_get(const char *name, u32 name__sz);
+void dti_bpf_put(struct dti_channel *ch);
+int dti_bpf_log(struct dti_channel *ch, int level, const void *data, u32 data__sz);
+int dti_bpf_log_text(struct dti_channel *ch, int level, const char *text, u32 text__sz);
+int dti_bpf_log_event(struct dti_channel *ch, int level, const void *data, u32 data__sz);
+int dti_bpf_halt_after(struct dti_channel *ch, u64 count);
+int dti_bpf_halt_after_ns(struct dti_channel *ch, u64 ns);
+s64 dti_bpf_trigger_left(struct dti_channel *ch);
+int dti_bpf_set_ordered(struct dti_channel *ch, int on);
+
 /* dti_context.c */
 struct seq_file;
 void __init dti_context_init(void);

@@ -53,6 +53,9 @@
  *				gfp) before
  *  conf/sysrq_handler_u8.c	a sysrq key's handler takes a u8 (6.7); an
  *				int before
+ *  conf/btf_kfunc_id_set.c	a module registers kfuncs with a struct
+ *				btf_kfunc_id_set of an owner and a BTF id set
+ *				with flags (6.1); none before
  *  conf/sched_switch_prev_state.c
  *				the sched_switch tracepoint passes the
  *				previous task's state (5.18); the probe reads
@@ -65,6 +68,12 @@
  *  __noipa			<linux/compiler_attributes.h> (5.13)
  *  IRQ_WORK_INIT		an irq_work initializer (5.11)
  *  in_hardirq			(5.11; in_irq() before)
+ *  __bpf_kfunc			a kfunc's attributes (6.2; __used noinline
+ *				before)
+ *  BTF_KFUNCS_START		a kfunc set's start (6.9; BTF_SET8_START()
+ *				before)
+ *  KF_TRUSTED_ARGS		kfuncs whose pointers must be trusted; once
+ *				that is every kfunc's default the flag is 0
  *  IS_ERR_PCPU, PTR_ERR_PCPU	an error in a __percpu pointer, which a cast
  *				to void * no longer reaches once per-CPU
  *				pointers have an address space of their own
@@ -83,6 +92,27 @@
 #include <linux/timer.h>
 
 #include "dti_conf.h"
+
+#ifdef DTI_HAVE_BTF_KFUNC_ID_SET
+#include <linux/btf.h>
+#include <linux/btf_ids.h>
+
+#ifndef __bpf_kfunc
+#define __bpf_kfunc __used noinline
+#endif
+#ifdef BTF_KFUNCS_START
+#define DTI_BTF_KFUNCS_START(name)	BTF_KFUNCS_START(name)
+#define DTI_BTF_KFUNCS_END(name)	BTF_KFUNCS_END(name)
+#else
+#define DTI_BTF_KFUNCS_START(name)	BTF_SET8_START(name)
+#define DTI_BTF_KFUNCS_END(name)	BTF_SET8_END(name)
+#endif
+#ifdef KF_TRUSTED_ARGS
+#define DTI_KF_TRUSTED_ARGS		KF_TRUSTED_ARGS
+#else
+#define DTI_KF_TRUSTED_ARGS		0
+#endif
+#endif /* DTI_HAVE_BTF_KFUNC_ID_SET */
 
 #ifdef DTI_HAVE_LINUX_UNALIGNED_H
 #include <linux/unaligned.h>

@@ -141,6 +141,9 @@ long long dti_copy_file(const char *src, const char *dst);
 /* The options of read, decode and dump (read.c parses them) */
 struct dti_read_opts {
 	bool follow, quiet, no_reset, symbols, strict, previous;
+	bool live;			/* read: this boot's channels, not --previous */
+	struct dti_ksyms *lazy_syms;	/* live callers of no module: /proc/kallsyms */
+	bool lazy_failed;		/* it could not be read */
 	bool list;			/* dump --list */
 	bool verbose;			/* dump -v: how the channels were found */
 	bool journal;			/* --journal: o->f is dti_journal_open()'s */

@@ -657,6 +657,27 @@ static int dti_print_all(struct dti_reader *r, struct dti_read_opts *o)
 	return DTI_EXIT_OK;
 }
 
+/*
+ * A live channel's caller that is a BPF program (a kfunc's caller, in
+ * the program's JIT image, which no module table holds), named as
+ * kallsyms names it, bpf_prog_<tag>_<name>, from this boot's
+ * /proc/kallsyms, read at the first caller the lines do not resolve.
+ * Other callers print as they did.
+ */
+static int dti_read_kallsyms(uint64_t addr, char *buf, size_t size, void *arg)
+{
+	struct dti_read_opts *o = arg;
+
+	if (!o->lazy_syms && !o->lazy_failed) {
+		o->lazy_syms = dti_ksyms_load(NULL);
+		o->lazy_failed = !o->lazy_syms;
+	}
+	if (!o->lazy_syms || dti_ksyms_format(o->lazy_syms, addr, buf, size) ||
+	    strncmp(buf, "bpf_prog_", 9))
+		return -1;
+	return 0;
+}
+
 int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 {
 	bool damage;
@@ -672,6 +693,8 @@ int dti_read_print(struct dti_reader *r, struct dti_read_opts *o)
 		return DTI_EXIT_FAIL;
 	}
 	dti_set_ksyms(r, o->syms);
+	if (o->live && !o->syms)
+		dti_set_symbolizer(r, dti_read_kallsyms, o);
 	if (o->lines_other)
 		dti_set_lines(r, o->lines_other);
 	else if (o->lines_on && !o->lines_other_off)
@@ -724,6 +747,7 @@ int dti_read_finish(struct dti_read_opts *o, int ret)
 	dti_ksyms_free(o->syms);
 	dti_lines_free(o->lines_other);
 	dti_lines_free(o->lines_l);
+	dti_ksyms_free(o->lazy_syms);
 	dti_filter_free(o->filter);
 	while (o->n_report_stats)
 		free(o->report_stats[--o->n_report_stats]);
@@ -796,6 +820,7 @@ int cmd_read(int argc, char **argv)
 	/* several channels: one timeline of them all */
 	if (argc - optind > 1 && (ret = dti_read_merge_new("read", &o, &m)) >= 0)
 		return dti_read_finish(&o, ret);
+	o.live = !o.previous;
 	if (!o.previous) {
 		o.report_live = argv + optind;
 		o.n_report_live = argc - optind;

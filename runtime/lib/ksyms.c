@@ -130,6 +130,9 @@ nomem:
 	return dti_fail_null(ENOMEM, "out of memory");
 }
 
+/* The largest BPF program image a caller is found in, for the last one listed */
+#define DTI_KSYMS_BPF_MAX	(1u << 20)
+
 int dti_ksyms_format(const struct dti_ksyms *ks, uint64_t addr, char *buf,
 		     size_t size)
 {
@@ -159,6 +162,19 @@ int dti_ksyms_format(const struct dti_ksyms *ks, uint64_t addr, char *buf,
 			next = &ks->sym[i];
 			break;
 		}
+	}
+	/*
+	 * A BPF program's JIT image (kallsyms' [bpf] entries, with no size):
+	 * as the kernel's %pS prints it, without its module, and without a
+	 * size, which kallsyms does not give; at most DTI_KSYMS_BPF_MAX in.
+	 */
+	if (s->mod && !strcmp(s->mod, "bpf") &&
+	    addr - s->addr < (next ? next->addr - s->addr : DTI_KSYMS_BPF_MAX)) {
+		n = snprintf(buf, size, "%s+0x%llx", s->name,
+			     (unsigned long long)(addr - s->addr));
+		if (n < 0 || (size_t)n >= size)
+			return dti_fail(ENOSPC, "symbol name does not fit in %zu bytes", size);
+		return 0;
 	}
 	if (!next) {
 		snprintf(buf, size, "0x%llx", (unsigned long long)addr);

@@ -2668,13 +2668,21 @@ static void test_ksyms(void)
 		   "ffffffff81000180 t second_func\n"
 		   "ffffffffc0001000 t mod_a\t[dti_test]\n"
 		   "ffffffffc0001100 t mod_b\t[dti_test]\n"
-		   "ffffffffc0002000 t other\t[othermod]\n");
+		   "ffffffffc0002000 t other\t[othermod]\n"
+		   "ffffffffc0003000 t bpf_prog_93ce878898ca301d_dti_log_fentry\t[bpf]\n"
+		   "ffffffffc0005000 t bpf_prog_0123456789abcdef_last\t[bpf]\n");
 	ks = dti_ksyms_load(tpath("kallsyms"));
 	CHECK(ks != NULL);
 	CHECK(dti_ksyms_format(ks, 0xffffffff81000110ull, buf, sizeof(buf)) == 0);
 	CHECK_STR(buf, "first_func+0x10/0x80");
 	CHECK(dti_ksyms_format(ks, 0xffffffffc0001004ull, buf, sizeof(buf)) == 0);
 	CHECK_STR(buf, "mod_a+0x4/0x100 [dti_test]");
+	/* a BPF program: as %pS prints it, with no module and no size */
+	CHECK(dti_ksyms_format(ks, 0xffffffffc00030dbull, buf, sizeof(buf)) == 0);
+	CHECK_STR(buf, "bpf_prog_93ce878898ca301d_dti_log_fentry+0xdb");
+	CHECK(dti_ksyms_format(ks, 0xffffffffc0005010ull, buf, sizeof(buf)) == 0);
+	CHECK_STR(buf, "bpf_prog_0123456789abcdef_last+0x10");
+	CHECK(dti_ksyms_format(ks, 0xffffffffc0105000ull, buf, sizeof(buf)) == -1);
 	CHECK(dti_ksyms_format(ks, 0x1000, buf, sizeof(buf)) == -1 && errno == ENOENT);
 	CHECK_STR(buf, "0x1000");
 	dti_ksyms_free(ks);
