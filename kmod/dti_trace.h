@@ -72,11 +72,13 @@ static inline s32 dti_tp_event_id(const struct dti_record *rec, const void *payl
  * call, for keys=caller.sym and bpftrace's ksym()), event_id (the type of
  * an event of a registered type, -1 for any other record), len (the whole
  * payload's length) and payload (its first DTI_TP_PAYLOAD_MAX bytes at
- * most).
+ * most).  The payload is passed as bytes, not void: a BTF tracepoint
+ * program (tp_btf) may read a pointer to integers from its context, on
+ * 6.1 none to void.
  */
 TRACE_EVENT(dti_record,
 
-	TP_PROTO(const char *name, const struct dti_record *rec, const void *payload),
+	TP_PROTO(const char *name, const struct dti_record *rec, const u8 *payload),
 
 	TP_ARGS(name, rec, payload),
 

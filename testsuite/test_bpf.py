@@ -178,3 +178,57 @@ def test_verifier_refuses_misuse_and_the_channel_counts_the_rest(dti_guest, bpf_
     total = parse_stats(out(res, "stats"))["total"]
     assert total["rejected"] == 2 and total["written"] == 0, total
     assert not accounting_errors(parse_stats(out(res, "stats")))
+
+
+FREEZE_AFTER = 100
+FREEZE_PATTERN = "flood ?? 40"         # any writer's 40th record
+
+
+def test_bpf_freeze_is_exact_while_every_cpu_floods(dti_guest, bpf_modules, bpf_tools, dti_tool):
+    """dti-bpf-freeze CH 'flood ?? 40' 100 while 2 CPUs flood in 3
+    contexts, DTI_FREEZE_RUNS times (20): each time exactly 100 records
+    have a later timestamp than the match, the match is the record the
+    program says, and nothing is stored after them."""
+    import os
+    runs = int(os.environ.get("DTI_FREEZE_RUNS", "20"))
+    dti_guest.modules = bpf_modules
+    dti_guest.extra_files[str(bpf_tools / "dti_bpf_freeze")] = "/bin/dti-bpf-freeze"
+    dti_guest.extra_files[str(dti_tool)] = "/bin/dti"
+    script = PRELUDE
+    for i in range(runs):
+        script += f"""
+ctl register fz 262144 7
+dti-bpf-freeze fz '{FREEZE_PATTERN}' {FREEZE_AFTER} > /out/freeze{i} 2>&1 &
+FZ=$!
+n=0
+until grep -q ready /out/freeze{i}; do
+    n=$((n + 1)); [ $n -lt 600 ] || {{ cat /out/freeze{i} >&2; exit 1; }}
+    sleep 0.1
+done
+echo "floodctx fz 6000" > $T &
+FP=$!
+wait $FZ || true
+wait $FP
+cat $D/fz/level > /out/level{i}
+cat $D/fz/stats > /out/stats{i}
+dti read -F ts fz > /out/read{i}
+ctl unregister fz
+"""
+    res = dti_guest.run(script, smp=2, timeout=300 + 120 * runs).check()
+    for i in range(runs):
+        text = out(res, f"freeze{i}")
+        m = re.search(r"^MATCH cpu=(\d+) seq=(\d+) ts_ns=(\d+)$", text, re.M)
+        assert m, (i, text)
+        mcpu, mseq, mts = int(m[1]), int(m[2]), int(m[3])
+        assert out(res, f"level{i}").strip() in ("-1", "off"), (i, out(res, f"level{i}"))
+        assert not accounting_errors(parse_stats(out(res, f"stats{i}")))
+        lines = parse_merged_ts(out(res, f"read{i}"))
+        match = [x for x in lines if x.cpu == mcpu and x.seq == mseq]
+        assert len(match) == 1 and re.fullmatch(r"flood [PSH]\d 40", match[0].text), \
+            (i, mcpu, mseq, match)
+        assert match[0].ts_ns == mts
+        after_match = [x for x in lines if x.ts_ns > mts]
+        assert len(after_match) == FREEZE_AFTER, (i, len(after_match))
+        # the flood was cut by the freeze: it went on logging after it
+        total = parse_stats(out(res, f"stats{i}"))["total"]
+        assert total["halted"] + total["filtered"] > 0, (i, total)

@@ -25,8 +25,7 @@ int dti_log_fentry(__u64 *ctx)
 	struct dti_channel *ch;
 	__u64 v[2];
 
-	/* on the stack: the verifier lets a kfunc take only writable memory */
-	__builtin_memcpy(name, (const void *)channel, sizeof(name));
+	dti_bpf_name(name, channel);
 	ch = dti_bpf_get(name, sizeof(name));
 	if (!ch) {
 		__sync_fetch_and_add(&missed, 1);

@@ -26,7 +26,7 @@ static __always_inline struct dti_channel *get(void)
 {
 	char name[DTI_BPF_NAME_SIZE];
 
-	__builtin_memcpy(name, (const void *)channel, sizeof(name));
+	dti_bpf_name(name, channel);
 	return dti_bpf_get(name, sizeof(name));
 }
 

@@ -38,4 +38,18 @@ extern int dti_bpf_set_ordered(struct dti_channel *ch, int on) __ksym;
 /* Longest channel name and its NUL */
 #define DTI_BPF_NAME_SIZE	32
 
+/*
+ * A channel name set by the loader (a const volatile .rodata array) onto
+ * the stack, where dti_bpf_get() can take it (a kfunc takes writable
+ * memory only).  Byte by byte through the volatile: memcpy() from it
+ * cast to plain memory lets the compiler copy the initializer instead.
+ */
+static __always_inline void dti_bpf_name(char *dst, const volatile char *src)
+{
+	int i;
+
+	for (i = 0; i < DTI_BPF_NAME_SIZE; i++)
+		dst[i] = src[i];
+}
+
 #endif
