@@ -44,6 +44,10 @@ static const struct dti_word dti_context_words[] = {
 /* Longest context text: every word, with commas */
 #define DTI_CONTEXT_TEXT_MAX	sizeof("sched,irq")
 
+/* A context switch's template, as ftrace's sched_switch prints it */
+#define DTI_CONTEXT_SCHED_FMT \
+	"prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s ==> next_comm=%s next_pid=%d next_prio=%d"
+
 /* The task state text of a switch: a letter, "+" after it if preempted */
 #define DTI_CONTEXT_STATE_MAX	sizeof("R+")
 
@@ -121,8 +125,7 @@ static int dti_context_types(struct dti_channel *ch)
 			return -ENOMEM;
 		ctx->sched.id = DTI_EVENT_ID_SCHED_SWITCH;
 		ctx->sched.name = "sched_switch";
-		ctx->sched.fmt = "prev_comm=%s prev_pid=%d prev_prio=%d prev_state=%s"
-				 " ==> next_comm=%s next_pid=%d next_prio=%d";
+		ctx->sched.fmt = DTI_CONTEXT_SCHED_FMT;
 		ctx->irq.id = DTI_EVENT_ID_IRQ_ENTRY;
 		ctx->irq.name = "irq_handler_entry";
 		ctx->irq.fmt = "irq=%d name=%s";

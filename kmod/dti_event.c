@@ -47,6 +47,12 @@
 
 static DEFINE_MUTEX(dti_event_mutex);
 
+/* Whether event id @id is one of dti.ko's own (context records, blobs) */
+static bool dti_event_id_own(u16 id)
+{
+	return id >= DTI_EVENT_ID_DTI;
+}
+
 /**
  * struct dti_event_table - the event types of a channel
  * @rcu:	frees the table once no writer can see it
@@ -327,8 +333,9 @@ int __dti_event_register(struct dti_info *trace, struct dti_event_type *type,
 	int n, ret;
 
 	if (IS_ERR_OR_NULL(trace) || !type || !type->name ||
-	    dti_check_name(type->name) || !type->fmt ||
-	    (type->id >= DTI_EVENT_ID_DTI) != own)
+	    dti_check_name(type->name) || !type->fmt)
+		return -EINVAL;
+	if (dti_event_id_own(type->id) != own)
 		return -EINVAL;
 	name_len = strlen(type->name);
 	fmt_len = strnlen(type->fmt, DTI_EVENT_FMT_MAX + 1);

@@ -368,23 +368,40 @@ static int dti_stop_on_open(struct inode *inode, struct file *file)
 	return single_open(file, dti_stop_on_show_file, inode->i_private);
 }
 
-/* "none" or words of oops, warn and panic joined by commas */
-static ssize_t dti_stop_on_write(struct file *file, const char __user *ubuf,
-				 size_t count, loff_t *ppos)
+/*
+ * A write of a file that takes a set of words ("none", or words joined
+ * by commas): @parse reads it, @set applies it to the file's channel.
+ */
+static ssize_t dti_words_write(struct file *file, const char __user *ubuf,
+			       size_t count, loff_t *ppos,
+			       int (*parse)(const char *buf, unsigned int *mask),
+			       int (*set)(struct dti_channel *ch, unsigned int mask))
 {
 	struct seq_file *m = file->private_data;
-	struct dti_channel *ch = m->private;
 	char kbuf[DTI_WORDS_WRITE_MAX + 1];
 	unsigned int mask;
 	int ret;
 
 	ret = __dti_ctl_copy(kbuf, DTI_WORDS_WRITE_MAX, ubuf, count, ppos);
 	if (!ret)
-		ret = dti_stop_on_parse(kbuf, &mask);
-	if (ret)
-		return ret;
+		ret = parse(kbuf, &mask);
+	if (!ret)
+		ret = set(m->private, mask);
+	return ret ? ret : count;
+}
+
+static int dti_stop_on_set(struct dti_channel *ch, unsigned int mask)
+{
 	WRITE_ONCE(ch->stop_on, mask);
-	return count;
+	return 0;
+}
+
+/* "none" or words of oops, warn and panic joined by commas */
+static ssize_t dti_stop_on_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	return dti_words_write(file, ubuf, count, ppos, dti_stop_on_parse,
+			       dti_stop_on_set);
 }
 
 static int dti_context_show_file(struct seq_file *m, void *unused)
@@ -403,17 +420,8 @@ static int dti_context_open(struct inode *inode, struct file *file)
 static ssize_t dti_context_write(struct file *file, const char __user *ubuf,
 				 size_t count, loff_t *ppos)
 {
-	struct seq_file *m = file->private_data;
-	char kbuf[DTI_WORDS_WRITE_MAX + 1];
-	unsigned int mask;
-	int ret;
-
-	ret = __dti_ctl_copy(kbuf, DTI_WORDS_WRITE_MAX, ubuf, count, ppos);
-	if (!ret)
-		ret = dti_context_parse(kbuf, &mask);
-	if (!ret)
-		ret = dti_context_set(m->private, mask);
-	return ret ? ret : count;
+	return dti_words_write(file, ubuf, count, ppos, dti_context_parse,
+			       dti_context_set);
 }
 
 static ssize_t dti_size_read(struct file *file, char __user *ubuf,

@@ -756,6 +756,7 @@ static inline size_t __dti_max_payload(const struct dti_channel *ch,
 
 	return subbuf_size - DTI_SUBBUF_HEADER_SIZE - formats - DTI_CREC_HDR_MAX;
 }
+
 void dti_halt_fire(struct dti_channel *ch, u32 gen);
 
 /* dti_ctl.c */
@@ -808,6 +809,7 @@ int dti_bpf_set_ordered(struct dti_channel *ch, int on);
 
 /* dti_context.c */
 struct seq_file;
+
 void __init dti_context_init(void);
 int dti_context_set(struct dti_channel *ch, unsigned int mask);
 unsigned int dti_context_get(struct dti_channel *ch);
@@ -817,7 +819,6 @@ void dti_context_release(struct dti_channel *ch);
 void dti_context_free(struct dti_channel *ch);
 
 /* dti_stop.c */
-
 /**
  * struct dti_word - a word of a control file that takes a set of words
  * @name:	the word

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* the sched_switch tracepoint passes the previous task's state, with __task_state_index() to read it (5.18) */
+#include <linux/mm_types.h>
 #include <linux/sched.h>
 #include <trace/events/sched.h>
 
