@@ -25,7 +25,8 @@ symvers-sync: $(DTI_SYMVERS)
 		rm -f Module.symvers; fi
 
 # W=1, sparse and kernel-doc; any warning fails (lint.mk).
-LINT_SOURCES = $(filter-out %.mod.c,$(wildcard *.c */*.c))
+# LINT_NOT_KERNEL: patterns of C files that are no module's (examples/bpf/).
+LINT_SOURCES = $(filter-out %.mod.c $(LINT_NOT_KERNEL),$(wildcard *.c */*.c))
 LINT_DOC = $(KERNEL_DOC)
 LINT_KBUILD_ARGS = $(KBUILD_ARGS)
 lint-build: symvers-sync
