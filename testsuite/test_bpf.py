@@ -5,8 +5,9 @@ examples/bpf/, built with clang and libbpf's skeletons; dti.ko gets its
 BTF from the target kernel's own (harness/btf.py: kmod/mkbtf.sh on 6.1,
 whose headers carry no vmlinux; the build itself on 6.12).
 
-* An fentry program on vfs_write() logs a text and a binary record per
-  call into a channel that dti_test floods at the same time from both
+* An fentry program on vfs_write() logs a text record, a binary record
+  and an event (of a type dti_test registered on it) per call into a
+  channel that dti_test floods at the same time from both
   CPUs in process, softirq and hardirq context, while shell loops write
   on both CPUs: the program counts its calls and refuses none, the
   channel's accounting identity holds on every CPU, every record it
@@ -76,7 +77,8 @@ def out(res, name) -> str:
 LOG_UNDER_FLOOD = PRELUDE + """
 echo 1 > /proc/sys/net/core/bpf_jit_kallsyms
 ctl register_sub bpf 262144 8 7 0
-dti-bpf-log -c bpf vfs_write > /out/bpf.out 2> /out/bpf.err &
+ctl evreg bpf pair
+dti-bpf-log -c bpf -e 11 vfs_write > /out/bpf.out 2> /out/bpf.err &
 p=$!
 n=0
 until grep -q attached /out/bpf.out; do
@@ -97,6 +99,7 @@ wait $p
 cat $D/bpf/stats > /out/stats
 """
 BPF_TEXT = re.compile(r"^bpf (\d+) cpu (\d+)$")
+BPF_EVENT = re.compile(r"^bpf event (\d+) cpu (\d+)$")   # dti_test's "pair" type
 HEX16 = re.compile(r"([0-9a-f]{2} ){15}[0-9a-f]{2}$")
 
 
@@ -110,17 +113,23 @@ def test_fentry_program_logs_under_flood(dti_guest, bpf_modules, bpf_tools, dti_
     assert hits >= 800 and counts["missed"] == counts["refused"] == "0", counts
     stats = parse_stats(out(res, "stats"))
     assert not accounting_errors(stats), stats
-    assert stats["total"]["written"] > 2 * hits, stats["total"]
+    assert stats["total"]["written"] > 3 * hits, stats["total"]
     view = parse_merged_ts(out(res, "ts"))
     bpf_text = [r for r in view if BPF_TEXT.match(r.text)]
     bpf_bin = [r for r in view if HEX16.match(r.text)]
-    others = [r for r in view if not BPF_TEXT.match(r.text) and not HEX16.match(r.text)]
-    assert bpf_text and bpf_bin, view[:5]
+    bpf_ev = [r for r in view if BPF_EVENT.match(r.text)]
+    others = [r for r in view if not BPF_TEXT.match(r.text) and not HEX16.match(r.text)
+              and not BPF_EVENT.match(r.text)]
+    assert bpf_text and bpf_bin and bpf_ev, view[:5]
     assert all(r.text.startswith("flood ") for r in others), others[:3]
     assert {r.cpu for r in bpf_text} == {0, 1}
     # each BPF record is the program's, whole, its caller the program
-    for r in bpf_text + bpf_bin:
+    for r in bpf_text + bpf_bin + bpf_ev:
         assert PROG_SYM.match(r.caller), r
+    # events print through the type the driver registered, N and C whole
+    for r in bpf_ev:
+        n, cpu = map(int, BPF_EVENT.match(r.text).groups())
+        assert cpu == r.cpu and n < hits, r
     ns = [int(BPF_TEXT.match(r.text)[1]) for r in bpf_text]
     assert len(set(ns)) == len(ns) and max(ns) < hits
     for r in bpf_text:

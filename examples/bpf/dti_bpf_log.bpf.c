@@ -2,8 +2,9 @@
 /*
  * Log each call of a kernel function into a DTI channel: a text record
  * "bpf N cpu C" (N counts the calls from 0), then a binary record of the
- * same two numbers, from an fentry program whose target the loader sets
- * (dti_bpf_log.c).
+ * same two numbers, and, given an event type's id, an event of them (a
+ * type registered on the channel with two %llu values), from an fentry
+ * program whose target the loader sets (dti_bpf_log.c).
  */
 #include <linux/bpf.h>
 #include <linux/types.h>
@@ -13,6 +14,14 @@
 
 const volatile char channel[DTI_BPF_NAME_SIZE] = "bpf";
 const volatile int level = DTI_BPF_INFO;
+const volatile int event_id = -1;	/* -1: no events */
+
+/* An event of two u64 values, packed as dti_record.h lays events out */
+struct pair_event {
+	__u16 id;
+	__u64 n;
+	__u64 cpu;
+} __attribute__((packed));
 
 __u64 hits;		/* calls seen */
 __u64 missed;		/* calls with no such channel */
@@ -38,6 +47,12 @@ int dti_log_fentry(__u64 *ctx)
 		__sync_fetch_and_add(&refused, 1);
 	if (dti_bpf_log(ch, level, v, sizeof(v)))
 		__sync_fetch_and_add(&refused, 1);
+	if (event_id >= 0) {
+		struct pair_event ev = { .id = event_id, .n = v[0], .cpu = v[1] };
+
+		if (dti_bpf_log_event(ch, level, &ev, sizeof(ev)))
+			__sync_fetch_and_add(&refused, 1);
+	}
 	dti_bpf_put(ch);
 	return 0;
 }

@@ -17,12 +17,14 @@
 #include "dti_bpf_log.skel.h"
 
 static const char usage[] =
-	"usage: dti-bpf-log [-c CHANNEL] [-l LEVEL] FUNCTION\n"
+	"usage: dti-bpf-log [-c CHANNEL] [-l LEVEL] [-e ID] FUNCTION\n"
 	"\nAttach an fentry program to kernel function FUNCTION (of vmlinux or of\n"
 	"a module with BTF) that logs \"bpf N cpu C\" and a binary record of N and C\n"
 	"into DTI channel CHANNEL (default bpf) at LEVEL (default 6) on each call,\n"
 	"until SIGINT or SIGTERM; then print hits=, missed= (no such channel) and\n"
-	"refused= (records not stored).  It prints \"attached\" once it runs.\n";
+	"refused= (records not stored).  It prints \"attached\" once it runs.\n"
+	"-e ID: also an event of type ID (registered on CHANNEL, of two %llu\n"
+	"values) of N and C.\n";
 
 static volatile sig_atomic_t done;
 
@@ -36,15 +38,18 @@ int main(int argc, char **argv)
 {
 	const char *channel = "bpf";
 	struct dti_bpf_log_bpf *skel;
-	int level = 6, opt, err;
+	int level = 6, event_id = -1, opt, err;
 
-	while ((opt = getopt(argc, argv, "c:l:h")) != -1) {
+	while ((opt = getopt(argc, argv, "c:l:e:h")) != -1) {
 		switch (opt) {
 		case 'c':
 			channel = optarg;
 			break;
 		case 'l':
 			level = atoi(optarg);
+			break;
+		case 'e':
+			event_id = atoi(optarg);
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -65,6 +70,7 @@ int main(int argc, char **argv)
 	}
 	strncpy((char *)skel->rodata->channel, channel, sizeof(skel->rodata->channel) - 1);
 	skel->rodata->level = level;
+	skel->rodata->event_id = event_id;
 	err = bpf_program__set_attach_target(skel->progs.dti_log_fentry, 0, argv[optind]);
 	if (!err)
 		err = dti_bpf_log_bpf__load(skel);

@@ -396,6 +396,8 @@ DEFINE_DTI_EVENT(dtt_ev_badname, 8, "bad name", "x %d");
 DEFINE_DTI_EVENT(dtt_ev_wide, 10, "wide",
 		 "a template long enough that its format record does not fit a quarter of a 512-byte sub-buffer, "
 		 "whatever the rest: %d");
+/* A BPF program's events (examples/bpf/dti_bpf_log.bpf.c -e 11) */
+DEFINE_DTI_EVENT(dtt_ev_pair, 11, "pair", "bpf event %llu cpu %llu");
 static struct dti_event_type dtt_ev_long = { .id = 9, .name = "long" };
 static char dtt_long_fmt[DTI_EVENT_FMT_MAX + 2];
 
@@ -406,7 +408,7 @@ static struct dti_event_type *dtt_event_type(const char *name)
 	static struct dti_event_type *const all[] = {
 		&dtt_ev_ints, &dtt_ev_mixed, &dtt_ev_dupid, &dtt_ev_dupname,
 		&dtt_ev_conv, &dtt_ev_hashed, &dtt_ev_lenstr, &dtt_ev_many,
-		&dtt_ev_badname, &dtt_ev_long, &dtt_ev_wide,
+		&dtt_ev_badname, &dtt_ev_long, &dtt_ev_wide, &dtt_ev_pair,
 	};
 	unsigned int i;
 
