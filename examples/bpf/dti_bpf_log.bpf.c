@@ -27,8 +27,7 @@ __u64 hits;		/* calls seen */
 __u64 missed;		/* calls with no such channel */
 __u64 refused;		/* records the channel did not store */
 
-SEC("fentry")
-int dti_log_fentry(__u64 *ctx)
+static __always_inline int log_call(void)
 {
 	char name[DTI_BPF_NAME_SIZE], text[48];
 	struct dti_channel *ch;
@@ -55,6 +54,19 @@ int dti_log_fentry(__u64 *ctx)
 	}
 	dti_bpf_put(ch);
 	return 0;
+}
+
+SEC("fentry")
+int dti_log_fentry(__u64 *ctx)
+{
+	return log_call();
+}
+
+/* The same from a kprobe: kernels from 6.10 take kfuncs from kprobe programs */
+SEC("kprobe")
+int dti_log_kprobe(void *ctx)
+{
+	return log_call();
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -17,14 +17,15 @@
 #include "dti_bpf_log.skel.h"
 
 static const char usage[] =
-	"usage: dti-bpf-log [-c CHANNEL] [-l LEVEL] [-e ID] FUNCTION\n"
+	"usage: dti-bpf-log [-c CHANNEL] [-l LEVEL] [-e ID] [-k] FUNCTION\n"
 	"\nAttach an fentry program to kernel function FUNCTION (of vmlinux or of\n"
 	"a module with BTF) that logs \"bpf N cpu C\" and a binary record of N and C\n"
 	"into DTI channel CHANNEL (default bpf) at LEVEL (default 6) on each call,\n"
 	"until SIGINT or SIGTERM; then print hits=, missed= (no such channel) and\n"
 	"refused= (records not stored).  It prints \"attached\" once it runs.\n"
 	"-e ID: also an event of type ID (registered on CHANNEL, of two %llu\n"
-	"values) of N and C.\n";
+	"values) of N and C.  -k: a kprobe program instead of fentry (the kernel\n"
+	"must take kfuncs from kprobe programs: 6.10 and later).\n";
 
 static volatile sig_atomic_t done;
 
@@ -38,9 +39,10 @@ int main(int argc, char **argv)
 {
 	const char *channel = "bpf";
 	struct dti_bpf_log_bpf *skel;
-	int level = 6, event_id = -1, opt, err;
+	int level = 6, event_id = -1, kprobe = 0, opt, err;
+	struct bpf_link *link = NULL;
 
-	while ((opt = getopt(argc, argv, "c:l:e:h")) != -1) {
+	while ((opt = getopt(argc, argv, "c:l:e:kh")) != -1) {
 		switch (opt) {
 		case 'c':
 			channel = optarg;
@@ -50,6 +52,9 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			event_id = atoi(optarg);
+			break;
+		case 'k':
+			kprobe = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -71,11 +76,18 @@ int main(int argc, char **argv)
 	strncpy((char *)skel->rodata->channel, channel, sizeof(skel->rodata->channel) - 1);
 	skel->rodata->level = level;
 	skel->rodata->event_id = event_id;
-	err = bpf_program__set_attach_target(skel->progs.dti_log_fentry, 0, argv[optind]);
+	bpf_program__set_autoload(kprobe ? skel->progs.dti_log_fentry :
+					   skel->progs.dti_log_kprobe, false);
+	err = kprobe ? 0 : bpf_program__set_attach_target(skel->progs.dti_log_fentry, 0,
+							   argv[optind]);
 	if (!err)
 		err = dti_bpf_log_bpf__load(skel);
-	if (!err)
+	if (!err && kprobe) {
+		link = bpf_program__attach_kprobe(skel->progs.dti_log_kprobe, false, argv[optind]);
+		err = link ? 0 : -errno;
+	} else if (!err) {
 		err = dti_bpf_log_bpf__attach(skel);
+	}
 	if (err) {
 		fprintf(stderr, "dti-bpf-log: %s: %s\n", argv[optind], strerror(-err));
 		dti_bpf_log_bpf__destroy(skel);
@@ -89,6 +101,7 @@ int main(int argc, char **argv)
 		pause();
 	printf("hits=%llu missed=%llu refused=%llu\n", (unsigned long long)skel->bss->hits,
 	       (unsigned long long)skel->bss->missed, (unsigned long long)skel->bss->refused);
+	bpf_link__destroy(link);
 	dti_bpf_log_bpf__destroy(skel);
 	return 0;
 }
