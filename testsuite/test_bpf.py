@@ -43,7 +43,7 @@ import pytest
 
 from dtirec import accounting_errors, parse_merged_ts, parse_stats
 from guestlib import PRELUDE
-from harness import btf
+from harness import btf, kernels
 
 REPO = Path(__file__).resolve().parent.parent
 BPF_DIR = REPO / "examples" / "bpf"
@@ -69,6 +69,10 @@ def bpf_tools(kernel) -> Path:
 @pytest.fixture(scope="session")
 def bpf_modules(modules, kernel, build_dir) -> list[Path]:
     """The modules, dti.ko with its BTF."""
+    conf = kernels.conf_features(REPO / "kmod" / "dti_conf.h")
+    if not conf.get("DTI_HAVE_BTF_KFUNC_ID_SET", False):
+        pytest.skip(f"{kernel.release} takes no kfuncs from modules (6.1 and later; "
+                    "its feature test, kmod/compat/conf/btf_kfunc_id_set.c, says so)")
     try:
         return [btf.add_btf(m, kernel, build_dir) if m.name == "dti.ko" else m
                 for m in modules]
