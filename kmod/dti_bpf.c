@@ -10,9 +10,10 @@
  * the verifier refuses a program that uses the channel without checking
  * for NULL, after putting it, or that leaves it unput.
  *
- * The channel is reached under RCU: a tracing program runs inside an RCU
- * read-side section, and a channel is freed only after a grace period
- * that follows its removal from the name table (__dti_unregister()), so
+ * The channel is reached under RCU: a tracing or kprobe program runs
+ * inside an RCU read-side section, and a channel is freed only after a
+ * grace period that follows its removal from the name table
+ * (__dti_unregister()), so
  * what dti_bpf_get() found stays valid until the program returns, which
  * is as long as the verifier lets it keep the reference (no map may hold
  * it: no destructor is registered).  The writes go through the write
@@ -228,7 +229,6 @@ static const struct {
 	bool needed;
 } dti_bpf_prog_types[] = {
 	{ BPF_PROG_TYPE_KPROBE, "kprobe", false },
-	{ BPF_PROG_TYPE_SYSCALL, "syscall", false },
 	{ BPF_PROG_TYPE_TRACING, "tracing (fentry, fexit, tp_btf)", true },
 };
 
@@ -238,7 +238,8 @@ static const struct {
  * Tracing programs (fentry, fexit, tp_btf) take module kfuncs on every
  * kernel that has them; kprobe programs only on later kernels (6.10's
  * kprobe kfunc hook): a kernel that refuses a type with -EINVAL does not
- * have it, and is told once.
+ * have it, and is told once.  Not syscall programs, which are sleepable
+ * and run outside the RCU read-side section a found channel needs.
  *
  * The kfuncs are an extra: a dti.ko without BTF has none, and works.
  *

@@ -4,9 +4,9 @@
  * first record whose text matches a pattern: a tp_btf program on dti.ko's
  * dti:dti_record tracepoint arms the channel's halt trigger, and dti.ko
  * counts the records after it in its writers.  The tracepoint fires as
- * the record is stored; in ordered mode (set by the syscall program
- * set_ordered, which the loader runs) that is under the channel's order
- * lock, so no CPU stores a record between the match and the arming, and
+ * the record is stored; in ordered mode (set by on_sys_enter, which the
+ * loader makes run in its own next system call) that is under the
+ * channel's order lock, so no CPU stores a record between the match and the arming, and
  * the count is exact across CPUs.
  *
  * The pattern is a glob of the text without its final newline: '?'
@@ -105,27 +105,34 @@ int BPF_PROG(on_record, const char *name, const struct dti_record *rec, const vo
 	return 0;
 }
 
-struct ordered_args {
-	char name[DTI_BPF_NAME_SIZE];
-	int on;
-	int ret;
-};
+/*
+ * The loader's request for the channel's ordered mode (1 on, 0 off, -1
+ * none), done in its next system call by on_sys_enter: a tracing
+ * program, inside the RCU read-side section dti_bpf_get() needs (a
+ * syscall program runs outside it, and dti.ko gives it no kfuncs).
+ */
+int want_ordered = -1;
+int loader_tgid;
+int ordered_ret;
 
-/* Run by the loader (BPF_PROG_RUN): the channel's ordered mode on or off */
-SEC("syscall")
-int set_ordered(struct ordered_args *args)
+SEC("tp_btf/sys_enter")
+int BPF_PROG(on_sys_enter, void *regs, long id)
 {
 	char nm[DTI_BPF_NAME_SIZE];
 	struct dti_channel *ch;
+	int on = want_ordered;
 
-	__builtin_memcpy(nm, args->name, sizeof(nm));
-	ch = dti_bpf_get(nm, sizeof(nm));
-	if (!ch) {
-		args->ret = -2;	/* ENOENT */
+	if (on < 0 || (bpf_get_current_pid_tgid() >> 32) != loader_tgid)
 		return 0;
+	dti_bpf_name(nm, channel);
+	ch = dti_bpf_get(nm, sizeof(nm));
+	if (ch) {
+		ordered_ret = dti_bpf_set_ordered(ch, on);
+		dti_bpf_put(ch);
+	} else {
+		ordered_ret = -2;	/* ENOENT */
 	}
-	args->ret = dti_bpf_set_ordered(ch, args->on);
-	dti_bpf_put(ch);
+	want_ordered = -1;
 	return 0;
 }
 

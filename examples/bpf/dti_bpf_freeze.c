@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "dti_bpf_freeze.skel.h"
@@ -22,12 +21,6 @@
 #define LEVEL_PATH	"/sys/kernel/debug/dti/%s/level"
 /* How long it waits for the match and the halt: seconds */
 #define WAIT_MAX	600
-
-struct ordered_args {
-	char name[32];
-	int on;
-	int ret;
-};
 
 static volatile sig_atomic_t done;
 
@@ -37,18 +30,16 @@ static void on_signal(int sig)
 	done = 1;
 }
 
-static int set_ordered(struct dti_bpf_freeze_bpf *skel, const char *channel, int on)
+/* Have on_sys_enter set the channel's ordered mode in this process's next system call */
+static int set_ordered(struct dti_bpf_freeze_bpf *skel, int on)
 {
-	struct ordered_args a = { .on = on };
-	/* a syscall program's context is copied back to ctx_in */
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &a, .ctx_size_in = sizeof(a));
-	int err;
-
-	strncpy(a.name, channel, sizeof(a.name) - 1);
-	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.set_ordered), &opts);
-	if (err)
-		return -errno;
-	return a.ret;
+	skel->bss->loader_tgid = getpid();
+	skel->bss->ordered_ret = 0;
+	__atomic_store_n(&skel->data->want_ordered, on, __ATOMIC_SEQ_CST);
+	(void)getppid();
+	if (__atomic_load_n(&skel->data->want_ordered, __ATOMIC_SEQ_CST) != -1)
+		return -EAGAIN;	/* the program did not run */
+	return skel->bss->ordered_ret;
 }
 
 /* The channel's level file says it is off */
@@ -99,12 +90,12 @@ int main(int argc, char **argv)
 	err = dti_bpf_freeze_bpf__load(skel);
 	what = "loading the programs";
 	if (!err) {
-		err = set_ordered(skel, argv[1], 1);
-		what = "ordering the channel";
+		err = dti_bpf_freeze_bpf__attach(skel);
+		what = "attaching to dti:dti_record and sys_enter";
 	}
 	if (!err) {
-		err = dti_bpf_freeze_bpf__attach(skel);
-		what = "attaching to dti:dti_record";
+		err = set_ordered(skel, 1);
+		what = "ordering the channel";
 	}
 	if (err) {
 		fprintf(stderr, "dti-bpf-freeze: %s: %s: %s\n", argv[1], what, strerror(-err));
@@ -120,8 +111,8 @@ int main(int argc, char **argv)
 			break;
 		usleep(100000);
 	}
+	set_ordered(skel, 0);
 	dti_bpf_freeze_bpf__detach(skel);
-	set_ordered(skel, argv[1], 0);
 	if (!skel->bss->matched) {
 		printf("no match: %llu records seen, %llu of the channel (arming: %lld)\n",
 		       (unsigned long long)skel->bss->seen,
