@@ -77,7 +77,7 @@ static void dti_context_find_tp(struct tracepoint *tp, void *unused)
 		dti_tp_irq_entry = tp;
 }
 
-/* The level a context record of @ch is stored at, or -1 for none */
+/* The level a context record of @ch is stored at; negative: none is */
 static __always_inline int dti_context_level(struct dti_channel *ch)
 {
 	return min_t(int, READ_ONCE(ch->info->level), DTI_LEVEL_INFO);
