@@ -13,15 +13,15 @@
  * The channel is reached under RCU: a tracing or kprobe program runs
  * inside an RCU read-side section, and a channel is freed only after a
  * grace period that follows its removal from the name table
- * (__dti_unregister()), so
- * what dti_bpf_get() found stays valid until the program returns, which
+ * (__dti_unregister()), so what dti_bpf_get() found stays valid until
+ * the program returns, which
  * is as long as the verifier lets it keep the reference (no map may hold
  * it: no destructor is registered).  The writes go through the write
  * path, which is lock-free and safe in every context a program runs in,
  * NMI included; what it refuses is counted in the channel's stats as for
- * any caller: a level out of range (a bad argument) and a length
- * past the channel's largest payload, both as rejected.  A record's caller is the
- * return address into the program, which kallsyms names
+ * any caller: a level out of range (a bad argument) and a length past
+ * the channel's largest payload, both as rejected.  A record's caller is
+ * the return address into the program, which kallsyms names
  * bpf_prog_<tag>_<name>.
  *
  * The kfuncs need dti.ko's BTF (kmod/mkbtf.sh for a module built out of
@@ -74,7 +74,7 @@ __bpf_kfunc void dti_bpf_put(struct dti_channel *ch)
 
 /*
  * Store a record of @flags from a program, its caller @ip.  A level out
- * of range goes to the write path, which counts it (as lost, bad
+ * of range goes to the write path, which counts it (as rejected, a bad
  * argument) rather than have the level filter take it for a verbose one.
  */
 static int dti_bpf_write(struct dti_channel *ch, int level, u8 flags,
